@@ -1,0 +1,51 @@
+"""routeproof: a verification-first reference implementation of provider-routing-v1."""
+
+from __future__ import annotations
+
+from routeproof.core.constants import ATTEMPTS_CAP, FAILOVER_BUDGET_S, MAX_ATTEMPTS_PER_PROVIDER
+from routeproof.core.types import (
+    AttemptRecord,
+    AttemptStatus,
+    ChatRequest,
+    Message,
+    PrivacyTier,
+    ProviderKind,
+    ProviderResponse,
+    ResolvedModel,
+    StreamEvent,
+    TenantPolicy,
+)
+from routeproof.errors import (
+    AllProvidersFailed,
+    AuthError,
+    BudgetExhausted,
+    DeadlineExceeded,
+    InvalidResponse,
+    NoEligibleProvider,
+    RouterError,
+    TerminalProviderError,
+)
+
+__all__ = [
+    "ATTEMPTS_CAP",
+    "FAILOVER_BUDGET_S",
+    "MAX_ATTEMPTS_PER_PROVIDER",
+    "AllProvidersFailed",
+    "AttemptRecord",
+    "AttemptStatus",
+    "AuthError",
+    "BudgetExhausted",
+    "ChatRequest",
+    "DeadlineExceeded",
+    "InvalidResponse",
+    "Message",
+    "NoEligibleProvider",
+    "PrivacyTier",
+    "ProviderKind",
+    "ProviderResponse",
+    "ResolvedModel",
+    "RouterError",
+    "StreamEvent",
+    "TenantPolicy",
+    "TerminalProviderError",
+]

@@ -1,0 +1,427 @@
+"""The frozen value types of routeproof's public API.
+
+Everything here is a frozen dataclass, a tuple or an Enum, so that the pure core can reason about
+it (CrossHair handles these best) and so that nothing a caller hands the router can be changed by it.
+Time is integer milliseconds, money lives in :mod:`routeproof.core.ledger`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+__all__ = [
+    "AttemptFailure",
+    "AttemptRecord",
+    "AttemptStatus",
+    "ChainEntry",
+    "FailureKind",
+    "BlockStop",
+    "CacheState",
+    "CacheStatus",
+    "ChatRequest",
+    "Choice",
+    "FallbackProvider",
+    "FinishReason",
+    "Message",
+    "MessageStop",
+    "PrivacyTier",
+    "ProviderKind",
+    "ProviderResponse",
+    "ResolvedModel",
+    "RetryReason",
+    "Role",
+    "StreamError",
+    "StreamEvent",
+    "TenantPolicy",
+    "TextBlock",
+    "TextDelta",
+    "ToolCall",
+    "ToolDefinition",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "ToolUseDelta",
+    "ToolUseStart",
+    "Usage",
+    "ContentBlock",
+    "frozen_mapping",
+]
+
+
+def frozen_mapping(items: Mapping[str, str]) -> Mapping[str, str]:
+    """A read-only copy of ``items``: later changes to the caller's dict cannot reach it."""
+    return MappingProxyType(dict(items))
+
+
+class ProviderKind(enum.Enum):
+    """The provider families routeproof can call."""
+
+    ANTHROPIC = "anthropic"
+    OPENAI = "openai"
+    OPENROUTER = "openrouter"
+    OLLAMA = "ollama"
+    VLLM = "vllm"
+    BEDROCK = "bedrock"
+    LOCAL = "local"
+    VERTEX = "vertex"  # declared, refused until implemented (see is_supported)
+
+    def as_metric_label(self) -> str:
+        """The fixed lowercase metric label: never a repr, stable across renames of the member."""
+        return _METRIC_LABELS[self]
+
+    @property
+    def is_supported(self) -> bool:
+        """Whether routeproof ships a client for this kind (Vertex does not, yet)."""
+        return self is not ProviderKind.VERTEX
+
+
+_METRIC_LABELS: Mapping[ProviderKind, str] = MappingProxyType(
+    {
+        ProviderKind.ANTHROPIC: "anthropic",
+        ProviderKind.OPENAI: "openai",
+        ProviderKind.OPENROUTER: "openrouter",
+        ProviderKind.OLLAMA: "ollama",
+        ProviderKind.VLLM: "vllm",
+        ProviderKind.BEDROCK: "bedrock",
+        ProviderKind.LOCAL: "local",
+        ProviderKind.VERTEX: "vertex",
+    }
+)
+
+
+class PrivacyTier(enum.IntEnum):
+    """How far a request's data may travel; a total order Sovereign < Private < Standard."""
+
+    SOVEREIGN = 0
+    PRIVATE = 1
+    STANDARD = 2
+
+
+class AttemptStatus(enum.Enum):
+    """What became of one attempt (seed 000, §3): 11 statuses."""
+
+    SUCCEEDED = "succeeded"
+    RETRIED_AFTER_5XX = "retried_after_5xx"
+    RETRIED_AFTER_429 = "retried_after_429"
+    RETRIED_AFTER_TIMEOUT = "retried_after_timeout"
+    RETRIED_AFTER_CONN_RESET = "retried_after_conn_reset"
+    FAILED_OVER = "failed_over"
+    TERMINAL_400 = "terminal_400"
+    TERMINAL_404 = "terminal_404"
+    TERMINAL_AUTH = "terminal_auth"
+    TIMEOUT_BEFORE_FIRST_TOKEN = "timeout_before_first_token"
+    DEADLINE_EXCEEDED_MID_CALL = "deadline_exceeded_mid_call"
+
+
+class RetryReason(enum.Enum):
+    """Why an attempt was retried; the closed label set of ``ai_router_retries_total``."""
+
+    FIVE_XX = "5xx"
+    TOO_MANY_REQUESTS = "429"
+    TIMEOUT = "timeout"
+    CONN_RESET = "conn_reset"
+
+
+class FinishReason(enum.Enum):
+    """Why the model stopped, in routeproof's provider-neutral vocabulary."""
+
+    STOP = "stop"
+    LENGTH = "length"
+    TOOL_CALLS = "tool_calls"
+    CONTENT_FILTER = "content_filter"
+    OTHER = "other"
+
+
+class CacheStatus(enum.Enum):
+    """Whether the provider's prompt cache was used."""
+
+    NONE = "none"
+    HIT = "hit"
+    MISS = "miss"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheState:
+    """Prompt-cache outcome of one response; ``saved_tokens`` is non-zero only on a hit."""
+
+    status: CacheStatus = CacheStatus.NONE
+    saved_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        if self.saved_tokens < 0:
+            raise ValueError(f"saved_tokens must be >= 0, got {self.saved_tokens!r}")
+        if self.status is not CacheStatus.HIT and self.saved_tokens:
+            raise ValueError(f"saved_tokens={self.saved_tokens!r} without a cache hit")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token counts of one response. Cache tokens are counted apart from ``prompt_tokens``."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_input_tokens: int = 0  # tokens read from the prompt cache
+    cache_creation_tokens: int = 0  # tokens written to the prompt cache
+
+    def __post_init__(self) -> None:
+        for name in ("prompt_tokens", "completion_tokens", "cached_input_tokens", "cache_creation_tokens"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"Usage.{name} must be a non-negative int, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """A tool invocation by the model. ``arguments_json`` is the JSON text of an object."""
+
+    id: str
+    name: str
+    arguments_json: str = "{}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolDefinition:
+    """A tool the model may call; ``input_schema_json`` is the JSON Schema as JSON text."""
+
+    name: str
+    description: str = ""
+    input_schema_json: str = '{"type": "object"}'
+
+
+class Role(enum.Enum):
+    """Who speaks a message. The system prompt is not a message: it is ``ChatRequest.system``."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextBlock:
+    """Plain text content."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUseBlock:
+    """An assistant's tool call inside a message."""
+
+    id: str
+    name: str
+    input_json: str = "{}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResultBlock:
+    """A user turn's answer to one tool call."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One turn of the conversation: a role and at least one content block."""
+
+    role: Role
+    content: tuple[ContentBlock, ...]
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        """A user turn with one text block."""
+        return cls(role=Role.USER, content=(TextBlock(text=text),))
+
+    @classmethod
+    def assistant(cls, text: str) -> Message:
+        """An assistant turn with one text block."""
+        return cls(role=Role.ASSISTANT, content=(TextBlock(text=text),))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatRequest:
+    """A provider-neutral chat request (Anthropic Messages semantics)."""
+
+    messages: tuple[Message, ...]
+    max_tokens: int = 1024
+    system: str | None = None
+    tools: tuple[ToolDefinition, ...] = ()
+    temperature: float | None = None
+    stop_sequences: tuple[str, ...] = ()
+    alias: str = ""  # the model alias the caller asked for (TenantPolicy.aliases key)
+
+    def __post_init__(self) -> None:
+        if not self.messages:
+            raise ValueError("ChatRequest.messages must not be empty")
+        for index, message in enumerate(self.messages):
+            if not message.content:
+                raise ValueError(f"ChatRequest.messages[{index}] has no content")
+        if self.max_tokens <= 0:
+            raise ValueError(f"ChatRequest.max_tokens must be > 0, got {self.max_tokens!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Choice:
+    """One candidate answer."""
+
+    index: int = 0
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: FinishReason = FinishReason.STOP
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttemptRecord:
+    """What one attempt did, for the audit row (seed 000 §1.12)."""
+
+    provider: ProviderKind
+    model: str
+    attempt_num: int  # 1..=3 per provider
+    fallback_position: int  # index in the call's chain; the primary is 0
+    status: AttemptStatus
+    elapsed_ms: int
+    http_status: int | None = None  # None when no HTTP status was seen (timeouts, resets)
+    retry_reason: RetryReason | None = None
+    first_token_ms: int | None = None  # streaming only: time to first token of this attempt
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderResponse:
+    """One normalised answer, with the full attempt history."""
+
+    id: str
+    usage: Usage
+    choices: tuple[Choice, ...]
+    finish_reason: FinishReason
+    latency_ms: int = 0
+    cache_state: CacheState = field(default_factory=CacheState)
+    attempts: tuple[AttemptRecord, ...] = ()
+    provider: ProviderKind | None = None
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedModel:
+    """The provider and model an alias resolved to. Build it with ``core.alias.resolve``."""
+
+    provider: ProviderKind
+    model: str
+    alias: str
+    fallback_position: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FallbackProvider:
+    """One entry of a tenant's fallback chain: a provider kind and its alias -> model map."""
+
+    kind: ProviderKind
+    model_alias_map: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model_alias_map", frozen_mapping(self.model_alias_map))
+
+    def model_for(self, alias: str) -> str | None:
+        """The model this provider serves for ``alias``, or None when it lacks the alias."""
+        return self.model_alias_map.get(alias)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TenantPolicy:
+    """A tenant's routing policy: where aliases point first, where to fall back, how private."""
+
+    tenant_id: str = "default"
+    privacy_tier: PrivacyTier = PrivacyTier.STANDARD
+    primary: Mapping[str, tuple[ProviderKind, str]] = field(default_factory=dict)
+    fallback_chain: tuple[FallbackProvider, ...] = ()
+    context_window_failover: bool = False  # opt-in; never under the Sovereign tier
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "primary", MappingProxyType(dict(self.primary)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChainEntry:
+    """One position of a call's provider chain: who is called, for which model, at which index."""
+
+    provider: ProviderKind
+    model: str
+    fallback_position: int
+
+
+class FailureKind(enum.Enum):
+    """How an attempt failed, as seen at the provider boundary (the kernel's classify input)."""
+
+    HTTP_STATUS = "http_status"  # the provider answered with a non-2xx status
+    CONN_RESET = "conn_reset"  # connection reset or closed mid-request / mid-body
+    CONN_REFUSED = "conn_refused"  # nobody listening
+    CONNECT_TIMEOUT = "connect_timeout"
+    READ_TIMEOUT = "read_timeout"
+    ATTEMPT_TIMEOUT = "attempt_timeout"  # the per-attempt timeout the kernel gave elapsed
+    DEADLINE = "deadline"  # the caller's deadline elapsed mid-call
+    INVALID_RESPONSE = "invalid_response"  # 2xx whose body is not the documented shape
+    CONTEXT_OVERFLOW = "context_overflow"  # 400 "context length exceeded"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttemptFailure:
+    """Why one attempt did not produce a response; made in exactly one place per provider."""
+
+    kind: FailureKind
+    http_status: int | None = None
+    retry_after_ms: int | None = None  # parsed Retry-After, None when absent or unusable
+    message: str = ""
+    billed_usage: Usage | None = None  # what the provider says it billed for the failed attempt
+
+
+# --- streaming events (provider-neutral) ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta:
+    """A piece of answer text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUseStart:
+    """The model starts a tool call."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUseDelta:
+    """A piece of a tool call's JSON arguments."""
+
+    id: str
+    partial_json: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockStop:
+    """A content block ended."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageStop:
+    """The message ended cleanly; carries the stop reason and the usage."""
+
+    stop_reason: FinishReason
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamError:
+    """The stream failed; no MessageStop follows."""
+
+    message: str
+
+
+StreamEvent = TextDelta | ToolUseStart | ToolUseDelta | BlockStop | MessageStop | StreamError
