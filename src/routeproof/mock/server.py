@@ -1,0 +1,340 @@
+"""``MockProviderServer``: one scriptable mock provider on a real loopback socket."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import socket
+import struct
+import time
+from collections.abc import Mapping
+from types import TracebackType
+
+from routeproof.mock import shapes
+from routeproof.mock.control import CONTROL_PREFIX, handle_control
+from routeproof.mock.http import LAST_CHUNK, BadRequest, HttpRequest, encode_chunk, read_request, response_head
+from routeproof.mock.journal import JournalEntry, parse_json_body, public_headers
+from routeproof.mock.script import CutMode, Scripted, Shape
+
+__all__ = ["MockProviderServer"]
+
+_Piece = tuple[float, bytes]  # (delay before writing, bytes)
+
+
+class MockProviderServer:
+    """A mock LLM provider speaking one wire ``Shape`` on ``127.0.0.1`` (an ephemeral port by default).
+
+    Each provider request takes the next ``Scripted`` step from a FIFO queue (``script``), or the
+    default step (``set_default``) when the queue is empty. Every provider request is journaled.
+    With ``require_auth`` (the default) a request without the shape's credentials gets the shape's
+    401 (and an Anthropic request without ``anthropic-version`` a 400) without consuming a step.
+    """
+
+    def __init__(
+        self,
+        shape: Shape,
+        *,
+        name: str = "",
+        host: str = "127.0.0.1",
+        port: int = 0,
+        default: Scripted | None = None,
+        require_auth: bool = True,
+    ) -> None:
+        self.shape = shape
+        self.name = name or shape.value
+        self._host = host
+        self._requested_port = port
+        self._initial_default = default if default is not None else Scripted()
+        self._default = self._initial_default
+        self.require_auth = require_auth
+        self._queue: collections.deque[Scripted] = collections.deque()
+        self._journal: list[JournalEntry] = []
+        self._connections = 0
+        self._server: asyncio.Server | None = None
+        self._port: int | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Bind and start accepting connections."""
+        if self._server is not None:
+            raise RuntimeError(f"mock server {self.name!r} is already started")
+        self._server = await asyncio.start_server(self._on_connection, self._host, self._requested_port)
+        self._port = int(self._server.sockets[0].getsockname()[1])
+
+    async def stop(self) -> None:
+        """Stop listening, end every open connection and wait for their tasks; idempotent."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.close()
+        tasks = tuple(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await server.wait_closed()
+
+    async def __aenter__(self) -> MockProviderServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    # -- the scripting surface ----------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port (after ``start``)."""
+        if self._port is None:
+            raise RuntimeError(f"mock server {self.name!r} is not started")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>``: the base URL to configure a provider client with."""
+        return f"http://{self._host}:{self.port}"
+
+    @property
+    def journal(self) -> tuple[JournalEntry, ...]:
+        """Every provider request received so far, oldest first."""
+        return tuple(self._journal)
+
+    @property
+    def connections_accepted(self) -> int:
+        """TCP connections accepted since start (or the last reset), control connections included."""
+        return self._connections
+
+    @property
+    def pending(self) -> int:
+        """Scripted steps not yet used."""
+        return len(self._queue)
+
+    @property
+    def default(self) -> Scripted:
+        """The step used when the queue is empty."""
+        return self._default
+
+    def script(self, *steps: Scripted) -> None:
+        """Append steps to the FIFO queue; each provider request uses the next one."""
+        for step in steps:
+            if not isinstance(step, Scripted):
+                raise TypeError(f"expected Scripted steps, got {step!r}")
+        self._queue.extend(steps)
+
+    def set_default(self, step: Scripted) -> None:
+        """Set the step used whenever the queue is empty."""
+        if not isinstance(step, Scripted):
+            raise TypeError(f"expected a Scripted step, got {step!r}")
+        self._default = step
+
+    def reset(self) -> None:
+        """Empty the queue and the journal, restore the initial default step, zero the connection count."""
+        self._queue.clear()
+        self._journal.clear()
+        self._default = self._initial_default
+        self._connections = 0
+
+    # -- connections ---------------------------------------------------------------------------
+
+    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # always inside the task asyncio.start_server created
+        self._tasks.add(task)
+        self._connections += 1
+        connection_id = self._connections
+        try:
+            while True:
+                try:
+                    request = await read_request(reader)
+                except BadRequest as exc:
+                    await self._send_json(writer, 400, {"error": str(exc)}, keep_alive=False)
+                    return
+                if request is None or not await self._serve(request, connection_id, reader, writer):
+                    return
+        except ConnectionError:
+            return  # the client went away; nothing to answer
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+    async def _serve(
+        self, req: HttpRequest, connection_id: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        """Answer one request; True when the connection stays open for another."""
+        if req.target.startswith(CONTROL_PREFIX):
+            status, payload = handle_control(self, req.method, req.target, req.body)
+            return await self._send_json(writer, status, payload, keep_alive=req.keep_alive)
+        body = parse_json_body(req.body)
+        view = shapes.match_route(self.shape, req.method, req.target, body)
+        self._record(req, connection_id, body, view)
+        if isinstance(view, int):
+            message = f"no route for {req.method} {req.target} on a {self.shape.value} mock"
+            return await self._send_error(writer, view, message, keep_alive=req.keep_alive)
+        if self.require_auth and not shapes.auth_present(self.shape, dict(req.headers)):
+            return await self._send_error(writer, 401, "missing or malformed credentials", keep_alive=req.keep_alive)
+        if self.require_auth and self.shape is Shape.ANTHROPIC and req.header("anthropic-version") is None:
+            return await self._send_error(
+                writer, 400, "anthropic-version header is required", keep_alive=req.keep_alive
+            )
+        step = self._queue.popleft() if self._queue else self._default
+        return await self._perform(step, view, req, reader, writer)
+
+    def _record(self, req: HttpRequest, connection_id: int, body: object, view: shapes.RequestView | int) -> None:
+        headers = dict(req.headers)
+        self._journal.append(
+            JournalEntry(
+                index=len(self._journal),
+                connection_id=connection_id,
+                arrived_monotonic_s=time.monotonic(),
+                arrived_wall_s=time.time(),
+                method=req.method,
+                path=req.target,
+                headers=public_headers(req.headers),
+                traceparent=headers.get("traceparent"),
+                tracestate=headers.get("tracestate"),
+                auth_present=shapes.auth_present(self.shape, headers),
+                body_json=body,
+                body_size=len(req.body),
+                model=None if isinstance(view, int) else view.model,
+                stream=False if isinstance(view, int) else view.stream,
+            )
+        )
+
+    # -- performing a step ---------------------------------------------------------------------
+
+    async def _perform(
+        self,
+        step: Scripted,
+        view: shapes.RequestView,
+        req: HttpRequest,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        if step.hang:
+            await _wait_for_eof(reader)
+            return False
+        keep_alive = req.keep_alive and not step.close_connection
+        headers = [*step.headers]
+        if not keep_alive:
+            headers.append(("connection", "close"))
+        items = self._stream_items(step, view)
+        pieces: list[_Piece] = []
+        if items is None:
+            content_type, payload = self._body(step, view)
+            extra = () if step.body is not None or step.status < 400 else self._error_headers(step.status)
+            head = [("content-type", content_type), ("content-length", str(len(payload))), *extra, *headers]
+            pieces = [(step.delay_before_headers_s, response_head(step.status, head)), (0.0, payload)]
+        else:
+            content_type = shapes.stream_content_type(self.shape)
+            head = [("content-type", content_type), ("transfer-encoding", "chunked"), ("cache-control", "no-cache")]
+            pieces = [(step.delay_before_headers_s, response_head(step.status, [*head, *headers]))]
+            chunks = [encode_chunk(i) for i in items if i] + [LAST_CHUNK]
+            pieces += [(step.delay_between_chunks_s if n else 0.0, c) for n, c in enumerate(chunks)]
+        if step.hang_after_headers:
+            pieces = pieces[:1]
+        if not await _emit(writer, reader, pieces, step):
+            return False
+        if step.hang_after_headers:
+            await _wait_for_eof(reader)
+            return False
+        return keep_alive
+
+    def _stream_items(self, step: Scripted, view: shapes.RequestView) -> tuple[bytes, ...] | None:
+        """The encoded stream items to send, or None for a Content-Length answer."""
+        if step.malformed_body:
+            return shapes.malformed_stream(self.shape, view) if view.stream else None
+        if step.stream_events is not None:
+            return tuple(shapes.encode_stream_item(self.shape, i) for i in step.stream_events)
+        if view.stream and step.body is None and 200 <= step.status < 300:
+            return tuple(shapes.encode_stream_item(self.shape, i) for i in shapes.default_stream(self.shape, view))
+        return None
+
+    def _body(self, step: Scripted, view: shapes.RequestView) -> tuple[str, bytes]:
+        if step.malformed_body:
+            return "application/json", shapes.malformed_body(self.shape, view)
+        body = step.body
+        if body is None:
+            if step.status < 300:
+                return "application/json", json.dumps(shapes.default_body(self.shape, view)).encode()
+            answer, _ = shapes.error_answer(self.shape, step.status, f"scripted HTTP {step.status}")
+            return "application/json", json.dumps(answer).encode()
+        if isinstance(body, bytes):
+            return "application/octet-stream", body
+        if isinstance(body, str):
+            return "text/plain; charset=utf-8", body.encode()
+        return "application/json", json.dumps(dict(body)).encode()
+
+    def _error_headers(self, status: int) -> tuple[tuple[str, str], ...]:
+        return shapes.error_answer(self.shape, status, "")[1]
+
+    async def _send_error(self, writer: asyncio.StreamWriter, status: int, message: str, *, keep_alive: bool) -> bool:
+        answer, extra = shapes.error_answer(self.shape, status, message)
+        return await self._send_json(writer, status, answer, keep_alive=keep_alive, extra=extra)
+
+    async def _send_json(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: Mapping[str, object],
+        *,
+        keep_alive: bool,
+        extra: tuple[tuple[str, str], ...] = (),
+    ) -> bool:
+        data = json.dumps(payload).encode()
+        head = [("content-type", "application/json"), ("content-length", str(len(data))), *extra]
+        if not keep_alive:
+            head.append(("connection", "close"))
+        writer.write(response_head(status, head) + data)
+        await writer.drain()
+        return keep_alive
+
+
+async def _emit(
+    writer: asyncio.StreamWriter, reader: asyncio.StreamReader, pieces: list[_Piece], step: Scripted
+) -> bool:
+    """Write the pieces with their delays; False when ``cut_after_bytes`` ended the connection."""
+    written = 0
+    limit = step.cut_after_bytes
+    for delay_s, data in pieces:
+        if delay_s > 0:
+            await asyncio.sleep(delay_s)
+        if limit is not None and written + len(data) >= limit:
+            writer.write(data[: limit - written])
+            await writer.drain()
+            await _cut(writer, reader, step.cut_mode)
+            return False
+        writer.write(data)
+        await writer.drain()
+        written += len(data)
+    return True
+
+
+async def _cut(writer: asyncio.StreamWriter, reader: asyncio.StreamReader, mode: CutMode) -> None:
+    if mode is CutMode.STALL:
+        await _wait_for_eof(reader)
+        return
+    if mode is CutMode.CLOSE:
+        writer.close()
+        return
+    for _ in range(100):  # let the transport hand every written byte to the kernel before the reset
+        if writer.transport.get_write_buffer_size() == 0:
+            break
+        await asyncio.sleep(0.001)
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+
+
+async def _wait_for_eof(reader: asyncio.StreamReader) -> None:
+    """Read and drop whatever the client sends until it closes the connection."""
+    while await reader.read(65536):
+        pass
