@@ -1,0 +1,295 @@
+"""Exact money: the unit, prices, the pricing table, the cost of a usage and the worst case of a request.
+
+**The unit is the pico-USD (1e-12 USD), an ``int``.** Prices are held as integer micro-USD per
+million tokens, which is the same number as pico-USD per token, so
+``tokens * price_micro_usd_per_mtok`` is an exact integer count of pico-USD: the ``cost_budget``
+equation ``(tokens * rate) / 1_000_000`` with the division absorbed by the unit. No float is used
+anywhere: TOML prices are parsed with ``parse_float=Decimal`` straight from their source text and
+refused unless they are an exact multiple of 1e-6 USD per Mtok.
+
+:mod:`routeproof.core.ledger` re-exports everything here; import from there.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from types import MappingProxyType
+
+import icontract
+
+from routeproof.core.types import ChatRequest, ProviderKind, TextBlock, ToolUseBlock, Usage
+from routeproof.errors import ConfigError
+
+__all__ = [
+    "BLOCK_OVERHEAD_TOKENS",
+    "MESSAGE_OVERHEAD_TOKENS",
+    "PICO_USD_PER_USD",
+    "PRICE_FIELDS",
+    "REQUEST_OVERHEAD_TOKENS",
+    "TOOL_DEFINITION_OVERHEAD_TOKENS",
+    "TOOL_USE_SYSTEM_PROMPT_TOKENS",
+    "Price",
+    "PricingTable",
+    "cost",
+    "cost_pico_usd",
+    "format_usd",
+    "load_pricing",
+    "parse_usd",
+    "price_well_formed",
+    "worst_case_cost_pico_usd",
+    "worst_case_prompt_tokens",
+]
+
+PICO_USD_PER_USD = 10**12
+_MICRO_PER_USD = 10**6
+
+PRICE_FIELDS: tuple[str, ...] = ("input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok")
+"""The keys of one model's table in pricing TOML, all required (USD per million tokens)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Price:
+    """One model's prices in integer micro-USD per million tokens (= pico-USD per token)."""
+
+    input_micro_usd_per_mtok: int
+    output_micro_usd_per_mtok: int
+    cache_read_micro_usd_per_mtok: int
+    cache_write_micro_usd_per_mtok: int
+
+    @property
+    def max_prompt_rate(self) -> int:
+        """The dearest way a prompt token can be billed: plain input, cache read or cache write."""
+        return max(
+            self.input_micro_usd_per_mtok, self.cache_read_micro_usd_per_mtok, self.cache_write_micro_usd_per_mtok
+        )
+
+
+def price_well_formed(price: Price) -> bool:
+    """Every rate is a non-negative int (the predicate the contracts use)."""
+    rates = (
+        price.input_micro_usd_per_mtok,
+        price.output_micro_usd_per_mtok,
+        price.cache_read_micro_usd_per_mtok,
+        price.cache_write_micro_usd_per_mtok,
+    )
+    return all(type(r) is int and r >= 0 for r in rates)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PricingTable:
+    """Prices by (provider kind, model). Build it with :func:`load_pricing`."""
+
+    prices: Mapping[tuple[ProviderKind, str], Price]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prices", MappingProxyType(dict(self.prices)))
+
+    def get(self, provider: ProviderKind, model: str) -> Price | None:
+        """The price of ``model`` at ``provider``, or None when the table has none."""
+        return self.prices.get((provider, model))
+
+    def price_for(self, provider: ProviderKind, model: str) -> Price:
+        """The price of ``model`` at ``provider``; a model without a price is a ConfigError."""
+        price = self.get(provider, model)
+        if price is None:
+            raise ConfigError(f"no price for model {model!r} of provider {provider.value!r} in the pricing table")
+        return price
+
+
+# --- parsing -------------------------------------------------------------------------------------
+
+
+def _exact_units(value: object, units_per_usd: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | Decimal | str):
+        raise ConfigError(f"{what}: expected a number, got {value!r}")
+    try:
+        amount = Decimal(value)
+    except (InvalidOperation, ValueError) as exc:
+        raise ConfigError(f"{what}: not a number: {value!r}") from exc
+    if not amount.is_finite():
+        raise ConfigError(f"{what}: not finite: {value!r}")
+    if amount < 0:
+        raise ConfigError(f"{what}: negative: {value!r}")
+    scaled = amount * units_per_usd
+    if scaled != scaled.to_integral_value():
+        raise ConfigError(f"{what}: {value!r} is not an exact multiple of {Decimal(1) / units_per_usd} USD")
+    return int(scaled)
+
+
+def parse_usd(value: object, *, what: str = "amount") -> int:
+    """An exact, non-negative USD amount (int, Decimal or decimal text; never float) as pico-USD."""
+    return _exact_units(value, PICO_USD_PER_USD, what)
+
+
+def _load_pricing(toml_text: str) -> PricingTable:
+    try:
+        doc = tomllib.loads(toml_text, parse_float=Decimal)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"pricing TOML does not parse: {exc}") from exc
+    by_value = {kind.value: kind for kind in ProviderKind}
+    prices: dict[tuple[ProviderKind, str], Price] = {}
+    for provider_name, models in doc.items():
+        kind = by_value.get(provider_name)
+        if kind is None:
+            raise ConfigError(f"pricing: unknown provider {provider_name!r}; expected one of {sorted(by_value)}")
+        if not isinstance(models, dict):
+            raise ConfigError(f"pricing: [{provider_name}] must be a table of models, got {models!r}")
+        for model, fields in models.items():
+            where = f"pricing: model {model!r} of provider {provider_name!r}"
+            if not isinstance(fields, dict):
+                raise ConfigError(f"{where}: must be a table of prices, got {fields!r}")
+            unknown = sorted(set(fields) - set(PRICE_FIELDS))
+            if unknown:
+                raise ConfigError(f"{where}: unknown keys {unknown!r}; expected {list(PRICE_FIELDS)}")
+            missing = [name for name in PRICE_FIELDS if name not in fields]
+            if missing:
+                raise ConfigError(f"{where}: missing price(s) {missing!r}")
+            rates = [_exact_units(fields[name], _MICRO_PER_USD, f"{where}: {name}") for name in PRICE_FIELDS]
+            prices[(kind, model)] = Price(
+                input_micro_usd_per_mtok=rates[0],
+                output_micro_usd_per_mtok=rates[1],
+                cache_read_micro_usd_per_mtok=rates[2],
+                cache_write_micro_usd_per_mtok=rates[3],
+            )
+    return PricingTable(prices=prices)
+
+
+@icontract.ensure(lambda result: all(price_well_formed(p) for p in result.prices.values()))
+def load_pricing(toml_text: str) -> PricingTable:
+    """Parse pricing TOML (``[provider."model"]`` tables with the four ``*_per_mtok`` USD prices).
+
+    Floats are read exactly (``parse_float=Decimal``). A missing, negative, non-finite or
+    non-numeric price, a price finer than 1e-6 USD/Mtok, an unknown key or an unknown provider is a
+    :class:`ConfigError` naming the model.
+    """
+    return _load_pricing(toml_text)
+
+
+# --- cost ------------------------------------------------------------------------------------------
+
+
+def _cost_pico_usd(price: Price, usage: Usage) -> int:
+    return (
+        usage.prompt_tokens * price.input_micro_usd_per_mtok
+        + usage.completion_tokens * price.output_micro_usd_per_mtok
+        + usage.cached_input_tokens * price.cache_read_micro_usd_per_mtok
+        + usage.cache_creation_tokens * price.cache_write_micro_usd_per_mtok
+    )
+
+
+@icontract.require(price_well_formed)
+@icontract.ensure(lambda result: result >= 0)
+@icontract.ensure(
+    lambda price, usage, result: (
+        result
+        <= (usage.prompt_tokens + usage.cached_input_tokens + usage.cache_creation_tokens) * price.max_prompt_rate
+        + usage.completion_tokens * price.output_micro_usd_per_mtok
+    ),
+    "a usage never costs more than its prompt at the dearest prompt rate plus its completion",
+)
+def cost_pico_usd(price: Price, usage: Usage) -> int:
+    """The exact cost of ``usage`` in pico-USD (``cost_budget``, cache read and write included)."""
+    return _cost_pico_usd(price, usage)
+
+
+cost = cost_pico_usd
+"""Alias: ``cost(price, usage)`` is :func:`cost_pico_usd`."""
+
+
+def _format_usd(pico_usd: int) -> str:
+    sign = "-" if pico_usd < 0 else ""
+    whole, frac = divmod(abs(pico_usd), PICO_USD_PER_USD)
+    digits = f"{frac:012d}".rstrip("0").ljust(2, "0")
+    return f"{sign}${whole}.{digits}"
+
+
+@icontract.ensure(lambda pico_usd, result: result.startswith("-$") == (pico_usd < 0))
+@icontract.ensure(lambda result: "." in result)
+def format_usd(pico_usd: int) -> str:
+    """A human, exact rendering of a pico-USD amount: ``$0.01``, ``$0.000003``, ``-$1.50``."""
+    return _format_usd(pico_usd)
+
+
+# --- worst case of a request --------------------------------------------------------------------
+
+REQUEST_OVERHEAD_TOKENS = 64
+"""Framing of the whole conversation: begin/end markers, the priming of the assistant's reply."""
+MESSAGE_OVERHEAD_TOKENS = 16
+"""Role markers and separators around one message (OpenAI documents 3-4; margin for others)."""
+BLOCK_OVERHEAD_TOKENS = 16
+"""Wrappers around one content block (tool_use / tool_result tags, a SentencePiece dummy prefix)."""
+TOOL_DEFINITION_OVERHEAD_TOKENS = 32
+"""Rendering of one tool definition around its name, description and schema."""
+TOOL_USE_SYSTEM_PROMPT_TOKENS = 1024
+"""Hidden system prompt a provider adds when tools are present (Anthropic documents 313-346)."""
+
+
+def _json_bytes_bound(text: str) -> int:
+    # JSON text may be re-serialised on the way to the provider: ensure_ascii turns one non-ASCII
+    # code point (<= 4 UTF-8 bytes) into at most 12 bytes (a surrogate pair of \uXXXX), and the
+    # default separators add one space after each ',' and ':'. Bound every character by that.
+    return sum(12 if ord(ch) > 0x7F else 2 if ch in ",:" else 1 for ch in text)
+
+
+def _utf8(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _worst_case_prompt_tokens(req: ChatRequest) -> int:
+    total = REQUEST_OVERHEAD_TOKENS
+    if req.system is not None:
+        total += MESSAGE_OVERHEAD_TOKENS + _utf8(req.system)
+    if req.tools:
+        total += TOOL_USE_SYSTEM_PROMPT_TOKENS
+    for tool in req.tools:
+        total += TOOL_DEFINITION_OVERHEAD_TOKENS + _utf8(tool.name) + _utf8(tool.description)
+        total += _json_bytes_bound(tool.input_schema_json)
+    for message in req.messages:
+        total += MESSAGE_OVERHEAD_TOKENS
+        for block in message.content:
+            total += BLOCK_OVERHEAD_TOKENS
+            if isinstance(block, TextBlock):
+                total += _utf8(block.text)
+            elif isinstance(block, ToolUseBlock):
+                total += _utf8(block.id) + _utf8(block.name) + _json_bytes_bound(block.input_json)
+            else:
+                total += _utf8(block.tool_use_id) + _json_bytes_bound(block.content)
+    return total
+
+
+@icontract.ensure(lambda result: result >= REQUEST_OVERHEAD_TOKENS)
+@icontract.ensure(
+    lambda req, result: (
+        result >= sum(_utf8(b.text) for m in req.messages for b in m.content if isinstance(b, TextBlock))
+    )
+)
+def worst_case_prompt_tokens(req: ChatRequest) -> int:
+    """An upper bound on the prompt tokens any provider will bill for ``req``.
+
+    Why it is an upper bound: a byte-level BPE tokenizer (tiktoken, Claude's, Llama 3's) starts
+    from one token per UTF-8 byte and every merge joins two tokens into one, so a text never has
+    more tokens than bytes; SentencePiece with byte fallback is the same plus one dummy-prefix
+    piece per segment, which ``BLOCK_OVERHEAD_TOKENS`` covers. Everything the provider renders
+    around the text (role markers, tool wrappers, the hidden tool-use prompt) is bounded by the
+    overhead constants; JSON is counted at its longest re-serialisation (``ensure_ascii`` escapes,
+    spaces after separators). Tool results are counted as JSON because some providers quote them.
+    """
+    return _worst_case_prompt_tokens(req)
+
+
+def _worst_case_cost_pico_usd(price: Price, req: ChatRequest) -> int:
+    return _worst_case_prompt_tokens(req) * price.max_prompt_rate + req.max_tokens * price.output_micro_usd_per_mtok
+
+
+@icontract.require(price_well_formed)
+@icontract.ensure(lambda price, req, result: result >= req.max_tokens * price.output_micro_usd_per_mtok)
+@icontract.ensure(lambda price, req, result: result >= worst_case_prompt_tokens(req) * price.input_micro_usd_per_mtok)
+def worst_case_cost_pico_usd(price: Price, req: ChatRequest) -> int:
+    """What ``req`` can cost at most, in pico-USD: the prompt bound at the dearest prompt rate
+    (input, cache read or cache write) plus ``max_tokens`` at the output rate. This is the amount
+    to reserve before the call; any usage with prompt-side tokens <= ``worst_case_prompt_tokens``
+    and completion tokens <= ``max_tokens`` costs no more."""
+    return _worst_case_cost_pico_usd(price, req)
