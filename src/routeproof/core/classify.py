@@ -1,0 +1,173 @@
+"""What a finished attempt means: retry (with a reason), fail over, or stop.
+
+The decision table is data (``STATUS_TABLE``, ``FAILURE_TABLE``) so that tests and docs can list
+it; ``classify_status`` and ``classify_failure`` only look things up. Retry-After parsing follows
+RFC 9110 §10.2.3: delay-seconds or an HTTP-date, measured against a "now" that is passed in.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from types import MappingProxyType
+
+import icontract
+
+from routeproof.core.types import AttemptFailure, FailureKind, RetryReason
+
+__all__ = [
+    "FAILURE_TABLE",
+    "MAX_RETRY_AFTER_MS",
+    "STATUS_TABLE",
+    "Classification",
+    "Verdict",
+    "classify_failure",
+    "classify_status",
+    "parse_retry_after_ms",
+]
+
+
+class Verdict(enum.Enum):
+    """What the kernel does after a failed attempt."""
+
+    RETRY = "retry"  # transient: same provider again, after a backoff or Retry-After
+    FAIL_OVER = "fail_over"  # persistent for this provider: next provider, no retry
+    TERMINAL = "terminal"  # the request itself is wrong (400, 404): stop, no failover
+    TERMINAL_AUTH = "terminal_auth"  # the gateway's credentials are wrong (401, 403): stop, sev-1
+    DEADLINE = "deadline"  # the caller's deadline elapsed mid-call
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Classification:
+    """A verdict and, for retries, the reason label of ``ai_router_retries_total``."""
+
+    verdict: Verdict
+    reason: RetryReason | None = None
+
+
+_RETRY_5XX = Classification(verdict=Verdict.RETRY, reason=RetryReason.FIVE_XX)
+_FAIL_OVER = Classification(verdict=Verdict.FAIL_OVER)
+
+STATUS_TABLE: Mapping[int, Classification] = MappingProxyType(
+    {
+        400: Classification(verdict=Verdict.TERMINAL),
+        401: Classification(verdict=Verdict.TERMINAL_AUTH),
+        403: Classification(verdict=Verdict.TERMINAL_AUTH),
+        404: Classification(verdict=Verdict.TERMINAL),
+        408: Classification(verdict=Verdict.RETRY, reason=RetryReason.TIMEOUT),
+        429: Classification(verdict=Verdict.RETRY, reason=RetryReason.TOO_MANY_REQUESTS),
+        500: _RETRY_5XX,
+        502: _RETRY_5XX,
+        503: _RETRY_5XX,
+        504: _RETRY_5XX,
+        529: _RETRY_5XX,  # Anthropic's "overloaded_error": transient by its documentation
+    }
+)
+"""Every HTTP status with its own rule. Any other 4xx or 5xx fails over without a retry."""
+
+FAILURE_TABLE: Mapping[FailureKind, Classification] = MappingProxyType(
+    {
+        FailureKind.CONN_RESET: Classification(verdict=Verdict.RETRY, reason=RetryReason.CONN_RESET),
+        FailureKind.CONN_REFUSED: Classification(verdict=Verdict.RETRY, reason=RetryReason.CONN_RESET),
+        FailureKind.CONNECT_TIMEOUT: Classification(verdict=Verdict.RETRY, reason=RetryReason.TIMEOUT),
+        FailureKind.READ_TIMEOUT: Classification(verdict=Verdict.RETRY, reason=RetryReason.TIMEOUT),
+        FailureKind.ATTEMPT_TIMEOUT: Classification(verdict=Verdict.RETRY, reason=RetryReason.TIMEOUT),
+        FailureKind.DEADLINE: Classification(verdict=Verdict.DEADLINE),
+        FailureKind.INVALID_RESPONSE: _FAIL_OVER,
+        FailureKind.CONTEXT_OVERFLOW: Classification(verdict=Verdict.TERMINAL),
+    }
+)
+"""Every non-HTTP failure kind (``HTTP_STATUS`` goes through ``STATUS_TABLE``)."""
+
+TIMEOUT_KINDS = frozenset({FailureKind.CONNECT_TIMEOUT, FailureKind.READ_TIMEOUT, FailureKind.ATTEMPT_TIMEOUT})
+
+_4XX_REASONS = (RetryReason.TIMEOUT, RetryReason.TOO_MANY_REQUESTS)
+
+MAX_RETRY_AFTER_MS = 86_400_000
+"""A Retry-After beyond one day is absurd: it counts as absent."""
+
+
+def _classify_status(status: int) -> Classification:
+    known = STATUS_TABLE.get(status)
+    if known is not None:
+        return known
+    return _FAIL_OVER
+
+
+@icontract.require(lambda status: 100 <= status <= 999)
+@icontract.ensure(lambda status, result: status not in (401, 403) or result.verdict is Verdict.TERMINAL_AUTH)
+@icontract.ensure(lambda status, result: status not in (400, 404) or result.verdict is Verdict.TERMINAL)
+@icontract.ensure(
+    lambda status, result: status not in (408, 429, 500, 502, 503, 504) or result.verdict is Verdict.RETRY
+)
+@icontract.ensure(lambda result: (result.reason is not None) == (result.verdict is Verdict.RETRY))
+@icontract.ensure(lambda status, result: not (400 <= status < 500) or result.reason in (None, *_4XX_REASONS))
+def classify_status(status: int) -> Classification:
+    """The decision for an HTTP error status: retry (408, 429, 5xx), terminal, auth, or fail over."""
+    return _classify_status(status)
+
+
+def _classify_failure(failure: AttemptFailure, context_window_failover: bool) -> Classification:
+    if failure.kind is FailureKind.HTTP_STATUS:
+        return _classify_status(failure.http_status if failure.http_status is not None else 0)
+    if failure.kind is FailureKind.CONTEXT_OVERFLOW and context_window_failover:
+        return _FAIL_OVER
+    return FAILURE_TABLE[failure.kind]
+
+
+@icontract.require(
+    lambda failure: (
+        failure.kind is not FailureKind.HTTP_STATUS
+        or (failure.http_status is not None and 100 <= failure.http_status <= 999)
+    )
+)
+@icontract.ensure(lambda result: (result.reason is not None) == (result.verdict is Verdict.RETRY))
+@icontract.ensure(
+    lambda failure, context_window_failover, result: (
+        failure.kind is not FailureKind.CONTEXT_OVERFLOW
+        or result.verdict is (Verdict.FAIL_OVER if context_window_failover else Verdict.TERMINAL)
+    )
+)
+@icontract.ensure(lambda failure, result: failure.kind not in TIMEOUT_KINDS or result.reason is RetryReason.TIMEOUT)
+def classify_failure(failure: AttemptFailure, *, context_window_failover: bool = False) -> Classification:
+    """The decision for one failed attempt (an HTTP status or a transport failure)."""
+    return _classify_failure(failure, context_window_failover)
+
+
+def _parse_retry_after_ms(value: str | None, now_epoch_ms: int) -> int | None:
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    if text.isascii() and text.isdigit():
+        if len(text) > 12:
+            return None
+        delay_ms = int(text) * 1000
+    else:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:  # RFC 9110 HTTP-dates are always GMT
+            return None
+        delay_ms = max(0, int(when.timestamp() * 1000) - now_epoch_ms)
+    if delay_ms > MAX_RETRY_AFTER_MS:
+        return None
+    return delay_ms
+
+
+@icontract.require(lambda now_epoch_ms: now_epoch_ms >= 0)
+@icontract.ensure(lambda result: result is None or 0 <= result <= MAX_RETRY_AFTER_MS)
+@icontract.ensure(lambda value, result: value is not None or result is None)
+@icontract.ensure(
+    lambda value, result: (
+        not (value is not None and value.isascii() and value.isdigit() and len(value) <= 4)
+        or result == int(value) * 1000
+    )
+)
+def parse_retry_after_ms(value: str | None, now_epoch_ms: int) -> int | None:
+    """Retry-After as milliseconds from now, or None when absent, garbage, negative or absurd."""
+    return _parse_retry_after_ms(value, now_epoch_ms)
