@@ -1,0 +1,330 @@
+"""Each provider's documented response shape -> one :class:`ProviderResponse` (seed 000 §1.11).
+
+Unknown fields are dropped; a missing or wrongly typed required field raises
+:class:`InvalidResponse` naming the field and the provider. Block types with no place in a
+``Choice`` (Anthropic ``thinking``, Bedrock ``reasoningContent``, server-tool blocks) are dropped too,
+the same way in the streamed and the non-streamed path.
+
+One meaning of ``Usage`` for every provider (so that AC 15 holds): ``prompt_tokens`` counts the
+input tokens that were neither read from nor written to the prompt cache (Anthropic's and
+Bedrock's ``input_tokens``); ``cached_input_tokens`` are cache reads and ``cache_creation_tokens``
+cache writes. OpenAI's ``prompt_tokens`` includes its ``cached_tokens`` (and OpenRouter's
+``cache_write_tokens``), so they are subtracted. The total input is the sum of the three.
+``CacheState`` is HIT when any token was read from the cache (``saved_tokens`` = those tokens),
+MISS when tokens were only written to it, NONE otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import icontract
+
+from routeproof.core.types import (
+    CacheState,
+    CacheStatus,
+    Choice,
+    FinishReason,
+    ProviderKind,
+    ProviderResponse,
+    ToolCall,
+    Usage,
+)
+from routeproof.core.wire import BEDROCK_STOP_TO_FINISH, as_json_object, compact_json, deterministic_tool_id
+from routeproof.core.wire import finish_reason_for as _finish
+from routeproof.errors import InvalidResponse
+
+__all__ = [
+    "FieldReader",
+    "assemble_response",
+    "cache_state_for",
+    "normalize_anthropic",
+    "normalize_bedrock_converse",
+    "normalize_openai",
+]
+
+
+class FieldReader:
+    """Typed field access that names the provider and the field path in every InvalidResponse."""
+
+    __slots__ = ("provider",)
+
+    def __init__(self, provider: ProviderKind) -> None:
+        self.provider = provider
+
+    def fail(self, reason: str) -> InvalidResponse:
+        return InvalidResponse(reason, provider=self.provider)
+
+    def obj(self, value: object, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(f"{where} must be an object, got {type(value).__name__}")
+        return value
+
+    def arr(self, value: object, where: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.fail(f"{where} must be an array, got {type(value).__name__}")
+        return value
+
+    def text(self, value: object, where: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(f"{where} must be a string, got {type(value).__name__}")
+        return value
+
+    def count(self, value: object, where: str, *, optional: bool = False) -> int:
+        if value is None and optional:
+            return 0
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self.fail(f"{where} must be a non-negative integer, got {value!r}")
+        return value
+
+    def args(self, value: object, where: str) -> str:
+        try:
+            return compact_json(self.obj(value, where))
+        except (ValueError, RecursionError) as exc:
+            raise self.fail(f"{where} is not representable as JSON: {exc}") from exc
+
+    def args_text(self, text: object, where: str) -> str:
+        parsed = as_json_object(self.text(text, where))
+        if parsed is None:
+            raise self.fail(f"{where} is not the JSON text of an object: {str(text)[:80]!r}")
+        return self.args(parsed, where)
+
+
+def _cache_state(usage: Usage) -> CacheState:
+    if usage.cached_input_tokens:
+        return CacheState(status=CacheStatus.HIT, saved_tokens=usage.cached_input_tokens)
+    if usage.cache_creation_tokens:
+        return CacheState(status=CacheStatus.MISS)
+    return CacheState()
+
+
+@icontract.ensure(lambda usage, result: (result.status is CacheStatus.HIT) == (usage.cached_input_tokens > 0))
+def cache_state_for(usage: Usage) -> CacheState:
+    """The CacheState a response with this usage reports."""
+    return _cache_state(usage)
+
+
+def _assemble(
+    *,
+    provider: ProviderKind,
+    model: str,
+    response_id: str,
+    text: str,
+    tool_calls: tuple[ToolCall, ...],
+    finish_reason: FinishReason,
+    usage: Usage,
+) -> ProviderResponse:
+    choice = Choice(index=0, content=text, tool_calls=tool_calls, finish_reason=finish_reason)
+    return ProviderResponse(
+        id=response_id,
+        usage=usage,
+        choices=(choice,),
+        finish_reason=finish_reason,
+        cache_state=_cache_state(usage),
+        provider=provider,
+        model=model,
+    )
+
+
+@icontract.ensure(lambda provider, result: result.provider is provider and len(result.choices) == 1)
+def assemble_response(
+    *,
+    provider: ProviderKind,
+    model: str,
+    response_id: str,
+    text: str,
+    tool_calls: tuple[ToolCall, ...],
+    finish_reason: FinishReason,
+    usage: Usage,
+) -> ProviderResponse:
+    """The one-choice ProviderResponse every normaliser (and the stream fold) builds."""
+    return _assemble(
+        provider=provider,
+        model=model,
+        response_id=response_id,
+        text=text,
+        tool_calls=tool_calls,
+        finish_reason=finish_reason,
+        usage=usage,
+    )
+
+
+# --- Anthropic Messages -----------------------------------------------------------------------------
+
+
+def anthropic_usage(raw: object, read: FieldReader) -> Usage:
+    """Anthropic ``usage`` (also the streamed one): input_tokens already excludes cache traffic."""
+    usage = read.obj(raw, "usage")
+    return Usage(
+        prompt_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens"),
+        completion_tokens=read.count(usage.get("output_tokens"), "usage.output_tokens"),
+        cached_input_tokens=read.count(
+            usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens", optional=True
+        ),
+        cache_creation_tokens=read.count(
+            usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens", optional=True
+        ),
+    )
+
+
+def _normalize_anthropic(body: object) -> ProviderResponse:
+    read = FieldReader(ProviderKind.ANTHROPIC)
+    response = read.obj(body, "body")
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for i, raw in enumerate(read.arr(response.get("content"), "content")):
+        block = read.obj(raw, f"content[{i}]")
+        kind = read.text(block.get("type"), f"content[{i}].type")
+        if kind == "text":
+            texts.append(read.text(block.get("text"), f"content[{i}].text"))
+        elif kind == "tool_use":
+            calls.append(
+                ToolCall(
+                    id=read.text(block.get("id"), f"content[{i}].id"),
+                    name=read.text(block.get("name"), f"content[{i}].name"),
+                    arguments_json=read.args(block.get("input"), f"content[{i}].input"),
+                )
+            )
+    return _assemble(
+        provider=ProviderKind.ANTHROPIC,
+        model=read.text(response.get("model"), "model"),
+        response_id=read.text(response.get("id"), "id"),
+        text="".join(texts),
+        tool_calls=tuple(calls),
+        finish_reason=_finish(read.text(response.get("stop_reason"), "stop_reason")),
+        usage=anthropic_usage(response.get("usage"), read),
+    )
+
+
+@icontract.ensure(lambda result: result.provider is ProviderKind.ANTHROPIC and len(result.choices) == 1)
+def normalize_anthropic(body: object) -> ProviderResponse:
+    """An Anthropic Messages response body (parsed JSON) as a ProviderResponse."""
+    return _normalize_anthropic(body)
+
+
+# --- OpenAI Chat Completions (OpenAI, OpenRouter, Ollama, vLLM) -------------------------------------
+
+
+def openai_usage(raw: object, read: FieldReader) -> Usage:
+    """OpenAI ``usage``: ``prompt_tokens`` includes cache reads (and OpenRouter's cache writes)."""
+    usage = read.obj(raw, "usage")
+    details_raw = usage.get("prompt_tokens_details")
+    details = {} if details_raw is None else read.obj(details_raw, "usage.prompt_tokens_details")
+    cached = read.count(details.get("cached_tokens"), "usage.prompt_tokens_details.cached_tokens", optional=True)
+    written = read.count(
+        details.get("cache_write_tokens"), "usage.prompt_tokens_details.cache_write_tokens", optional=True
+    )
+    prompt = read.count(usage.get("prompt_tokens"), "usage.prompt_tokens")
+    if prompt < cached + written:
+        raise read.fail(f"usage.prompt_tokens={prompt} is smaller than its cached part {cached} + {written}")
+    return Usage(
+        prompt_tokens=prompt - cached - written,
+        completion_tokens=read.count(usage.get("completion_tokens"), "usage.completion_tokens"),
+        cached_input_tokens=cached,
+        cache_creation_tokens=written,
+    )
+
+
+def _normalize_openai(body: object, provider: ProviderKind) -> ProviderResponse:
+    read = FieldReader(provider)
+    response = read.obj(body, "body")
+    choices = read.arr(response.get("choices"), "choices")
+    if not choices:
+        raise read.fail("choices is empty")
+    choice = read.obj(choices[0], "choices[0]")
+    message = read.obj(choice.get("message"), "choices[0].message")
+    content = message.get("content")
+    text = "" if content is None else read.text(content, "choices[0].message.content")
+    finish = _finish(read.text(choice.get("finish_reason"), "choices[0].finish_reason"))
+    refusal = message.get("refusal")
+    if refusal is not None:  # the model declined: the refusal text is the answer
+        text = text or read.text(refusal, "choices[0].message.refusal")
+        finish = FinishReason.CONTENT_FILTER
+    calls: list[ToolCall] = []
+    raw_calls = message.get("tool_calls")
+    for i, raw in enumerate(read.arr(raw_calls, "choices[0].message.tool_calls") if raw_calls is not None else []):
+        where = f"choices[0].message.tool_calls[{i}]"
+        call = read.obj(raw, where)
+        function = read.obj(call.get("function"), f"{where}.function")
+        call_id = call.get("id") or deterministic_tool_id(provider.as_metric_label(), 0, i)  # Ollama omits ids
+        calls.append(
+            ToolCall(
+                id=read.text(call_id, f"{where}.id"),
+                name=read.text(function.get("name"), f"{where}.function.name"),
+                arguments_json=read.args_text(function.get("arguments"), f"{where}.function.arguments"),
+            )
+        )
+    return _assemble(
+        provider=provider,
+        model=read.text(response.get("model"), "model"),
+        response_id=read.text(response.get("id"), "id"),
+        text=text,
+        tool_calls=tuple(calls),
+        finish_reason=finish,
+        usage=openai_usage(response.get("usage"), read),
+    )
+
+
+@icontract.ensure(lambda provider, result: result.provider is provider and len(result.choices) == 1)
+def normalize_openai(body: object, *, provider: ProviderKind = ProviderKind.OPENAI) -> ProviderResponse:
+    """An OpenAI chat.completion body (also OpenRouter's, Ollama's, vLLM's) as a ProviderResponse.
+
+    Only the first choice is kept (routeproof never asks for ``n > 1``).
+    """
+    return _normalize_openai(body, provider)
+
+
+# --- Bedrock Converse ---------------------------------------------------------------------------------
+
+
+def _normalize_bedrock(body: object, response_id: str, model: str) -> ProviderResponse:
+    read = FieldReader(ProviderKind.BEDROCK)
+    response = read.obj(body, "body")
+    output = read.obj(response.get("output"), "output")
+    message = read.obj(output.get("message"), "output.message")
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for i, raw in enumerate(read.arr(message.get("content"), "output.message.content")):
+        where = f"output.message.content[{i}]"
+        block = read.obj(raw, where)
+        if "text" in block:
+            texts.append(read.text(block["text"], f"{where}.text"))
+        elif "toolUse" in block:
+            tool_use = read.obj(block["toolUse"], f"{where}.toolUse")
+            calls.append(
+                ToolCall(
+                    id=read.text(tool_use.get("toolUseId"), f"{where}.toolUse.toolUseId"),
+                    name=read.text(tool_use.get("name"), f"{where}.toolUse.name"),
+                    arguments_json=read.args(tool_use.get("input"), f"{where}.toolUse.input"),
+                )
+            )
+    usage = read.obj(response.get("usage"), "usage")
+    stop = read.text(response.get("stopReason"), "stopReason")
+    return _assemble(
+        provider=ProviderKind.BEDROCK,
+        model=model,
+        response_id=response_id,
+        text="".join(texts),
+        tool_calls=tuple(calls),
+        finish_reason=BEDROCK_STOP_TO_FINISH.get(stop, FinishReason.OTHER),
+        usage=Usage(
+            prompt_tokens=read.count(usage.get("inputTokens"), "usage.inputTokens"),
+            completion_tokens=read.count(usage.get("outputTokens"), "usage.outputTokens"),
+            cached_input_tokens=read.count(
+                usage.get("cacheReadInputTokens"), "usage.cacheReadInputTokens", optional=True
+            ),
+            cache_creation_tokens=read.count(
+                usage.get("cacheWriteInputTokens"), "usage.cacheWriteInputTokens", optional=True
+            ),
+        ),
+    )
+
+
+@icontract.ensure(lambda response_id, result: result.provider is ProviderKind.BEDROCK and result.id == response_id)
+def normalize_bedrock_converse(body: object, *, response_id: str = "", model: str = "") -> ProviderResponse:
+    """A Bedrock Converse body as a ProviderResponse.
+
+    The body has no id and no model: the client passes the ``x-amzn-requestid`` header as
+    ``response_id`` and the model id it called as ``model``.
+    """
+    return _normalize_bedrock(body, response_id, model)
