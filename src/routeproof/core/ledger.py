@@ -182,7 +182,8 @@ def well_formed(state: LedgerState) -> bool:
     opened = state.open_reservations
     ids = [r.reservation_id for r in opened]
     if (
-        state.overrun_pico_usd < 0
+        state.next_reservation_id < 0
+        or state.overrun_pico_usd < 0
         or len(set(ids)) != len(ids)
         or any(not 0 <= i < state.next_reservation_id for i in ids)
     ):
@@ -456,12 +457,14 @@ def release(state: LedgerState, reservation: Reservation, billed_pico_usd: int =
     return _settle(state, reservation, billed_pico_usd)
 
 
+@icontract.require(well_formed)
 @icontract.ensure(lambda result: result.spent_pico_usd >= 0 and result.reserved_pico_usd >= 0)
 def session_account(state: LedgerState, session_id: str) -> Account:
     """The session's counters (zero for a session never seen)."""
     return _get(state.sessions, session_id)
 
 
+@icontract.require(well_formed)
 @icontract.ensure(lambda result: result.spent_pico_usd >= 0 and result.reserved_pico_usd >= 0)
 def provider_daily_account(state: LedgerState, provider: ProviderKind) -> Account:
     """The provider's counters for the current day (zero when never used)."""

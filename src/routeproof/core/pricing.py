@@ -102,8 +102,9 @@ class PricingTable:
 # --- parsing -------------------------------------------------------------------------------------
 
 
-def _exact_units(value: object, units_per_usd: int, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | Decimal | str):
+def _exact_units(value: object, units_per_usd: int, what: str, *, allow_text: bool = False) -> int:
+    number_types = (int, Decimal, str) if allow_text else (int, Decimal)
+    if isinstance(value, bool) or not isinstance(value, number_types):
         raise ConfigError(f"{what}: expected a number, got {value!r}")
     try:
         amount = Decimal(value)
@@ -121,7 +122,7 @@ def _exact_units(value: object, units_per_usd: int, what: str) -> int:
 
 def parse_usd(value: object, *, what: str = "amount") -> int:
     """An exact, non-negative USD amount (int, Decimal or decimal text; never float) as pico-USD."""
-    return _exact_units(value, PICO_USD_PER_USD, what)
+    return _exact_units(value, PICO_USD_PER_USD, what, allow_text=True)
 
 
 def _load_pricing(toml_text: str) -> PricingTable:
