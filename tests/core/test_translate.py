@@ -1,0 +1,354 @@
+"""Anthropic <-> OpenAI translation: the round-trip laws and one example per rule."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+
+from routeproof.core.translate import (
+    ANTHROPIC_TO_OPENAI_STOP,
+    OPENAI_TO_ANTHROPIC_STOP,
+    anthropic_request_to_openai,
+    anthropic_response_to_openai,
+    finish_reason_for,
+    openai_request_to_anthropic,
+    openai_response_to_anthropic,
+    parse_anthropic_request,
+    parse_openai_request,
+    request_to_anthropic,
+    request_to_bedrock_converse,
+    request_to_openai,
+)
+from routeproof.core.types import (
+    ChatRequest,
+    FinishReason,
+    Message,
+    Role,
+    TextBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from routeproof.core.wire import deterministic_tool_id
+from routeproof.errors import TranslationError
+from tests.core.strategies_format import anthropic_requests, openai_requests
+
+
+def _tool_args(body: dict[str, Any]) -> list[Any]:
+    """Every tool call's arguments in an OpenAI body, parsed."""
+    return [
+        json.loads(call["function"]["arguments"])
+        for message in body["messages"]
+        for call in message.get("tool_calls", [])
+    ]
+
+
+@given(anthropic_requests())
+def test_anthropic_openai_anthropic_round_trip_is_exact(body: dict[str, Any]) -> None:
+    """from_openai(to_openai(m)) == m for canonical Anthropic requests, tool args JSON-equal."""
+    there = anthropic_request_to_openai(body)
+    back = openai_request_to_anthropic(there)
+    assert back == body
+    inputs = [b["input"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"]
+    assert _tool_args(there) == inputs
+
+
+@given(openai_requests())
+def test_openai_anthropic_openai_round_trip_is_exact(body: dict[str, Any]) -> None:
+    """to_openai(from_openai(o)) == o for canonical OpenAI requests, incl. developer role and tool messages."""
+    assert anthropic_request_to_openai(openai_request_to_anthropic(body)) == body
+
+
+@given(anthropic_requests())
+def test_neutral_request_survives_both_wire_formats(body: dict[str, Any]) -> None:
+    """ChatRequest -> Anthropic wire -> ChatRequest and -> OpenAI wire -> ChatRequest are identities."""
+    req, extras = parse_anthropic_request(body)
+    assert parse_anthropic_request(request_to_anthropic(req, extras.model))[0] == req
+    assert parse_openai_request(request_to_openai(req, extras.model))[0] == req
+
+
+# --- example tests, one per rule, on payloads in each provider's documented shape ---------------
+
+WEATHER_TOOL = {
+    "name": "get_weather",
+    "description": "Get the current weather in a given location",
+    "input_schema": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]},
+}
+
+PARALLEL = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 1024,
+    "system": "You are a weather bot.",
+    "tools": [WEATHER_TOOL],
+    "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Tōkyō?"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Checking both."},
+                {"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input": {"location": "Paris"}},
+                {"type": "tool_use", "id": "toolu_01B", "name": "get_weather", "input": {"location": "Tōkyō"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "18°C"},
+                {"type": "tool_result", "tool_use_id": "toolu_01B", "content": "24°C"},
+            ],
+        },
+    ],
+}
+
+
+def test_system_prompt_becomes_a_system_message() -> None:
+    """A top-level Anthropic system prompt is the first OpenAI message, role system."""
+    assert anthropic_request_to_openai(PARALLEL)["messages"][0] == {
+        "role": "system",
+        "content": "You are a weather bot.",
+    }
+
+
+def test_o_series_models_get_developer_role_and_max_completion_tokens() -> None:
+    """For o1/o3/o4 models the system prompt is a developer message and max_tokens is max_completion_tokens."""
+    body = request_to_openai(ChatRequest(messages=(Message.user("hi"),), system="terse", max_tokens=9), "o3-mini")
+    assert body["messages"][0] == {"role": "developer", "content": "terse"}
+    assert body["max_completion_tokens"] == 9
+    assert "max_tokens" not in body
+    assert request_to_openai(ChatRequest(messages=(Message.user("hi"),), system="x"), "gpt-4o")["messages"][0][
+        "role"
+    ] == ("system")
+
+
+def test_tool_definitions_map_input_schema_to_function_parameters() -> None:
+    """Anthropic tools[].input_schema is OpenAI tools[].function.parameters, with name and description."""
+    assert anthropic_request_to_openai(PARALLEL)["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Get the current weather in a given location",
+                "parameters": WEATHER_TOOL["input_schema"],
+            },
+        }
+    ]
+
+
+def test_tool_use_arguments_are_a_json_string_not_dropped() -> None:
+    """tool_use.input becomes function.arguments as the JSON text of the same object (never "{}")."""
+    assistant = anthropic_request_to_openai(PARALLEL)["messages"][2]
+    assert assistant["content"] == "Checking both."
+    args = [json.loads(c["function"]["arguments"]) for c in assistant["tool_calls"]]
+    assert args == [{"location": "Paris"}, {"location": "Tōkyō"}]
+    assert [c["id"] for c in assistant["tool_calls"]] == ["toolu_01A", "toolu_01B"]
+
+
+def test_parallel_tool_results_become_tool_messages_in_order() -> None:
+    """N tool_result blocks in one user turn are N tool messages, in order, each with its tool_call_id."""
+    tail = anthropic_request_to_openai(PARALLEL)["messages"][3:]
+    assert tail == [
+        {"role": "tool", "tool_call_id": "toolu_01A", "content": "18°C"},
+        {"role": "tool", "tool_call_id": "toolu_01B", "content": "24°C"},
+    ]
+
+
+def test_tool_messages_regroup_into_one_user_turn_with_following_text() -> None:
+    """OpenAI tool, tool, user is one Anthropic user turn: two tool_result blocks, then the text."""
+    body = {
+        "model": "gpt-4o",
+        "max_tokens": 50,
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "a", "arguments": "{}"}},
+                {"id": "call_2", "type": "function", "function": {"name": "b", "arguments": "{\"x\": 1}"}},
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "A"},
+            {"role": "tool", "tool_call_id": "call_2", "content": "B"},
+            {"role": "user", "content": "and now?"},
+        ],
+    }  # fmt: skip
+    messages = openai_request_to_anthropic(body)["messages"]
+    assert len(messages) == 3
+    assert messages[1]["content"] == [
+        {"type": "tool_use", "id": "call_1", "name": "a", "input": {}},
+        {"type": "tool_use", "id": "call_2", "name": "b", "input": {"x": 1}},
+    ]
+    assert messages[2] == {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "call_1", "content": "A"},
+            {"type": "tool_result", "tool_use_id": "call_2", "content": "B"},
+            {"type": "text", "text": "and now?"},
+        ],
+    }
+
+
+def test_text_after_tool_use_keeps_its_order_as_a_second_assistant_message() -> None:
+    """An assistant turn text, tool_use, text is two OpenAI assistant messages, and comes back whole."""
+    turn = Message(
+        role=Role.ASSISTANT,
+        content=(TextBlock(text="a"), ToolUseBlock(id="t1", name="f", input_json='{"k":[1]}'), TextBlock(text="b")),
+    )
+    req = ChatRequest(messages=(Message.user("q"), turn))
+    body = request_to_openai(req, "gpt-4o")
+    assert [m.get("content") for m in body["messages"]] == ["q", "a", "b"]
+    assert parse_openai_request(body)[0] == req
+
+
+def test_missing_openai_tool_call_id_is_regenerated_with_blake3() -> None:
+    """A tool call without an id gets blake3(provider, message index, tool index), the same every time."""
+    body = {
+        "model": "llama3",
+        "max_tokens": 5,
+        "messages": [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": None, "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        ],
+    }  # fmt: skip
+    first = openai_request_to_anthropic(body)["messages"][1]["content"][0]["id"]
+    assert (
+        first
+        == deterministic_tool_id("openai", 1, 0)
+        == openai_request_to_anthropic(body)["messages"][1]["content"][0]["id"]
+    )
+    assert first != deterministic_tool_id("openai", 1, 1)
+
+
+def test_stop_reason_table() -> None:
+    """end_turn/stop, max_tokens/length, tool_use/tool_calls, stop_sequence/stop, refusal/content_filter."""
+    assert dict(ANTHROPIC_TO_OPENAI_STOP) == {
+        "end_turn": "stop", "max_tokens": "length", "tool_use": "tool_calls",
+        "stop_sequence": "stop", "refusal": "content_filter",
+    }  # fmt: skip
+    for anthropic, openai in ANTHROPIC_TO_OPENAI_STOP.items():
+        assert finish_reason_for(anthropic) is finish_reason_for(openai)
+        assert finish_reason_for(OPENAI_TO_ANTHROPIC_STOP[openai]) is finish_reason_for(anthropic)
+    assert finish_reason_for("tool_use") is FinishReason.TOOL_CALLS
+    assert finish_reason_for("length") is FinishReason.LENGTH
+    assert finish_reason_for("refusal") is FinishReason.CONTENT_FILTER
+    assert finish_reason_for("pause_turn") is FinishReason.OTHER
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ({**PARALLEL, "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]}, "'image'"),
+        ({**PARALLEL, "metadata": {"user_id": "u"}}, "metadata"),
+        ({**PARALLEL, "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]}, "cache_control"),
+        (
+            {**PARALLEL, "messages": [{"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t", "content": "boom", "is_error": True}]}]},
+            "is_error",
+        ),
+    ],
+)  # fmt: skip
+def test_content_without_equivalent_raises_translation_error_naming_it(body: dict[str, Any], named: str) -> None:
+    """Images, unknown fields, cache_control and is_error results raise TranslationError naming them."""
+    with pytest.raises(TranslationError, match=named):
+        anthropic_request_to_openai(body)
+
+
+def test_openai_image_part_and_mid_conversation_system_raise() -> None:
+    """An OpenAI image part, or a system message after the first turn, has no Anthropic equivalent."""
+    image = {
+        "model": "m",
+        "max_tokens": 1,
+        "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}],
+    }
+    with pytest.raises(TranslationError, match="image_url"):
+        openai_request_to_anthropic(image)
+    late = {
+        "model": "m",
+        "max_tokens": 1,
+        "messages": [{"role": "user", "content": "a"}, {"role": "system", "content": "b"}],
+    }
+    with pytest.raises(TranslationError, match="system"):
+        openai_request_to_anthropic(late)
+
+
+def test_invalid_openai_arguments_raise_instead_of_becoming_empty() -> None:
+    """Tool arguments that are not a JSON object raise TranslationError; they are never replaced by {}."""
+    body = {
+        "model": "m",
+        "max_tokens": 1,
+        "messages": [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"a\": "}}]},
+        ],
+    }  # fmt: skip
+    with pytest.raises(TranslationError, match="arguments"):
+        openai_request_to_anthropic(body)
+
+
+ANTHROPIC_RESPONSE = {
+    "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5",
+    "content": [
+        {"type": "text", "text": "I'll check."},
+        {
+            "type": "tool_use",
+            "id": "toolu_01A",
+            "name": "get_weather",
+            "input": {"location": "Paris", "units": ["c", 1.5]},
+        },
+    ],
+    "stop_reason": "tool_use",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 10, "output_tokens": 20, "cache_creation_input_tokens": 3, "cache_read_input_tokens": 7},
+}
+
+
+def test_response_round_trip_and_usage_mapping() -> None:
+    """An Anthropic response survives OpenAI form exactly; prompt_tokens there includes the cached tokens."""
+    openai = anthropic_response_to_openai(ANTHROPIC_RESPONSE)
+    assert openai["choices"][0]["finish_reason"] == "tool_calls"
+    assert openai["usage"]["prompt_tokens"] == 20
+    assert openai["usage"]["prompt_tokens_details"]["cached_tokens"] == 7
+    assert json.loads(openai["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]) == {
+        "location": "Paris",
+        "units": ["c", 1.5],
+    }
+    assert openai_response_to_anthropic(openai) == ANTHROPIC_RESPONSE
+
+
+def test_thinking_block_and_refusal_in_responses_raise() -> None:
+    """A thinking block or an OpenAI refusal have no counterpart on the other side: TranslationError."""
+    thinking = {**ANTHROPIC_RESPONSE, "content": [{"type": "thinking", "thinking": "hm", "signature": "s"}]}
+    with pytest.raises(TranslationError, match="thinking"):
+        anthropic_response_to_openai(thinking)
+    openai = anthropic_response_to_openai(ANTHROPIC_RESPONSE)
+    openai["choices"][0]["message"]["refusal"] = "no"
+    with pytest.raises(TranslationError, match="refusal"):
+        openai_response_to_anthropic(openai)
+
+
+def test_bedrock_converse_body_shape() -> None:
+    """Bedrock Converse: text/toolUse/toolResult blocks, system list, inferenceConfig and toolConfig."""
+    req = ChatRequest(
+        messages=(
+            Message.user("hi"),
+            Message(role=Role.ASSISTANT, content=(ToolUseBlock(id="t1", name="f", input_json='{"a":1}'),)),
+            Message(role=Role.USER, content=(ToolResultBlock(tool_use_id="t1", content="oops", is_error=True),)),
+        ),
+        system="sys",
+        max_tokens=77,
+        temperature=0.5,
+        stop_sequences=("END",),
+        tools=(ToolDefinition(name="f", description="d", input_schema_json='{"type":"object"}'),),
+    )
+    body = request_to_bedrock_converse(req)
+    assert body["system"] == [{"text": "sys"}]
+    assert body["inferenceConfig"] == {"maxTokens": 77, "temperature": 0.5, "stopSequences": ["END"]}
+    assert body["messages"][1]["content"] == [{"toolUse": {"toolUseId": "t1", "name": "f", "input": {"a": 1}}}]
+    assert body["messages"][2]["content"] == [
+        {"toolResult": {"toolUseId": "t1", "content": [{"text": "oops"}], "status": "error"}}
+    ]
+    assert body["toolConfig"] == {
+        "tools": [{"toolSpec": {"name": "f", "description": "d", "inputSchema": {"json": {"type": "object"}}}}]
+    }
