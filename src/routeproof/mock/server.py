@@ -55,6 +55,7 @@ class MockProviderServer:
         self._server: asyncio.Server | None = None
         self._port: int | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._journal_grew = asyncio.Event()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -120,6 +121,12 @@ class MockProviderServer:
         """The step used when the queue is empty."""
         return self._default
 
+    async def wait_for_requests(self, count: int) -> None:
+        """Return once the journal holds at least ``count`` entries (wrap it in ``asyncio.timeout``)."""
+        while len(self._journal) < count:
+            event = self._journal_grew
+            await event.wait()
+
     def script(self, *steps: Scripted) -> None:
         """Append steps to the FIFO queue; each provider request uses the next one."""
         for step in steps:
@@ -179,7 +186,8 @@ class MockProviderServer:
             message = f"no route for {req.method} {req.target} on a {self.shape.value} mock"
             return await self._send_error(writer, view, message, keep_alive=req.keep_alive)
         if self.require_auth and not shapes.auth_present(self.shape, dict(req.headers)):
-            return await self._send_error(writer, 401, "missing or malformed credentials", keep_alive=req.keep_alive)
+            status = shapes.auth_failure_status(self.shape)
+            return await self._send_error(writer, status, "missing or malformed credentials", keep_alive=req.keep_alive)
         if self.require_auth and self.shape is Shape.ANTHROPIC and req.header("anthropic-version") is None:
             return await self._send_error(
                 writer, 400, "anthropic-version header is required", keep_alive=req.keep_alive
@@ -207,6 +215,8 @@ class MockProviderServer:
                 stream=False if isinstance(view, int) else view.stream,
             )
         )
+        self._journal_grew.set()  # wake every waiter, then arm a fresh event for the next request
+        self._journal_grew = asyncio.Event()
 
     # -- performing a step ---------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_TEXT",
     "DEFAULT_TOOL_INPUT",
     "RequestView",
+    "auth_failure_status",
     "auth_present",
     "default_body",
     "default_stream",
@@ -92,6 +93,11 @@ def _first_tool(shape: Shape, body: Mapping[str, object]) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def auth_failure_status(shape: Shape) -> int:
+    """The status a request without credentials gets: 403 from AWS (Bedrock), 401 elsewhere."""
+    return 403 if shape is Shape.BEDROCK else 401
+
+
 def auth_present(shape: Shape, headers: Mapping[str, str]) -> bool:
     """Whether the request carries the shape's credentials (the value itself is never kept)."""
     if shape is Shape.ANTHROPIC:
@@ -113,6 +119,7 @@ _ANTHROPIC_ERRORS = {
 }
 _BEDROCK_ERRORS = {
     400: "ValidationException",
+    401: "UnrecognizedClientException",
     403: "AccessDeniedException",
     404: "ResourceNotFoundException",
     408: "ModelTimeoutException",

@@ -1,0 +1,1 @@
+"""Tests of routeproof.mock over real loopback sockets."""
