@@ -412,7 +412,10 @@ def reserve(
 ) -> tuple[LedgerState, Reservation]:
     """Reserve a call's worst case before sending it; raise BudgetExhausted (scope ``"session"``,
     ``"monthly"`` or ``"provider_daily"``, with the limit and the amount asked) when it does not fit.
-    ``result[1].turn_warning`` says the per-turn warning threshold applies."""
+    ``result[1].turn_warning`` says the per-turn warning threshold applies.
+
+    :raises BudgetExhausted: when a session, monthly or provider-daily limit would be passed.
+    """
     new_state, outcome = _try_reserve(
         state,
         session_id=session_id,

@@ -121,7 +121,10 @@ def _exact_units(value: object, units_per_usd: int, what: str, *, allow_text: bo
 
 
 def parse_usd(value: object, *, what: str = "amount") -> int:
-    """An exact, non-negative USD amount (int, Decimal or decimal text; never float) as pico-USD."""
+    """An exact, non-negative USD amount (int, Decimal or decimal text; never float) as pico-USD.
+
+    :raises ConfigError: for a float, a negative, non-finite or non-numeric value, or one finer than 1e-12.
+    """
     return _exact_units(value, PICO_USD_PER_USD, what, allow_text=True)
 
 
@@ -165,6 +168,8 @@ def load_pricing(toml_text: str) -> PricingTable:
     Floats are read exactly (``parse_float=Decimal``). A missing, negative, non-finite or
     non-numeric price, a price finer than 1e-6 USD/Mtok, an unknown key or an unknown provider is a
     :class:`ConfigError` naming the model.
+
+    :raises ConfigError: on any invalid table.
     """
     return _load_pricing(toml_text)
 
