@@ -232,3 +232,47 @@ async def test_stop_closes_hanging_connections_and_is_idempotent() -> None:
         await srv.stop()
         with pytest.raises(httpx.RemoteProtocolError):
             await pending
+
+
+@pytest.mark.asyncio
+async def test_stop_during_a_dripping_stream_ends_it_cleanly() -> None:
+    """stop() while a slow stream is being written ends the client's read with a transport error."""
+    srv = MockProviderServer(Shape.ANTHROPIC, default=Scripted(delay_between_chunks_s=0.5))
+    await srv.start()
+    body = request_body(Shape.ANTHROPIC, stream=True)
+    async with client_for(srv) as client, client.stream("POST", "/v1/messages", json=body) as resp:
+        assert resp.status_code == 200
+        await srv.stop()
+        with pytest.raises(httpx.RemoteProtocolError):
+            await resp.aread()
+
+
+async def raw_response_size(srv: MockProviderServer) -> int:
+    """Bytes (head + body) of the default keep-alive answer, measured on a raw socket."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", srv.port)
+    try:
+        writer.write(
+            b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer k\r\ncontent-length: 2\r\n\r\n{}"
+        )
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.startswith(b"content-length"))
+        await reader.readexactly(length)
+        return len(head) + length
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("mode", [CutMode.CLOSE, CutMode.RESET])
+async def test_cut_at_every_offset_short_of_the_end_is_a_transport_error(mode: CutMode) -> None:
+    """For N across the whole response (every 3rd byte and the last), a cut fails the client; N = size does not."""
+    async with MockProviderServer(OPENAI) as srv, client_for(srv) as client:
+        total = await raw_response_size(srv)
+        for n in [*range(0, total, 3), total - 1]:
+            srv.script(Scripted(cut_after_bytes=n, cut_mode=mode))
+            with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
+                await client.post(PATHS[OPENAI], json={})
+        srv.script(Scripted(cut_after_bytes=total, cut_mode=mode))
+        resp = await client.post(PATHS[OPENAI], json={})
+    assert resp.status_code == 200

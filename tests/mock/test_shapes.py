@@ -6,7 +6,7 @@ import json
 
 import httpx
 import pytest
-from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untyped]  # botocore has no hints
+from botocore.eventstream import ChecksumMismatch, EventStreamBuffer  # type: ignore[import-untyped]  # botocore has no hints
 
 from routeproof.mock import (
     DEFAULT_INPUT_TOKENS,
@@ -191,3 +191,34 @@ async def test_unknown_path_is_404_and_wrong_method_is_405() -> None:
         missing = await client.post("/v1/messages", json={}, headers=auth_headers(Shape.OPENAI), timeout=TIMEOUT_S)
         wrong = await client.get("/v1/chat/completions", headers=auth_headers(Shape.OPENAI), timeout=TIMEOUT_S)
     assert (missing.status_code, wrong.status_code) == (404, 405)
+
+
+@pytest.mark.asyncio
+async def test_bedrock_stream_can_carry_an_in_band_exception() -> None:
+    """A scripted Bedrock stream item with message_type=exception is an event-stream exception frame."""
+    items = (
+        {"event": "messageStart", "data": {"role": "assistant"}},
+        {"event": "throttlingException", "message_type": "exception", "data": {"message": "slow down"}},
+    )
+    async with MockProviderServer(Shape.BEDROCK) as srv:
+        srv.script(Scripted(stream_events=items))
+        resp = await post(srv, STREAM_PATHS[Shape.BEDROCK], request_body(Shape.BEDROCK))
+    buffer = EventStreamBuffer()
+    buffer.add_data(resp.content)
+    start, error = list(buffer)
+    assert start.headers[":event-type"] == "messageStart"
+    assert error.headers[":message-type"] == "exception"
+    assert error.headers[":exception-type"] == "throttlingException"
+    assert json.loads(error.payload) == {"message": "slow down"}
+
+
+@pytest.mark.asyncio
+async def test_bedrock_malformed_stream_fails_botocore_checksum() -> None:
+    """malformed_body on converse-stream sends a frame whose CRC botocore rejects."""
+    async with MockProviderServer(Shape.BEDROCK) as srv:
+        srv.script(Scripted(malformed_body=True))
+        resp = await post(srv, STREAM_PATHS[Shape.BEDROCK], request_body(Shape.BEDROCK))
+    buffer = EventStreamBuffer()
+    buffer.add_data(resp.content)
+    with pytest.raises(ChecksumMismatch):
+        list(buffer)
