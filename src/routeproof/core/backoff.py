@@ -88,6 +88,14 @@ def full_jitter_ms(attempt: int, base_ms: int, cap_ms: int, u: float) -> int:
 
 
 @icontract.require(lambda attempt_num: attempt_num >= 2)
+@icontract.require(lambda u: 0.0 <= u <= 1.0)
+@icontract.require(lambda full_jitter, base_ms, cap_ms: not full_jitter or 0 < base_ms <= cap_ms)
+@icontract.require(
+    lambda full_jitter, attempt_num, delays_ms, jitter_percent: (
+        full_jitter
+        or (attempt_num <= len(delays_ms) + 1 and all(d >= 0 for d in delays_ms) and 0 <= jitter_percent <= 100)
+    )
+)
 @icontract.ensure(lambda result: result >= 0)
 @icontract.ensure(lambda full_jitter, cap_ms, result: not full_jitter or result <= cap_ms)
 def retry_delay_ms(

@@ -410,11 +410,16 @@ def _sleep_before_retry(plan: CallPlan, call: CallProvider, failure: AttemptFail
     )
 
 
+def answers(state: KernelState, event: Event) -> bool:
+    """Whether ``event`` answers the pending action: SleepDone a Sleep, an attempt event a call."""
+    if isinstance(state.pending, Sleep):
+        return isinstance(event, SleepDone)
+    return isinstance(state.pending, CallProvider) and not isinstance(event, SleepDone)
+
+
 def _step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
     pending = state.pending
     if isinstance(pending, Sleep):
-        if not isinstance(event, SleepDone):
-            raise ValueError(f"expected SleepDone while sleeping, got {event!r}")
         return _issue(replace(state, pending=None), state.position, event.now_ms)
     if not isinstance(pending, CallProvider) or isinstance(event, SleepDone):
         raise ValueError(f"event {event!r} does not answer the pending action {pending!r}")
@@ -435,11 +440,30 @@ def _step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
     return _on_failure(state, pending, event)
 
 
+def plan_valid(plan: CallPlan) -> bool:
+    """A plan the kernel accepts: positive limits, a usable backoff, positions matching the chain."""
+    backoff = plan.backoff
+    return (
+        plan.budget_ms > 0
+        and plan.max_attempts_per_provider >= 1
+        and plan.attempts_cap >= 1
+        and plan.attempt_timeout_ms > 0
+        and 0 <= backoff.jitter_percent <= 100
+        and all(d >= 0 for d in backoff.delays_ms)
+        and (
+            (0 < backoff.base_ms <= backoff.cap_ms)
+            if backoff.full_jitter
+            else len(backoff.delays_ms) + 1 >= plan.max_attempts_per_provider
+        )
+    )
+
+
 def well_formed(state: KernelState) -> bool:
     """The kernel's invariant: bounded records, per-provider attempt counts, positions in range."""
     plan = state.plan
     return (
-        len(state.records) <= plan.attempts_cap
+        plan_valid(plan)
+        and len(state.records) <= plan.attempts_cap
         and all(count <= plan.max_attempts_per_provider for _, count in state.used)
         and 0 <= state.position <= max(0, len(plan.chain))
         and state.calls_issued <= plan.attempts_cap
@@ -460,8 +484,7 @@ def _action_within_limits(state: KernelState, action: Action) -> bool:
     return True
 
 
-@icontract.require(lambda plan: plan.budget_ms > 0 and plan.max_attempts_per_provider >= 1)
-@icontract.require(lambda plan: plan.attempts_cap >= 1 and plan.attempt_timeout_ms > 0)
+@icontract.require(plan_valid)
 @icontract.ensure(lambda result: well_formed(result[0]))
 @icontract.ensure(lambda result: _action_within_limits(result[0], result[1]))
 def start(plan: CallPlan, now_ms: int) -> tuple[KernelState, Action]:
@@ -471,6 +494,7 @@ def start(plan: CallPlan, now_ms: int) -> tuple[KernelState, Action]:
 
 @icontract.require(well_formed)
 @icontract.require(lambda state: not state.done, "no event is accepted after the call ended")
+@icontract.require(answers, "the event must answer the pending action")
 @icontract.ensure(lambda result: well_formed(result[0]))
 @icontract.ensure(lambda result: _action_within_limits(result[0], result[1]))
 @icontract.ensure(
