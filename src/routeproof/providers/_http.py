@@ -1,0 +1,281 @@
+"""The one place where HTTP outcomes become :class:`~routeproof.core.types.AttemptFailure` values.
+
+Every HTTP provider posts through :func:`post_json`. It bounds the whole exchange by the attempt's
+absolute ``timeout_at`` (a time on the running loop's clock), injects the current W3C trace
+context, and maps what went wrong, exactly once, to ``ProviderCallFailed(AttemptFailure(...))``:
+
+======================================================  ==========================================
+outcome                                                 FailureKind (http_status)
+======================================================  ==========================================
+2xx whose body is not JSON / not the documented shape   INVALID_RESPONSE (status)
+400 whose body says the context length was exceeded     CONTEXT_OVERFLOW (400)
+any other non-2xx                                       HTTP_STATUS (status; Retry-After on 429/503)
+``httpx.ConnectTimeout``                                CONNECT_TIMEOUT
+``httpx.ReadTimeout`` / ``WriteTimeout`` / ``PoolTimeout``  READ_TIMEOUT
+``httpx.ConnectError`` / ``ProxyError``                 CONN_REFUSED
+``RemoteProtocolError`` / ``ReadError`` / ``WriteError`` / ``CloseError``  CONN_RESET
+``httpx.DecodingError`` (undecodable content-encoding)  INVALID_RESPONSE
+``timeout_at`` reached (or already past)                ATTEMPT_TIMEOUT
+======================================================  ==========================================
+
+``asyncio.CancelledError`` always propagates untouched. Other httpx errors (``UnsupportedProtocol``,
+``LocalProtocolError``, ``TooManyRedirects``) are programming or configuration errors and escape as
+they are. No retries here: the kernel decides. Messages never carry a secret: every string that
+reaches an ``AttemptFailure`` passes through :func:`redact` with the provider's secrets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+import httpx
+from opentelemetry import propagate
+
+from routeproof.core.classify import parse_retry_after_ms
+from routeproof.core.types import AttemptFailure, FailureKind, ProviderKind, ProviderResponse
+from routeproof.errors import InvalidResponse, ProviderCallFailed
+
+__all__ = [
+    "CONTEXT_OVERFLOW_MARKERS",
+    "EXCEPTION_TABLE",
+    "JSON_HEADERS",
+    "MAX_MESSAGE_CHARS",
+    "RETRY_AFTER_STATUSES",
+    "HttpReply",
+    "encode_json",
+    "failure",
+    "inject_trace_headers",
+    "normalize_or_fail",
+    "post_json",
+    "redact",
+    "stamp",
+]
+
+EXCEPTION_TABLE: tuple[tuple[type[httpx.HTTPError], FailureKind], ...] = (
+    # Order matters: the first row whose type matches wins (ConnectTimeout is a TimeoutException).
+    (httpx.ConnectTimeout, FailureKind.CONNECT_TIMEOUT),
+    (httpx.ReadTimeout, FailureKind.READ_TIMEOUT),
+    (httpx.WriteTimeout, FailureKind.READ_TIMEOUT),
+    (httpx.PoolTimeout, FailureKind.READ_TIMEOUT),
+    (httpx.ConnectError, FailureKind.CONN_REFUSED),
+    (httpx.ProxyError, FailureKind.CONN_REFUSED),
+    (httpx.RemoteProtocolError, FailureKind.CONN_RESET),
+    (httpx.ReadError, FailureKind.CONN_RESET),
+    (httpx.WriteError, FailureKind.CONN_RESET),
+    (httpx.CloseError, FailureKind.CONN_RESET),
+    (httpx.DecodingError, FailureKind.INVALID_RESPONSE),
+)
+"""httpx exception -> failure kind, as data (tests and docs list it)."""
+
+RETRY_AFTER_STATUSES = frozenset({429, 503})
+"""Statuses whose Retry-After header is read (RFC 9110 §10.2.3)."""
+
+CONTEXT_OVERFLOW_MARKERS: tuple[str, ...] = (
+    "context_length_exceeded",  # OpenAI error code
+    "maximum context length",  # OpenAI, OpenRouter, vLLM message
+    "context length exceeded",
+    "prompt is too long",  # Anthropic
+    "exceed context limit",  # Anthropic: input length and max_tokens exceed context limit
+    "input is too long",  # Bedrock ValidationException
+    "too many input tokens",  # Bedrock
+    "context window",
+)
+"""Lower-case phrases that mark a 400 as "context length exceeded"."""
+
+JSON_HEADERS: Mapping[str, str] = MappingProxyType({"content-type": "application/json", "accept": "application/json"})
+"""Sent with every request unless the provider set them (Bedrock signs them itself)."""
+
+MAX_MESSAGE_CHARS = 500
+"""Provider error text kept in ``AttemptFailure.message``."""
+
+_REDACTED = "[REDACTED]"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpReply:
+    """A 2xx answer: its status, headers and decoded JSON body."""
+
+    status: int
+    headers: httpx.Headers
+    body: object
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every non-empty secret replaced by a marker."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, _REDACTED)
+    return text
+
+
+def failure(
+    kind: FailureKind,
+    message: str,
+    *,
+    secrets: Iterable[str] = (),
+    http_status: int | None = None,
+    retry_after_ms: int | None = None,
+) -> ProviderCallFailed:
+    """A ``ProviderCallFailed`` whose message is redacted and truncated."""
+    clean = redact(message, secrets)[:MAX_MESSAGE_CHARS]
+    return ProviderCallFailed(
+        AttemptFailure(kind=kind, http_status=http_status, retry_after_ms=retry_after_ms, message=clean)
+    )
+
+
+def inject_trace_headers(headers: dict[str, str]) -> None:
+    """Add the current OpenTelemetry context's ``traceparent``/``tracestate`` to ``headers``."""
+    propagate.inject(headers)
+
+
+def encode_json(body: Mapping[str, object]) -> bytes:
+    """The request body as compact UTF-8 JSON (the exact bytes that are sent and, for Bedrock, signed)."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _map_exception(exc: httpx.HTTPError) -> FailureKind | None:
+    for exc_type, kind in EXCEPTION_TABLE:
+        if isinstance(exc, exc_type):
+            return kind
+    return None
+
+
+def _error_text(response: httpx.Response) -> str:
+    """The provider's own error message when the body has one of the documented shapes, else the text."""
+    text = response.text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            code = error.get("code") or error.get("type")
+            prefix = f"{code}: " if isinstance(code, str) else ""
+            return prefix + str(error["message"])
+        if isinstance(error, str):
+            return error
+        if isinstance(data.get("message"), str):
+            return str(data["message"])
+        if isinstance(data.get("Message"), str):
+            return str(data["Message"])
+    return text
+
+
+def _is_context_overflow(text: str) -> bool:
+    lowered = text.lower()
+    return any(marker in lowered for marker in CONTEXT_OVERFLOW_MARKERS)
+
+
+def _status_failure(response: httpx.Response, secrets: tuple[str, ...]) -> ProviderCallFailed:
+    status = response.status_code
+    raw = response.text
+    detail = _error_text(response)
+    if status == 400 and _is_context_overflow(raw):
+        return failure(FailureKind.CONTEXT_OVERFLOW, f"HTTP 400: {detail}", secrets=secrets, http_status=400)
+    retry_after_ms = None
+    if status in RETRY_AFTER_STATUSES:
+        now_epoch_ms = int(time.time() * 1000)
+        retry_after_ms = parse_retry_after_ms(response.headers.get("retry-after"), now_epoch_ms)
+    return failure(
+        FailureKind.HTTP_STATUS,
+        f"HTTP {status}: {detail}",
+        secrets=secrets,
+        http_status=status,
+        retry_after_ms=retry_after_ms,
+    )
+
+
+async def _send(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    content: bytes,
+    headers: dict[str, str],
+    timeout_at: float,
+    secrets: tuple[str, ...],
+) -> httpx.Response:
+    loop = asyncio.get_running_loop()
+    remaining_s = timeout_at - loop.time()
+    if remaining_s <= 0:
+        raise failure(FailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secrets)
+    try:
+        # Two bounds: httpx's per-phase timeouts give the precise kind (connect vs read), and
+        # asyncio.timeout_at bounds the whole exchange even if a server trickles bytes forever.
+        async with asyncio.timeout_at(timeout_at):
+            return await client.post(url, content=content, headers=headers, timeout=httpx.Timeout(remaining_s))
+    except TimeoutError as exc:  # only asyncio.timeout_at raises this; httpx errors are not TimeoutError
+        raise failure(
+            FailureKind.ATTEMPT_TIMEOUT, f"attempt timed out after {remaining_s:.3f}s", secrets=secrets
+        ) from exc
+    except httpx.HTTPError as exc:
+        kind = _map_exception(exc)
+        if kind is None:
+            raise
+        raise failure(kind, f"{type(exc).__name__}: {exc}", secrets=secrets) from exc
+
+
+async def post_json(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    content: bytes,
+    headers: Mapping[str, str],
+    timeout_at: float,
+    secrets: Iterable[str] = (),
+) -> HttpReply:
+    """POST ``content`` (JSON bytes) to ``url``; a 2xx JSON answer, or ``ProviderCallFailed``.
+
+    ``timeout_at`` is an absolute time on the running loop's clock; nothing here waits past it.
+    ``secrets`` are redacted from every message this function produces.
+    """
+    secret_values = tuple(s for s in secrets if s)
+    send_headers = dict(headers)
+    present = {name.lower() for name in send_headers}
+    for name, value in JSON_HEADERS.items():
+        if name not in present:
+            send_headers[name] = value
+    inject_trace_headers(send_headers)
+    response = await _send(
+        client, url, content=content, headers=send_headers, timeout_at=timeout_at, secrets=secret_values
+    )
+    if not 200 <= response.status_code < 300:
+        raise _status_failure(response, secret_values)
+    try:
+        body: object = json.loads(response.content)
+    except ValueError as exc:
+        raise failure(
+            FailureKind.INVALID_RESPONSE,
+            f"HTTP {response.status_code} body is not JSON: {response.text!r}",
+            secrets=secret_values,
+            http_status=response.status_code,
+        ) from exc
+    return HttpReply(status=response.status_code, headers=response.headers, body=body)
+
+
+def normalize_or_fail(
+    normalize: Callable[[dict[str, Any]], ProviderResponse], reply: HttpReply, *, secrets: Iterable[str] = ()
+) -> ProviderResponse:
+    """``normalize(reply.body)``; a malformed body becomes INVALID_RESPONSE with the normaliser's reason."""
+    if not isinstance(reply.body, dict):
+        raise failure(
+            FailureKind.INVALID_RESPONSE,
+            f"body is not a JSON object: {type(reply.body).__name__}",
+            secrets=secrets,
+            http_status=reply.status,
+        )
+    try:
+        return normalize(reply.body)
+    except InvalidResponse as exc:
+        raise failure(FailureKind.INVALID_RESPONSE, exc.reason, secrets=secrets, http_status=reply.status) from exc
+
+
+def stamp(response: ProviderResponse, kind: ProviderKind, model: str) -> ProviderResponse:
+    """``response`` with its provider set, and its model set when the body named none."""
+    return replace(response, provider=kind, model=response.model or model)

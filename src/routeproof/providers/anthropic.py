@@ -1,0 +1,66 @@
+"""Anthropic Messages API client: ``POST {base_url}/v1/messages`` with ``x-api-key``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+
+from routeproof.core.normalize import normalize_anthropic
+from routeproof.core.translate import request_to_anthropic
+from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
+from routeproof.providers._http import encode_json, normalize_or_fail, post_json, stamp
+
+__all__ = ["ANTHROPIC_VERSION", "DEFAULT_BASE_URL", "AnthropicProvider"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+
+class AnthropicProvider:
+    """One Anthropic endpoint. Uses the router's pooled client; makes its own only if given none."""
+
+    __slots__ = ("_api_key", "_client", "_owns_client", "base_url", "kind", "name")
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        client: httpx.AsyncClient | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        name: str = "anthropic",
+    ) -> None:
+        if not api_key:
+            raise ValueError(f"{name!r}: an Anthropic API key is required")
+        self.kind = ProviderKind.ANTHROPIC
+        self.name = name
+        self.base_url: str | None = base_url.rstrip("/")
+        self._api_key = api_key
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.AsyncClient()
+
+    def __repr__(self) -> str:
+        return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r})"
+
+    async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
+        """One Messages API call, normalised; failures raise ``ProviderCallFailed``."""
+        headers = {"x-api-key": self._api_key, "anthropic-version": ANTHROPIC_VERSION}
+        secrets = (self._api_key,)
+        reply = await post_json(
+            self._client,
+            f"{self.base_url}/v1/messages",
+            content=encode_json(request_to_anthropic(request, model)),
+            headers=headers,
+            timeout_at=timeout_at,
+            secrets=secrets,
+        )
+        return stamp(normalize_or_fail(normalize_anthropic, reply, secrets=secrets), self.kind, model)
+
+    def stream(self, request: ChatRequest, model: str, *, timeout_at: float) -> AsyncIterator[StreamEvent]:
+        """Not yet: SSE streaming is issue 7."""
+        raise NotImplementedError("AnthropicProvider.stream: SSE streaming lands with issue 7")
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this provider made it."""
+        if self._owns_client:
+            await self._client.aclose()

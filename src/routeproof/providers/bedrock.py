@@ -1,0 +1,101 @@
+"""Amazon Bedrock Converse API client, signed with botocore's SigV4 signer.
+
+``POST https://bedrock-runtime.{region}.amazonaws.com/model/{modelId}/converse``. The signature
+covers the exact bytes sent; the trace headers are added after signing (unsigned, which SigV4
+allows). The response id is the ``x-amzn-requestid`` header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from functools import partial
+
+import httpx
+
+# botocore ships no type information; these three names are all we use of it.
+from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
+from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
+from botocore.credentials import Credentials  # type: ignore[import-untyped]
+from botocore.utils import percent_encode  # type: ignore[import-untyped]
+
+from routeproof.core.normalize import normalize_bedrock_converse
+from routeproof.core.translate import request_to_bedrock_converse
+from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
+from routeproof.providers._http import JSON_HEADERS, encode_json, normalize_or_fail, post_json, stamp
+
+__all__ = ["SIGNING_SERVICE", "BedrockProvider", "default_endpoint"]
+
+SIGNING_SERVICE = "bedrock"
+
+
+def default_endpoint(region: str) -> str:
+    """The Bedrock runtime endpoint of ``region``."""
+    return f"https://bedrock-runtime.{region}.amazonaws.com"
+
+
+class BedrockProvider:
+    """One Bedrock region (or a test endpoint via ``base_url``), with static AWS credentials."""
+
+    __slots__ = ("_client", "_credentials", "_owns_client", "_region", "_secrets", "base_url", "kind", "name")
+
+    def __init__(
+        self,
+        *,
+        region: str,
+        access_key_id: str,
+        secret_access_key: str,
+        session_token: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        base_url: str | None = None,
+        name: str = "bedrock",
+    ) -> None:
+        if not region:
+            raise ValueError(f"{name!r}: a Bedrock region is required")
+        if not access_key_id or not secret_access_key:
+            raise ValueError(f"{name!r}: AWS credentials are required")
+        self.kind = ProviderKind.BEDROCK
+        self.name = name
+        self.base_url: str | None = (base_url or default_endpoint(region)).rstrip("/")
+        self._region = region
+        self._credentials = Credentials(access_key_id, secret_access_key, session_token or None)
+        self._secrets = tuple(s for s in (secret_access_key, session_token, access_key_id) if s)
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.AsyncClient()
+
+    def __repr__(self) -> str:
+        return f"BedrockProvider(name={self.name!r}, region={self._region!r}, base_url={self.base_url!r})"
+
+    def url_for(self, model: str) -> str:
+        """The Converse URL of ``model``; the id is percent-encoded as botocore does (``:`` -> ``%3A``)."""
+        return f"{self.base_url}/model/{percent_encode(model)}/converse"
+
+    def sign(self, url: str, content: bytes) -> dict[str, str]:
+        """The headers of a SigV4-signed POST of ``content`` to ``url`` (botocore computes them)."""
+        aws_request = AWSRequest(method="POST", url=url, data=content, headers=dict(JSON_HEADERS))
+        SigV4Auth(self._credentials, SIGNING_SERVICE, self._region).add_auth(aws_request)
+        return {str(name): str(value) for name, value in aws_request.headers.items()}
+
+    async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
+        """One Converse call, normalised; failures raise ``ProviderCallFailed``."""
+        url = self.url_for(model)
+        content = encode_json(request_to_bedrock_converse(request))
+        reply = await post_json(
+            self._client,
+            url,
+            content=content,
+            headers=self.sign(url, content),
+            timeout_at=timeout_at,
+            secrets=self._secrets,
+        )
+        request_id = reply.headers.get("x-amzn-requestid", "")
+        normalize = partial(normalize_bedrock_converse, response_id=request_id, model=model)
+        return stamp(normalize_or_fail(normalize, reply, secrets=self._secrets), self.kind, model)
+
+    def stream(self, request: ChatRequest, model: str, *, timeout_at: float) -> AsyncIterator[StreamEvent]:
+        """Not yet: ConverseStream is issue 7."""
+        raise NotImplementedError("BedrockProvider.stream: ConverseStream lands with issue 7")
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this provider made it."""
+        if self._owns_client:
+            await self._client.aclose()

@@ -1,0 +1,88 @@
+"""OpenAI Chat Completions client: ``POST {base_url}/chat/completions``.
+
+One client serves every OpenAI-compatible endpoint; the kind and base URL say which: OpenAI
+(``https://api.openai.com/v1``), OpenRouter (``https://openrouter.ai/api/v1``), Ollama
+(``http://localhost:11434/v1``) and vLLM (wherever it is served, ``.../v1``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from functools import partial
+from types import MappingProxyType
+
+import httpx
+
+from routeproof.core.normalize import normalize_openai
+from routeproof.core.translate import request_to_openai
+from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
+from routeproof.providers._http import encode_json, normalize_or_fail, post_json, stamp
+
+__all__ = ["DEFAULT_BASE_URLS", "OPENAI_COMPATIBLE_KINDS", "OpenAIProvider"]
+
+OPENAI_COMPATIBLE_KINDS = frozenset(
+    {ProviderKind.OPENAI, ProviderKind.OPENROUTER, ProviderKind.OLLAMA, ProviderKind.VLLM}
+)
+
+DEFAULT_BASE_URLS: Mapping[ProviderKind, str] = MappingProxyType(
+    {
+        ProviderKind.OPENAI: "https://api.openai.com/v1",
+        ProviderKind.OPENROUTER: "https://openrouter.ai/api/v1",
+        ProviderKind.OLLAMA: "http://localhost:11434/v1",
+    }
+)
+"""vLLM has no default: it is wherever it is served."""
+
+
+class OpenAIProvider:
+    """One OpenAI-compatible endpoint. ``Authorization: Bearer`` is sent only when a key is set."""
+
+    __slots__ = ("_api_key", "_client", "_owns_client", "base_url", "kind", "name")
+
+    def __init__(
+        self,
+        *,
+        kind: ProviderKind = ProviderKind.OPENAI,
+        api_key: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        base_url: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        if kind not in OPENAI_COMPATIBLE_KINDS:
+            raise ValueError(f"OpenAIProvider does not serve kind {kind!r}")
+        url = base_url if base_url is not None else DEFAULT_BASE_URLS.get(kind)
+        if url is None:
+            raise ValueError(f"{kind!r} needs a base_url")
+        self.kind = kind
+        self.name = name if name is not None else kind.value
+        self.base_url: str | None = url.rstrip("/")
+        self._api_key = api_key or None
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.AsyncClient()
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider(kind={self.kind.value!r}, name={self.name!r}, base_url={self.base_url!r})"
+
+    async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
+        """One Chat Completions call, normalised; failures raise ``ProviderCallFailed``."""
+        headers = {} if self._api_key is None else {"authorization": f"Bearer {self._api_key}"}
+        secrets = () if self._api_key is None else (self._api_key,)
+        reply = await post_json(
+            self._client,
+            f"{self.base_url}/chat/completions",
+            content=encode_json(request_to_openai(request, model)),
+            headers=headers,
+            timeout_at=timeout_at,
+            secrets=secrets,
+        )
+        normalize = partial(normalize_openai, provider=self.kind)
+        return stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
+
+    def stream(self, request: ChatRequest, model: str, *, timeout_at: float) -> AsyncIterator[StreamEvent]:
+        """Not yet: SSE streaming is issue 7."""
+        raise NotImplementedError("OpenAIProvider.stream: SSE streaming lands with issue 7")
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this provider made it."""
+        if self._owns_client:
+            await self._client.aclose()

@@ -1,0 +1,1 @@
+"""Tests of the provider clients and the configuration loader."""
