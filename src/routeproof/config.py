@@ -1,0 +1,403 @@
+"""Configuration: a TOML file (seed 003's ``agent.toml`` shape) plus the environment.
+
+Everything is validated when it is loaded: a bad value raises :class:`~routeproof.errors.ConfigError`
+naming the offending key and value (``!r``). Secrets come only from the environment (the
+``environ`` argument, so tests are hermetic); they are never in an error message or a repr.
+Money is :class:`~decimal.Decimal` (TOML floats are parsed as Decimal, never as float).
+
+See ``config/agent.example.toml`` for every key.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from routeproof.core.constants import (
+    FAILURE_THRESHOLD,
+    FULL_JITTER_BASE_MS,
+    FULL_JITTER_CAP_MS,
+    FULL_JITTER_MAX_RETRIES,
+    PROVIDER_DEFAULT_TIMEOUT_MS,
+)
+from routeproof.core.health import DEFAULT_COOLDOWN_MS
+from routeproof.core.tiers import endpoint_tier
+from routeproof.core.types import PrivacyTier, ProviderKind
+from routeproof.errors import ConfigError
+
+if TYPE_CHECKING:
+    import httpx
+
+    from routeproof.providers.protocol import Provider
+
+__all__ = [
+    "DEFAULT_KEY_ENV",
+    "BackoffConfig",
+    "BackoffPolicy",
+    "FailoverConfig",
+    "ProviderConfig",
+    "RoutingConfig",
+    "build_providers",
+    "load_config",
+    "parse_config",
+]
+
+DEFAULT_KEY_ENV: Mapping[ProviderKind, str] = MappingProxyType(
+    {
+        ProviderKind.ANTHROPIC: "ANTHROPIC_API_KEY",
+        ProviderKind.OPENAI: "OPENAI_API_KEY",
+        ProviderKind.OPENROUTER: "OPENROUTER_API_KEY",
+    }
+)
+"""Kinds that need an API key, and the variable it comes from unless ``api_key_env`` says otherwise."""
+
+_KIND_ALIASES: Mapping[str, ProviderKind] = MappingProxyType({"realizar": ProviderKind.LOCAL})
+"""Table names that imply a kind (seed 003 calls the local runtime ``realizar``)."""
+
+_DEFAULT_BASE_URLS: Mapping[ProviderKind, str] = MappingProxyType(
+    {
+        ProviderKind.ANTHROPIC: "https://api.anthropic.com",
+        ProviderKind.OPENAI: "https://api.openai.com/v1",
+        ProviderKind.OPENROUTER: "https://openrouter.ai/api/v1",
+        ProviderKind.OLLAMA: "http://localhost:11434/v1",
+    }
+)
+_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
+_TIERS: Mapping[str, PrivacyTier] = MappingProxyType({tier.name.lower(): tier for tier in PrivacyTier})
+
+_TOP_KEYS = frozenset({"driver", "pricing"})
+_DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts"})
+_PROVIDER_KEYS = frozenset(
+    {"kind", "base_url", "model", "priority", "privacy_tier", "daily_budget_usd", "api_key_env", "timeout_ms", "region"}
+)
+_FAILOVER_KEYS = frozenset({"failure_threshold", "latency_sla_ms", "cooldown_ms"})
+_BACKOFF_KEYS = frozenset({"policy", "base_ms", "cap_ms", "max_retries"})
+
+
+class BackoffPolicy(enum.Enum):
+    """``band``: 200/800 ms with a ±20 % band (TASK-AI-008); ``full_jitter``: the contract's policy."""
+
+    BAND = "band"
+    FULL_JITTER = "full_jitter"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderConfig:
+    """One ``[driver.providers.NAME]`` table, validated, with its secrets from the environment."""
+
+    name: str
+    kind: ProviderKind
+    model: str
+    priority: int
+    privacy_tier: PrivacyTier
+    base_url: str | None = None  # None: Local (in-process) or Bedrock's regional endpoint
+    daily_budget_usd: Decimal | None = None
+    api_key_env: str | None = None
+    timeout_ms: int = PROVIDER_DEFAULT_TIMEOUT_MS
+    region: str | None = None  # Bedrock only
+    api_key: str | None = field(default=None, repr=False)
+    aws_access_key_id: str | None = field(default=None, repr=False)
+    aws_secret_access_key: str | None = field(default=None, repr=False)
+    aws_session_token: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FailoverConfig:
+    """``[driver.failover]``: cross-request health (FALSIFY-MPA-002) and the latency SLA."""
+
+    failure_threshold: int = FAILURE_THRESHOLD
+    latency_sla_ms: int = PROVIDER_DEFAULT_TIMEOUT_MS
+    cooldown_ms: int = DEFAULT_COOLDOWN_MS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BackoffConfig:
+    """``[driver.backoff]``; ``base_ms``/``cap_ms``/``max_retries`` apply to ``full_jitter``."""
+
+    policy: BackoffPolicy = BackoffPolicy.BAND
+    base_ms: int = FULL_JITTER_BASE_MS
+    cap_ms: int = FULL_JITTER_CAP_MS
+    max_retries: int = FULL_JITTER_MAX_RETRIES
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoutingConfig:
+    """The whole file: providers in priority order, failover, backoff, the pricing file's path."""
+
+    providers: tuple[ProviderConfig, ...]
+    failover: FailoverConfig = field(default_factory=FailoverConfig)
+    backoff: BackoffConfig = field(default_factory=BackoffConfig)
+    pricing_path: Path | None = None
+    private_hosts: frozenset[str] = frozenset()
+
+    def provider(self, name: str) -> ProviderConfig:
+        """The provider configured as ``name``."""
+        for provider in self.providers:
+            if provider.name == name:
+                return provider
+        raise KeyError(name)
+
+
+def _fail(where: str, value: object, why: str) -> ConfigError:
+    return ConfigError(f"{where} = {value!r}: {why}")
+
+
+def _table(value: object, where: str, allowed: frozenset[str]) -> Mapping[str, object]:
+    if not isinstance(value, dict):
+        raise _fail(where, value, "must be a table")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise _fail(f"{where}.{unknown[0]}", value[unknown[0]], f"unknown key (known: {sorted(allowed)})")
+    return value
+
+
+def _int(table: Mapping[str, object], key: str, where: str, default: int, *, minimum: int) -> int:
+    value = table.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _fail(f"{where}.{key}", value, "must be an integer")
+    if value < minimum:
+        raise _fail(f"{where}.{key}", value, f"must be >= {minimum}")
+    return value
+
+
+def _str(table: Mapping[str, object], key: str, where: str) -> str | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(f"{where}.{key}", value, "must be a non-empty string")
+    return value
+
+
+def _kind(name: str, table: Mapping[str, object], where: str) -> ProviderKind:
+    raw = table.get("kind")
+    if raw is None:
+        implied = _KIND_ALIASES.get(name) or next((k for k in ProviderKind if k.value == name), None)
+        if implied is None:
+            raise _fail(f"{where}.kind", raw, f"missing, and {name!r} is not a provider kind")
+        kind = implied
+    elif isinstance(raw, str) and raw in {k.value for k in ProviderKind}:
+        kind = ProviderKind(raw)
+    else:
+        raise _fail(f"{where}.kind", raw, f"unknown kind (known: {sorted(k.value for k in ProviderKind)})")
+    if not kind.is_supported:
+        raise _fail(f"{where}.kind", kind.value, "declared but not implemented yet; use another provider")
+    return kind
+
+
+def _base_url(kind: ProviderKind, table: Mapping[str, object], where: str) -> str | None:
+    raw = _str(table, "base_url", f"{where}")
+    if raw is None:
+        if kind is ProviderKind.VLLM:
+            raise _fail(f"{where}.base_url", raw, "vllm needs the base URL it is served at")
+        return _DEFAULT_BASE_URLS.get(kind)
+    if kind is ProviderKind.LOCAL:
+        raise _fail(f"{where}.base_url", raw, "the local provider is in-process and has no URL")
+    parts = urlsplit(raw)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise _fail(f"{where}.base_url", raw, "must be an http:// or https:// URL with a host")
+    url = raw.rstrip("/")
+    if kind in {ProviderKind.OLLAMA, ProviderKind.VLLM} and parts.path in {"", "/"}:
+        url += "/v1"  # their documented OpenAI-compatible prefix
+    return url
+
+
+def _budget(table: Mapping[str, object], where: str) -> Decimal | None:
+    value = table.get("daily_budget_usd")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise _fail(f"{where}.daily_budget_usd", value, "must be a number")
+    amount = Decimal(value)
+    if not amount.is_finite() or amount < 0:
+        raise _fail(f"{where}.daily_budget_usd", value, "must be a finite amount >= 0")
+    return amount
+
+
+def _secret(environ: Mapping[str, str], variable: str, where: str) -> str:
+    value = environ.get(variable, "")
+    if not value:
+        raise _fail(where, variable, "environment variable is not set")
+    return value
+
+
+def _provider(
+    name: str, raw: object, position: int, environ: Mapping[str, str], private_hosts: frozenset[str]
+) -> ProviderConfig:
+    where = f"driver.providers.{name}"
+    table = _table(raw, where, _PROVIDER_KEYS)
+    kind = _kind(name, table, where)
+    base_url = _base_url(kind, table, where)
+    model = _str(table, "model", where)
+    if model is None:
+        raise _fail(f"{where}.model", None, "missing: every provider needs a model")
+    actual_tier = endpoint_tier(kind, base_url, private_hosts)
+    tier_raw = table.get("privacy_tier", actual_tier.name.lower())
+    if tier_raw not in _TIERS:
+        raise _fail(f"{where}.privacy_tier", tier_raw, f"must be one of {sorted(_TIERS)}")
+    tier = _TIERS[str(tier_raw)]
+    if tier < actual_tier:
+        raise _fail(f"{where}.privacy_tier", tier_raw, f"the endpoint {base_url!r} is only {actual_tier.name.lower()}")
+    key_env = _str(table, "api_key_env", where) or DEFAULT_KEY_ENV.get(kind)
+    api_key = None if key_env is None else _secret(environ, key_env, f"{where}.api_key_env")
+    if kind is ProviderKind.LOCAL and api_key is not None:
+        raise _fail(f"{where}.api_key_env", key_env, "the local provider takes no key")
+    region = _str(table, "region", where)
+    if region is not None and kind is not ProviderKind.BEDROCK:
+        raise _fail(f"{where}.region", region, "only bedrock takes a region")
+    aws: dict[str, str | None] = {}
+    if kind is ProviderKind.BEDROCK:
+        region = region or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
+        if region is None or not _REGION.match(region):
+            raise _fail(f"{where}.region", region, "set region, AWS_REGION or AWS_DEFAULT_REGION to an AWS region")
+        aws = {
+            "aws_access_key_id": _secret(environ, "AWS_ACCESS_KEY_ID", f"{where} credentials"),
+            "aws_secret_access_key": _secret(environ, "AWS_SECRET_ACCESS_KEY", f"{where} credentials"),
+            "aws_session_token": environ.get("AWS_SESSION_TOKEN") or None,
+        }
+    return ProviderConfig(
+        name=name,
+        kind=kind,
+        model=model,
+        priority=_int(table, "priority", where, position, minimum=0),
+        privacy_tier=tier,
+        base_url=base_url,
+        daily_budget_usd=_budget(table, where),
+        api_key_env=key_env,
+        timeout_ms=_timeout_ms(table, where),
+        region=region,
+        api_key=api_key,
+        **aws,
+    )
+
+
+def _timeout_ms(table: Mapping[str, object], where: str) -> int:
+    value = _int(table, "timeout_ms", where, PROVIDER_DEFAULT_TIMEOUT_MS, minimum=1)
+    if value > PROVIDER_DEFAULT_TIMEOUT_MS:
+        raise _fail(f"{where}.timeout_ms", value, f"must be <= {PROVIDER_DEFAULT_TIMEOUT_MS} (the per-attempt cap)")
+    return value
+
+
+def _failover(raw: object) -> FailoverConfig:
+    table = _table(raw, "driver.failover", _FAILOVER_KEYS)
+    where = "driver.failover"
+    return FailoverConfig(
+        failure_threshold=_int(table, "failure_threshold", where, FAILURE_THRESHOLD, minimum=1),
+        latency_sla_ms=_int(table, "latency_sla_ms", where, PROVIDER_DEFAULT_TIMEOUT_MS, minimum=1),
+        cooldown_ms=_int(table, "cooldown_ms", where, DEFAULT_COOLDOWN_MS, minimum=0),
+    )
+
+
+def _backoff(raw: object) -> BackoffConfig:
+    where = "driver.backoff"
+    table = _table(raw, where, _BACKOFF_KEYS)
+    policy_raw = table.get("policy", BackoffPolicy.BAND.value)
+    if policy_raw not in {p.value for p in BackoffPolicy}:
+        raise _fail(f"{where}.policy", policy_raw, f"must be one of {sorted(p.value for p in BackoffPolicy)}")
+    base_ms = _int(table, "base_ms", where, FULL_JITTER_BASE_MS, minimum=1)
+    cap_ms = _int(table, "cap_ms", where, FULL_JITTER_CAP_MS, minimum=1)
+    if cap_ms < base_ms:
+        raise _fail(f"{where}.cap_ms", cap_ms, f"must be >= base_ms ({base_ms!r})")
+    return BackoffConfig(
+        policy=BackoffPolicy(policy_raw),
+        base_ms=base_ms,
+        cap_ms=cap_ms,
+        max_retries=_int(table, "max_retries", where, FULL_JITTER_MAX_RETRIES, minimum=0),
+    )
+
+
+def _private_hosts(driver: Mapping[str, object]) -> frozenset[str]:
+    raw = driver.get("private_hosts", [])
+    if not isinstance(raw, list) or not all(isinstance(h, str) and h for h in raw):
+        raise _fail("driver.private_hosts", raw, "must be a list of host names")
+    return frozenset(str(h).lower() for h in raw)
+
+
+def parse_config(data: Mapping[str, object], *, environ: Mapping[str, str], base_dir: Path) -> RoutingConfig:
+    """Validate parsed TOML (floats as Decimal); relative paths resolve against ``base_dir``."""
+    top = _table(dict(data), "<top level>", _TOP_KEYS)
+    driver = _table(top.get("driver", {}), "driver", _DRIVER_KEYS)
+    if driver.get("type", "routing") != "routing":
+        raise _fail("driver.type", driver.get("type"), "only 'routing' is supported")
+    private_hosts = _private_hosts(driver)
+    providers_raw = driver.get("providers", {})
+    if not isinstance(providers_raw, dict) or not providers_raw:
+        raise _fail("driver.providers", providers_raw, "configure at least one [driver.providers.NAME] table")
+    providers = [
+        _provider(name, raw, position, environ, private_hosts)
+        for position, (name, raw) in enumerate(providers_raw.items(), start=1)
+    ]
+    providers.sort(key=lambda p: p.priority)  # stable: ties keep file order
+    pricing_path = None
+    pricing_raw = _str(top, "pricing", "<top level>")
+    if pricing_raw is not None:
+        pricing_path = (base_dir / pricing_raw).resolve()
+        if not pricing_path.is_file():
+            raise _fail("pricing", pricing_raw, f"no such file: {str(pricing_path)!r}")
+    return RoutingConfig(
+        providers=tuple(providers),
+        failover=_failover(driver.get("failover", {})),
+        backoff=_backoff(driver.get("backoff", {})),
+        pricing_path=pricing_path,
+        private_hosts=private_hosts,
+    )
+
+
+def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> RoutingConfig:
+    """Read and validate the TOML file at ``path``; secrets come from ``environ`` (default os.environ)."""
+    file = Path(path)
+    try:
+        with file.open("rb") as handle:
+            data = tomllib.load(handle, parse_float=Decimal)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {str(file)!r}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {str(file)!r} is not valid TOML: {exc}") from exc
+    return parse_config(data, environ=os.environ if environ is None else environ, base_dir=file.parent)
+
+
+def build_providers(config: RoutingConfig, client: httpx.AsyncClient) -> dict[str, Provider]:
+    """One provider client per configured provider, keyed by name, sharing ``client``.
+
+    The one place that imports every provider module (lazily: loading config needs none of them).
+    """
+    from routeproof.providers.anthropic import AnthropicProvider
+    from routeproof.providers.bedrock import BedrockProvider
+    from routeproof.providers.local import LocalProvider
+    from routeproof.providers.openai import OpenAIProvider
+
+    built: dict[str, Provider] = {}
+    for p in config.providers:
+        if p.kind is ProviderKind.ANTHROPIC:
+            assert p.api_key is not None, "parse_config guarantees a key"
+            assert p.base_url is not None, "parse_config guarantees a URL"
+            built[p.name] = AnthropicProvider(api_key=p.api_key, client=client, base_url=p.base_url, name=p.name)
+        elif p.kind is ProviderKind.BEDROCK:
+            assert p.region is not None, "parse_config guarantees a region"
+            assert p.aws_access_key_id is not None, "parse_config guarantees credentials"
+            assert p.aws_secret_access_key is not None, "parse_config guarantees credentials"
+            built[p.name] = BedrockProvider(
+                region=p.region,
+                access_key_id=p.aws_access_key_id,
+                secret_access_key=p.aws_secret_access_key,
+                session_token=p.aws_session_token,
+                client=client,
+                base_url=p.base_url,
+                name=p.name,
+            )
+        elif p.kind is ProviderKind.LOCAL:
+            built[p.name] = LocalProvider(name=p.name)
+        else:
+            built[p.name] = OpenAIProvider(
+                kind=p.kind, api_key=p.api_key, client=client, base_url=p.base_url, name=p.name
+            )
+    return built
