@@ -198,7 +198,10 @@ def _normalize_anthropic(body: object) -> ProviderResponse:
 
 @icontract.ensure(lambda result: result.provider is ProviderKind.ANTHROPIC and len(result.choices) == 1)
 def normalize_anthropic(body: object) -> ProviderResponse:
-    """An Anthropic Messages response body (parsed JSON) as a ProviderResponse."""
+    """An Anthropic Messages response body (parsed JSON) as a ProviderResponse.
+
+    :raises InvalidResponse: naming the field and the provider when the body is not the documented shape.
+    """
     return _normalize_anthropic(body)
 
 

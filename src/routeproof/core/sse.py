@@ -328,8 +328,8 @@ class StreamDecoder:
     def _dispatch(self) -> list[StreamEvent]:
         data, self._data = self._data, []
         event_type, self._event_type = self._event_type or "message", ""
-        if not data:
-            return []
+        if not data or not "".join(data).strip():
+            return []  # an event whose data is empty carries nothing (a keep-alive); WHATWG would still fire it
         try:
             events = _map_event(self.protocol, self._anthropic, self._openai, event_type, "\n".join(data))
         except (_Bad, InvalidResponse, ValueError) as exc:
@@ -394,5 +394,8 @@ def _fold(events: Sequence[StreamEvent], provider: ProviderKind, model: str, res
 def fold_events(
     events: Sequence[StreamEvent], *, provider: ProviderKind, model: str, response_id: str = ""
 ) -> ProviderResponse:
-    """The message a finished stream carried; InvalidResponse if it failed or never finished."""
+    """The message a finished stream carried; InvalidResponse if it failed or never finished.
+
+    :raises InvalidResponse: naming the field and the provider when the body is not the documented shape.
+    """
     return _fold(events, provider, model, response_id)

@@ -74,6 +74,17 @@ _OPENAI_REQUEST_KEYS = frozenset(
     }
 )  # fmt: skip
 
+_KEYS_TYPE_TEXT = frozenset({"type", "text"})
+_KEYS_TYPE_ID_NAME_INPUT = frozenset({"type", "id", "name", "input"})
+_KEYS_TYPE_TOOL_USE_ID_CONTENT_IS_ERROR = frozenset({"type", "tool_use_id", "content", "is_error"})
+_KEYS_ROLE_CONTENT = frozenset({"role", "content"})
+_KEYS_NAME_DESCRIPTION_INPUT_SCHEMA = frozenset({"name", "description", "input_schema"})
+_KEYS_ID_TYPE_FUNCTION = frozenset({"id", "type", "function"})
+_KEYS_NAME_ARGUMENTS = frozenset({"name", "arguments"})
+_KEYS_ROLE_CONTENT_TOOL_CALLS = frozenset({"role", "content", "tool_calls"})
+_KEYS_ROLE_CONTENT_TOOL_CALL_ID = frozenset({"role", "content", "tool_call_id"})
+_KEYS_NAME_DESCRIPTION_PARAMETERS = frozenset({"name", "description", "parameters"})
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WireExtras:
@@ -167,17 +178,17 @@ def _anthropic_block(raw: object, role: Role, where: str) -> TextBlock | ToolUse
     block = _obj(raw, where)
     kind = block.get("type")
     if kind == "text":
-        _only_keys(block, frozenset({"type", "text"}), where)
+        _only_keys(block, _KEYS_TYPE_TEXT, where)
         return TextBlock(text=_str(block.get("text"), f"{where}.text"))
     if kind == "tool_use" and role is Role.ASSISTANT:
-        _only_keys(block, frozenset({"type", "id", "name", "input"}), where)
+        _only_keys(block, _KEYS_TYPE_ID_NAME_INPUT, where)
         return ToolUseBlock(
             id=_str(block.get("id"), f"{where}.id"),
             name=_str(block.get("name"), f"{where}.name"),
             input_json=_args_json(block.get("input"), f"{where}.input"),
         )
     if kind == "tool_result" and role is Role.USER:
-        _only_keys(block, frozenset({"type", "tool_use_id", "content", "is_error"}), where)
+        _only_keys(block, _KEYS_TYPE_TOOL_USE_ID_CONTENT_IS_ERROR, where)
         content = block.get("content", "")
         if isinstance(content, list):
             if len(content) > 1:
@@ -204,7 +215,7 @@ def _parse_anthropic_request(body: object) -> tuple[ChatRequest, WireExtras]:
     for index, raw in enumerate(_list(request.get("messages"), "messages")):
         where = f"messages[{index}]"
         message = _obj(raw, where)
-        _only_keys(message, frozenset({"role", "content"}), where)
+        _only_keys(message, _KEYS_ROLE_CONTENT, where)
         role_name = message.get("role")
         if role_name not in ("user", "assistant"):
             raise TranslationError(f"{where}.role {role_name!r} is not user or assistant")
@@ -254,7 +265,7 @@ def _opt_bool(value: object, where: str) -> bool | None:
 
 def _anthropic_tool(raw: object, where: str) -> ToolDefinition:
     tool = _obj(raw, where)
-    _only_keys(tool, frozenset({"name", "description", "input_schema"}), where)
+    _only_keys(tool, _KEYS_NAME_DESCRIPTION_INPUT_SCHEMA, where)
     return ToolDefinition(
         name=_str(tool.get("name"), f"{where}.name"),
         description=_str(tool.get("description", ""), f"{where}.description"),
@@ -293,11 +304,11 @@ def _openai_tool_calls(raw: object, msg_index: int, where: str) -> tuple[ToolUse
     calls: list[ToolUseBlock] = []
     for i, item in enumerate(_list(raw, where)):
         call = _obj(item, f"{where}[{i}]")
-        _only_keys(call, frozenset({"id", "type", "function"}), f"{where}[{i}]")
+        _only_keys(call, _KEYS_ID_TYPE_FUNCTION, f"{where}[{i}]")
         if call.get("type", "function") != "function":
             raise TranslationError(f"{where}[{i}].type {call.get('type')!r} has no Anthropic equivalent")
         function = _obj(call.get("function"), f"{where}[{i}].function")
-        _only_keys(function, frozenset({"name", "arguments"}), f"{where}[{i}].function")
+        _only_keys(function, _KEYS_NAME_ARGUMENTS, f"{where}[{i}].function")
         args = _str(function.get("arguments"), f"{where}[{i}].function.arguments")
         call_id = call.get("id") or deterministic_tool_id("openai", msg_index, i)
         calls.append(
@@ -320,7 +331,7 @@ def _parse_openai_request(body: object) -> tuple[ChatRequest, WireExtras]:
         message = _obj(raw, where)
         role = message.get("role")
         if role in ("system", "developer"):
-            _only_keys(message, frozenset({"role", "content"}), where)
+            _only_keys(message, _KEYS_ROLE_CONTENT, where)
             if messages or system is not None:
                 raise TranslationError(f"{where}: a {role} message after the first turn has no Anthropic equivalent")
             parts = _openai_text_parts(message.get("content"), f"{where}.content")
@@ -328,18 +339,18 @@ def _parse_openai_request(body: object) -> tuple[ChatRequest, WireExtras]:
                 raise TranslationError(f"{where}.content must be one text for the Anthropic system prompt")
             system = parts[0].text
         elif role == "user":
-            _only_keys(message, frozenset({"role", "content"}), where)
+            _only_keys(message, _KEYS_ROLE_CONTENT, where)
             messages.append(
                 Message(role=Role.USER, content=_openai_text_parts(message.get("content"), f"{where}.content"))
             )
         elif role == "assistant":
-            _only_keys(message, frozenset({"role", "content", "tool_calls"}), where)
+            _only_keys(message, _KEYS_ROLE_CONTENT_TOOL_CALLS, where)
             content = message.get("content")
             text = () if content is None else _openai_text_parts(content, f"{where}.content")
             calls = _openai_tool_calls(message.get("tool_calls", []), index, f"{where}.tool_calls")
             messages.append(Message(role=Role.ASSISTANT, content=text + calls))
         elif role == "tool":
-            _only_keys(message, frozenset({"role", "content", "tool_call_id"}), where)
+            _only_keys(message, _KEYS_ROLE_CONTENT_TOOL_CALL_ID, where)
             parts = _openai_text_parts(message.get("content"), f"{where}.content")
             if len(parts) > 1:
                 raise TranslationError(f"{where}.content has {len(parts)} parts; use one text")
@@ -377,7 +388,7 @@ def _openai_tool(raw: object, where: str) -> ToolDefinition:
     if tool.get("type") != "function" or set(tool) != {"type", "function"}:
         raise TranslationError(f"{where} is not a plain function tool")
     function = _obj(tool.get("function"), f"{where}.function")
-    _only_keys(function, frozenset({"name", "description", "parameters"}), f"{where}.function")
+    _only_keys(function, _KEYS_NAME_DESCRIPTION_PARAMETERS, f"{where}.function")
     return ToolDefinition(
         name=_str(function.get("name"), f"{where}.function.name"),
         description=_str(function.get("description", ""), f"{where}.function.description"),
@@ -584,43 +595,64 @@ def _message_count(body: dict[str, Any]) -> int:
 
 @icontract.ensure(lambda model, result: result["model"] == model and _message_count(result) >= 1)
 def request_to_anthropic(req: ChatRequest, model: str) -> dict[str, Any]:
-    """The JSON body of ``POST /v1/messages`` for ``req`` sent to ``model``."""
+    """The JSON body of ``POST /v1/messages`` for ``req`` sent to ``model``.
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
     return _to_anthropic(req, WireExtras(model=model))
 
 
 @icontract.ensure(lambda req, model, result: result["model"] == model and _message_count(result) >= len(req.messages))
 def request_to_openai(req: ChatRequest, model: str) -> dict[str, Any]:
-    """The JSON body of ``POST /v1/chat/completions``; ``developer`` system role for o-series models."""
+    """The JSON body of ``POST /v1/chat/completions``; ``developer`` system role for o-series models.
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
     return _to_openai(req, WireExtras(model=model))
 
 
 @icontract.ensure(lambda req, result: 1 <= _message_count(result) <= len(req.messages))
 def request_to_bedrock_converse(req: ChatRequest) -> dict[str, Any]:
-    """The JSON body of a Bedrock Converse call (the model id is in the URL, not the body)."""
+    """The JSON body of a Bedrock Converse call (the model id is in the URL, not the body).
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
     return _to_bedrock(req)
 
 
 @icontract.ensure(lambda result: result[0].messages)
 def parse_anthropic_request(body: object) -> tuple[ChatRequest, WireExtras]:
-    """An Anthropic Messages request body as a ChatRequest plus its wire extras."""
+    """An Anthropic Messages request body as a ChatRequest plus its wire extras.
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
     return _parse_anthropic_request(body)
 
 
 @icontract.ensure(lambda result: result[0].messages)
 def parse_openai_request(body: object) -> tuple[ChatRequest, WireExtras]:
-    """An OpenAI Chat Completions request body as a ChatRequest plus its wire extras."""
+    """An OpenAI Chat Completions request body as a ChatRequest plus its wire extras.
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
     return _parse_openai_request(body)
 
 
 @icontract.ensure(lambda result: _message_count(result) >= 1)
 def anthropic_request_to_openai(body: object) -> dict[str, Any]:
-    """An Anthropic Messages request body as the equivalent OpenAI Chat Completions body."""
+    """An Anthropic Messages request body as the equivalent OpenAI Chat Completions body.
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
     return _to_openai(*_parse_anthropic_request(body))
 
 
 @icontract.ensure(lambda result: _message_count(result) >= 1)
 def openai_request_to_anthropic(body: object) -> dict[str, Any]:
-    """An OpenAI Chat Completions request body as the equivalent Anthropic Messages body."""
+    """An OpenAI Chat Completions request body as the equivalent Anthropic Messages body.
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
     return _to_anthropic(*_parse_openai_request(body))
 
 
@@ -718,11 +750,17 @@ def _openai_response_to_anthropic(body: object) -> dict[str, Any]:
 
 @icontract.ensure(lambda result: len(result["choices"]) == 1 and result["object"] == "chat.completion")
 def anthropic_response_to_openai(body: object) -> dict[str, Any]:
-    """An Anthropic Messages response as an OpenAI chat.completion (text blocks joined in order)."""
+    """An Anthropic Messages response as an OpenAI chat.completion (text blocks joined in order).
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
     return _anthropic_response_to_openai(body)
 
 
 @icontract.ensure(lambda result: result["type"] == "message" and result["role"] == "assistant")
 def openai_response_to_anthropic(body: object) -> dict[str, Any]:
-    """An OpenAI chat.completion with one choice as an Anthropic Messages response."""
+    """An OpenAI chat.completion with one choice as an Anthropic Messages response.
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
     return _openai_response_to_anthropic(body)
