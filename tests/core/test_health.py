@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from routeproof.core.health import (
@@ -92,32 +92,42 @@ def test_earliest_return_when_all_cooling() -> None:
 # --- reference model ------------------------------------------------------------------------------
 
 events = st.lists(
-    st.tuples(st.sampled_from(("fail", "ok", "tick")), st.sampled_from((A, OAI, L)), st.integers(0, 1_500)),
+    st.tuples(
+        st.sampled_from(("fail", "ok", "tick")),
+        st.sampled_from((A, OAI, L)),
+        st.integers(0, 1_500),
+        st.integers(0, 800),
+    ),
     max_size=40,
 )
 
 
 @given(st.integers(1, 4), st.integers(0, 2_000), events)
+@example(1, 0, [("fail", A, 1, 0), ("fail", A, 0, 1)])  # a late failure must not shorten the cooldown
 def test_skip_set_matches_reference_model(
-    threshold: int, cooldown: int, history: list[tuple[str, ProviderKind, int]]
+    threshold: int, cooldown: int, history: list[tuple[str, ProviderKind, int, int]]
 ) -> None:
-    """Over random failure/success histories the skipped set equals a plain dict-based model."""
+    """Over random histories (failures may be reported late) the skipped set equals a plain dict model."""
     state: HealthState = new_health(HealthConfig(failure_threshold=threshold, cooldown_ms=cooldown))
     count: dict[ProviderKind, int] = {}
     until: dict[ProviderKind, int] = {}
     now = 0
     chain = _chain(A, OAI, L)
-    for kind, provider, step in history:
+    for kind, provider, step, lag in history:
         now += step
         if kind == "fail":
-            state = record_failure(state, provider, now)
+            failed_at = max(0, now - lag)  # a slow call's failure is stamped when it started
+            state = record_failure(state, provider, failed_at)
             count[provider] = count.get(provider, 0) + 1
             if count[provider] >= threshold:
-                until[provider] = max(until.get(provider, now + cooldown), now + cooldown)
+                until[provider] = max(until.get(provider, failed_at + cooldown), failed_at + cooldown)
         elif kind == "ok":
             state = record_success(state, provider)
             count.pop(provider, None)
             until.pop(provider, None)
+        for p, end in until.items():  # the state's cooldown ends exactly where the model's does
+            assert is_available(state, p, end)
+            assert end <= now or not is_available(state, p, end - 1)
         expected_skip = {p for p in (A, OAI, L) if p in until and now < until[p]}
         _, skipped = filter_healthy(chain, state, now)
         assert {e.provider for e in skipped} == expected_skip

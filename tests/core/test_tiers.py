@@ -149,3 +149,18 @@ def test_endpoint_tier_total_and_bounded(kind: ProviderKind, url: str | None) ->
     tier = endpoint_tier(kind, url)
     if tier is PrivacyTier.PRIVATE:
         assert kind in (ProviderKind.OLLAMA, ProviderKind.VLLM)
+
+
+def test_sovereign_drops_ollama_even_if_its_endpoint_claims_sovereign() -> None:
+    """The kind rule alone keeps Ollama out of a Sovereign chain, whatever the endpoint map says."""
+    chain = _chain(ProviderKind.OLLAMA, ProviderKind.VLLM, ProviderKind.LOCAL)
+    every_endpoint_sovereign = dict.fromkeys(ProviderKind, PrivacyTier.SOVEREIGN)
+    kept, _ = filter_chain(chain, PrivacyTier.SOVEREIGN, every_endpoint_sovereign)
+    assert [e.provider for e in kept] == [ProviderKind.LOCAL]
+
+
+@given(chains, st.sampled_from(TIERS))
+def test_kind_rule_holds_when_every_endpoint_claims_sovereign(chain: tuple[ChainEntry, ...], tier: PrivacyTier) -> None:
+    """With the endpoint check neutralised, kept kinds are still exactly the tier's allowed kinds."""
+    kept, _ = filter_chain(chain, tier, dict.fromkeys(ProviderKind, PrivacyTier.SOVEREIGN))
+    assert [e.provider for e in kept] == [e.provider for e in chain if e.provider in allowed_kinds(tier)]

@@ -152,6 +152,7 @@ def _is_available(state: HealthState, provider: ProviderKind, now_ms: int) -> bo
     return until is None or now_ms >= until
 
 
+@icontract.require(health_well_formed)
 @icontract.ensure(
     lambda state, provider, result: result or _health_of(state, provider).consecutive_failures > 0,
     "a provider with no failures is always available",
@@ -166,6 +167,7 @@ def _earliest_return_ms(state: HealthState, providers: tuple[ProviderKind, ...],
     return min(times) if times else None
 
 
+@icontract.require(health_well_formed)
 @icontract.ensure(lambda providers, result: (result is None) == (len(providers) == 0))
 @icontract.ensure(lambda now_ms, result: result is None or result >= now_ms)
 @icontract.ensure(
@@ -187,6 +189,7 @@ def _filter_healthy(
     return kept, skipped
 
 
+@icontract.require(health_well_formed)
 @icontract.ensure(lambda chain, result: len(result[0]) + len(result[1]) == len(chain))
 @icontract.ensure(lambda state, now_ms, result: all(_is_available(state, e.provider, now_ms) for e in result[0]))
 @icontract.ensure(lambda state, now_ms, result: not any(_is_available(state, e.provider, now_ms) for e in result[1]))
