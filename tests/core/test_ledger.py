@@ -24,6 +24,7 @@ from routeproof.core.ledger import (
     session_account,
     try_reserve,
     well_formed,
+    with_limits,
 )
 from routeproof.core.types import ProviderKind
 from routeproof.errors import BudgetExhausted
@@ -159,6 +160,19 @@ def test_overrun_is_booked_and_counted() -> None:
     assert state.overrun_pico_usd == 50
     with pytest.raises(BudgetExhausted):
         _reserve(state, 0)
+
+
+def test_monthly_hard_stop_needs_explicit_override() -> None:
+    """After a monthly refusal, with_limits raising the limit lets the call through; lowering below spend is refused."""
+    state = new_ledger(BudgetLimits(monthly_limit_pico_usd=1000))
+    state, r = _reserve(state, 1000)
+    state = commit(state, r, 900)
+    with pytest.raises(BudgetExhausted, match="monthly"):
+        _reserve(state, 200)
+    raised = with_limits(state, BudgetLimits(monthly_limit_pico_usd=2000))
+    _reserve(raised, 200)
+    with pytest.raises(icontract.ViolationError):
+        with_limits(state, BudgetLimits(monthly_limit_pico_usd=899))
 
 
 def test_periods_at_known_dates() -> None:

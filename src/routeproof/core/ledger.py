@@ -73,6 +73,7 @@ __all__ = [
     "session_account",
     "try_reserve",
     "well_formed",
+    "with_limits",
     "worst_case_cost_pico_usd",
     "worst_case_prompt_tokens",
 ]
@@ -458,6 +459,20 @@ def commit(state: LedgerState, reservation: Reservation, actual_pico_usd: int) -
 def release(state: LedgerState, reservation: Reservation, billed_pico_usd: int = 0) -> LedgerState:
     """End a failed attempt: free its reservation and book what the provider billed for it (often 0)."""
     return _settle(state, reservation, billed_pico_usd)
+
+
+@icontract.require(well_formed)
+@icontract.require(_limits_ok, "limits must be >= 0")
+@icontract.require(
+    lambda state, limits: well_formed(replace(state, limits=limits)),
+    "new limits must hold what is already spent and reserved",
+)
+@icontract.ensure(lambda result: well_formed(state=result))
+@icontract.ensure(lambda limits, result: result.limits == limits)
+def with_limits(state: LedgerState, limits: BudgetLimits) -> LedgerState:
+    """Replace the limits: the explicit user override a monthly (or any) hard stop needs. Raising a
+    limit is always allowed; lowering one below what is already spent plus reserved is refused."""
+    return replace(state, limits=limits)
 
 
 @icontract.require(well_formed)
