@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import ssl
-import warnings
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import httpx
@@ -138,23 +136,3 @@ async def client(tls_context: ssl.SSLContext) -> AsyncIterator[httpx.AsyncClient
     """One pooled client, as the router owns it."""
     async with httpx.AsyncClient(verify=tls_context) as pooled:
         yield pooled
-
-
-@pytest.fixture(autouse=True)
-def _close_stray_event_loop(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Close the loop looptime 0.9 creates for a *sync* test (``policy.get_event_loop()`` in its
-    ``pytest_pyfunc_call``); left open it is garbage-collected in a later test as a ResourceWarning,
-    which ``filterwarnings = error`` turns into a failure of whichever test happens to be running."""
-    yield
-    if request.node.get_closest_marker("asyncio") is not None:
-        return
-    policy = asyncio.get_event_loop_policy()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            loop = policy.get_event_loop()
-        except RuntimeError:
-            return
-    if not loop.is_running():
-        loop.close()
-        policy.set_event_loop(None)

@@ -25,6 +25,8 @@ __all__ = [
     "Verdict",
     "classify_failure",
     "classify_status",
+    "counts_against_health",
+    "is_billable",
     "parse_retry_after_ms",
 ]
 
@@ -171,3 +173,19 @@ def _parse_retry_after_ms(value: str | None, now_epoch_ms: int) -> int | None:
 def parse_retry_after_ms(value: str | None, now_epoch_ms: int) -> int | None:
     """Retry-After as milliseconds from now, or None when absent, garbage, negative or absurd."""
     return _parse_retry_after_ms(value, now_epoch_ms)
+
+
+@icontract.ensure(
+    lambda failure, result: result == (classify_failure(failure).verdict in (Verdict.RETRY, Verdict.FAIL_OVER))
+)
+def counts_against_health(failure: AttemptFailure) -> bool:
+    """Whether a failure is the provider's fault (retryable or fail-over) and so counts toward its
+    cooldown; bad requests, bad credentials and the caller's deadline do not."""
+    return _classify_failure(failure, False).verdict in (Verdict.RETRY, Verdict.FAIL_OVER)
+
+
+@icontract.ensure(lambda failure, result: not result or failure.http_status not in (401, 403))
+def is_billable(failure: AttemptFailure) -> bool:
+    """Whether what a provider reports it billed for a failed attempt is booked: never for an
+    auth failure (the tenant is never charged for the gateway's bad credentials)."""
+    return _classify_failure(failure, False).verdict is not Verdict.TERMINAL_AUTH

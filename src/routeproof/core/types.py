@@ -8,23 +8,26 @@ Time is integer milliseconds, money lives in :mod:`routeproof.core.ledger`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TypeVar
 
 __all__ = [
     "AttemptFailure",
     "AttemptRecord",
     "AttemptStatus",
-    "ChainEntry",
-    "FailureKind",
     "BlockStop",
     "CacheState",
     "CacheStatus",
+    "ChainEntry",
     "ChatRequest",
     "Choice",
+    "ContentBlock",
+    "FailureKind",
     "FallbackProvider",
     "FinishReason",
+    "FrozenMap",
     "Message",
     "MessageStop",
     "PrivacyTier",
@@ -33,6 +36,7 @@ __all__ = [
     "ResolvedModel",
     "RetryReason",
     "Role",
+    "SkipRecord",
     "StreamError",
     "StreamEvent",
     "TenantPolicy",
@@ -45,14 +49,47 @@ __all__ = [
     "ToolUseDelta",
     "ToolUseStart",
     "Usage",
-    "ContentBlock",
     "frozen_mapping",
 ]
 
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class FrozenMap(Mapping[_K, _V]):
+    """An immutable, hashable, picklable mapping (a read-only copy made at construction)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, items: Mapping[_K, _V] | None = None) -> None:
+        self._data: dict[_K, _V] = dict(items or {})
+
+    def __getitem__(self, key: _K) -> _V:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[_K]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._data.items()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self._data) == dict(other)
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._data!r})"
+
+    def __reduce__(self) -> tuple[type[FrozenMap[_K, _V]], tuple[dict[_K, _V]]]:
+        return (type(self), (dict(self._data),))
+
+
 def frozen_mapping(items: Mapping[str, str]) -> Mapping[str, str]:
     """A read-only copy of ``items``: later changes to the caller's dict cannot reach it."""
-    return MappingProxyType(dict(items))
+    return FrozenMap(items)
 
 
 class ProviderKind(enum.Enum):
@@ -303,6 +340,7 @@ class ProviderResponse:
     attempts: tuple[AttemptRecord, ...] = ()
     provider: ProviderKind | None = None
     model: str = ""
+    skipped: tuple[SkipRecord, ...] = ()  # chain entries left out (tier, configuration, health, budget)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -341,7 +379,7 @@ class TenantPolicy:
     context_window_failover: bool = False  # opt-in; never under the Sovereign tier
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "primary", MappingProxyType(dict(self.primary)))
+        object.__setattr__(self, "primary", FrozenMap(self.primary))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -351,6 +389,16 @@ class ChainEntry:
     provider: ProviderKind
     model: str
     fallback_position: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkipRecord:
+    """A chain entry the call did not try, and why (tier, not configured, cooling, budget)."""
+
+    provider: ProviderKind
+    model: str
+    fallback_position: int
+    reason: str
 
 
 class FailureKind(enum.Enum):

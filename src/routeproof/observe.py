@@ -1,0 +1,137 @@
+"""Observability: the six OpenTelemetry metrics of seed 000 §1.14, sev-1/sev-2 logs, attempt spans.
+
+Metric names and label sets are defined here once. Provider labels come only from
+``ProviderKind.as_metric_label()``; no label ever carries a key, a prompt or a repr.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from opentelemetry import metrics, trace
+
+from routeproof.core.types import AttemptRecord, AttemptStatus, ProviderKind
+
+__all__ = [
+    "CALL_OUTCOMES",
+    "METRIC_NAMES",
+    "RETRY_REASONS",
+    "RouterMetrics",
+    "attempt_span",
+    "log_auth_failure",
+    "log_cap_exceeded",
+    "log_model_not_found",
+    "logger",
+]
+
+logger = logging.getLogger("routeproof")
+
+METRIC_NAMES = (
+    "ai_router_calls_total",
+    "ai_router_retries_total",
+    "ai_router_failovers_total",
+    "ai_router_latency_ms",
+    "ai_router_deadline_exceeded_total",
+    "ai_router_attempts_per_call",
+)
+CALL_OUTCOMES = ("succeeded", "terminal_4xx", "auth_error", "all_failed")
+"""The closed outcome label set of ``ai_router_calls_total``."""
+RETRY_REASONS = ("5xx", "429", "timeout", "conn_reset")
+"""The closed reason label set of ``ai_router_retries_total``."""
+
+_RETRIED = {
+    AttemptStatus.RETRIED_AFTER_5XX,
+    AttemptStatus.RETRIED_AFTER_429,
+    AttemptStatus.RETRIED_AFTER_TIMEOUT,
+    AttemptStatus.RETRIED_AFTER_CONN_RESET,
+}
+
+
+class RouterMetrics:
+    """The router's instruments, created once per meter (the global one unless given)."""
+
+    def __init__(self, meter: metrics.Meter | None = None) -> None:
+        meter = meter or metrics.get_meter("routeproof")
+        self.calls = meter.create_counter(
+            "ai_router_calls_total", description="Router calls by provider, model and final outcome"
+        )
+        self.retries = meter.create_counter("ai_router_retries_total", description="Retries by provider and reason")
+        self.failovers = meter.create_counter(
+            "ai_router_failovers_total", description="Switches from one provider to the next"
+        )
+        self.latency = meter.create_histogram(
+            "ai_router_latency_ms", unit="ms", description="Per-attempt latency in milliseconds"
+        )
+        self.deadline_exceeded = meter.create_counter(
+            "ai_router_deadline_exceeded_total", description="Calls that hit the caller's deadline"
+        )
+        self.attempts_per_call = meter.create_histogram(
+            "ai_router_attempts_per_call", description="Attempts made by one call"
+        )
+        self.first_token = meter.create_histogram(
+            "ai_router_first_token_ms", unit="ms", description="Time to first token per streaming attempt"
+        )
+
+    def attempt(self, record: AttemptRecord) -> None:
+        """One attempt finished: its latency, and a retry when it was retried."""
+        provider = record.provider.as_metric_label()
+        self.latency.record(record.elapsed_ms, {"provider": provider, "model": record.model})
+        if record.status in _RETRIED and record.retry_reason is not None:
+            self.retries.add(1, {"provider": provider, "reason": record.retry_reason.value})
+        if record.first_token_ms is not None:
+            self.first_token.record(record.first_token_ms, {"provider": provider, "model": record.model})
+
+    def failover(self, from_kind: ProviderKind, to_kind: ProviderKind) -> None:
+        """The call moved from one provider to the next."""
+        self.failovers.add(1, {"from": from_kind.as_metric_label(), "to": to_kind.as_metric_label()})
+
+    def call(self, provider: ProviderKind | None, model: str, outcome: str, attempts: int) -> None:
+        """The call's one terminal decision, and how many attempts it took."""
+        assert outcome in CALL_OUTCOMES, outcome
+        label = provider.as_metric_label() if provider is not None else "none"
+        self.calls.add(1, {"provider": label, "model": model, "outcome": outcome})
+        self.attempts_per_call.record(attempts, {"final_outcome": outcome})
+
+    def deadline(self) -> None:
+        """The caller's deadline elapsed."""
+        self.deadline_exceeded.add(1)
+
+
+@contextmanager
+def attempt_span(provider: ProviderKind, model: str, attempt_num: int) -> Iterator[trace.Span]:
+    """A CLIENT span around one attempt: the provider injects its context, so the outbound
+    ``traceparent`` carries the caller's trace id and this span's new id."""
+    tracer = trace.get_tracer("routeproof")
+    with tracer.start_as_current_span(
+        "routeproof.attempt",
+        kind=trace.SpanKind.CLIENT,
+        attributes={"llm.provider": provider.as_metric_label(), "llm.model": model, "llm.attempt": attempt_num},
+    ) as span:
+        yield span
+
+
+def log_auth_failure(provider: ProviderKind, status: int | None) -> None:
+    """401/403: the operator pager must trigger (sev-1). No key is logged."""
+    logger.error(
+        "router_auth_error_terminal provider=%s status=%s",
+        provider.as_metric_label(),
+        status,
+        extra={"severity": "sev-1", "provider": provider.as_metric_label(), "http_status": status},
+    )
+
+
+def log_model_not_found(provider: ProviderKind, model: str) -> None:
+    """404: the alias resolver and the provider's catalogue disagree (sev-2)."""
+    logger.warning(
+        "router_model_not_found provider=%s model=%s",
+        provider.as_metric_label(),
+        model,
+        extra={"severity": "sev-2", "provider": provider.as_metric_label(), "model": model},
+    )
+
+
+def log_cap_exceeded(attempts: int) -> None:
+    """The attempts cap caught a failover-loop bug (sev-2)."""
+    logger.error("router_attempts_cap_exceeded attempts=%s", attempts, extra={"severity": "sev-2"})
