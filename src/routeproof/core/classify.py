@@ -79,6 +79,9 @@ FAILURE_TABLE: Mapping[FailureKind, Classification] = MappingProxyType(
         FailureKind.DEADLINE: Classification(verdict=Verdict.DEADLINE),
         FailureKind.INVALID_RESPONSE: _FAIL_OVER,
         FailureKind.CONTEXT_OVERFLOW: Classification(verdict=Verdict.TERMINAL),
+        # An in-band error (Anthropic "overloaded_error") or corrupt SSE before the first token is
+        # the provider failing mid-answer: transient, like a 5xx (seed 003: "retry once" and more).
+        FailureKind.STREAM_ERROR: _RETRY_5XX,
     }
 )
 """Every non-HTTP failure kind (``HTTP_STATUS`` goes through ``STATUS_TABLE``)."""

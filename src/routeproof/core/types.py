@@ -413,6 +413,7 @@ class FailureKind(enum.Enum):
     DEADLINE = "deadline"  # the caller's deadline elapsed mid-call
     INVALID_RESPONSE = "invalid_response"  # 2xx whose body is not the documented shape
     CONTEXT_OVERFLOW = "context_overflow"  # 400 "context length exceeded"
+    STREAM_ERROR = "stream_error"  # an in-band error event or malformed SSE before the first token
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
