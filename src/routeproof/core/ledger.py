@@ -57,6 +57,9 @@ __all__ = [
     "PricingTable",
     "Refusal",
     "Reservation",
+    "account_after_reserve",
+    "account_after_roll",
+    "account_after_settle",
     "commit",
     "cost",
     "cost_pico_usd",
@@ -272,10 +275,10 @@ def _roll(state: LedgerState, day_index: int, month_index: int) -> LedgerState:
         state = replace(
             state,
             day_index=day_index,
-            provider_daily=tuple((p, replace(a, spent_pico_usd=0)) for p, a in state.provider_daily),
+            provider_daily=tuple((p, _roll_account(a)) for p, a in state.provider_daily),
         )
     if month_index > state.month_index:
-        state = replace(state, month_index=month_index, monthly=replace(state.monthly, spent_pico_usd=0))
+        state = replace(state, month_index=month_index, monthly=_roll_account(state.monthly))
     return state
 
 
@@ -328,6 +331,80 @@ def _shift(account: Account, reserved_delta: int, spent_delta: int) -> Account:
         spent_pico_usd=account.spent_pico_usd + spent_delta,
         reserved_pico_usd=account.reserved_pico_usd + reserved_delta,
     )
+
+
+def _roll_account(account: Account) -> Account:
+    return Account(spent_pico_usd=0, reserved_pico_usd=account.reserved_pico_usd)
+
+
+# The per-account arithmetic every transition is made of, with its contracts stated on plain ints
+# so that CrossHair can prove them (the state-level wrappers above hold tuples it cannot reach).
+
+
+def _nonneg(account: Account) -> bool:
+    return account.spent_pico_usd >= 0 and account.reserved_pico_usd >= 0
+
+
+@icontract.require(_nonneg)
+@icontract.require(lambda amount_pico_usd: amount_pico_usd >= 0)
+@icontract.require(
+    lambda account, amount_pico_usd, limit_pico_usd: fits(
+        account.spent_pico_usd, account.reserved_pico_usd, amount_pico_usd, limit_pico_usd
+    ),
+    "reserve only what fits",
+)
+@icontract.ensure(lambda result: _nonneg(account=result))
+@icontract.ensure(
+    lambda limit_pico_usd, result: fits(result.spent_pico_usd, result.reserved_pico_usd, 0, limit_pico_usd)
+)
+@icontract.ensure(
+    lambda account, amount_pico_usd, result: (
+        result.reserved_pico_usd == account.reserved_pico_usd + amount_pico_usd
+        and result.spent_pico_usd == account.spent_pico_usd
+    )
+)
+def account_after_reserve(account: Account, amount_pico_usd: int, limit_pico_usd: int | None) -> Account:
+    """One scope's counters after a reservation that fits: spent + reserved stays <= limit."""
+    return _shift(account, amount_pico_usd, 0)
+
+
+@icontract.require(_nonneg)
+@icontract.require(lambda account, amount_pico_usd: 0 <= amount_pico_usd <= account.reserved_pico_usd)
+@icontract.require(lambda amount_pico_usd, booked_pico_usd: 0 <= booked_pico_usd <= amount_pico_usd)
+@icontract.require(
+    lambda account, limit_pico_usd: fits(account.spent_pico_usd, account.reserved_pico_usd, 0, limit_pico_usd)
+)
+@icontract.ensure(lambda result: _nonneg(account=result))
+@icontract.ensure(
+    lambda limit_pico_usd, result: fits(result.spent_pico_usd, result.reserved_pico_usd, 0, limit_pico_usd)
+)
+@icontract.ensure(
+    lambda account, amount_pico_usd, booked_pico_usd, result: (
+        result.reserved_pico_usd == account.reserved_pico_usd - amount_pico_usd
+        and result.spent_pico_usd == account.spent_pico_usd + booked_pico_usd
+    )
+)
+def account_after_settle(
+    account: Account, amount_pico_usd: int, booked_pico_usd: int, limit_pico_usd: int | None
+) -> Account:
+    """One scope's counters after a commit or release booking no more than was reserved: still within the limit."""
+    return _shift(account, -amount_pico_usd, booked_pico_usd)
+
+
+@icontract.require(_nonneg)
+@icontract.ensure(
+    lambda account, result: result.spent_pico_usd == 0 and result.reserved_pico_usd == account.reserved_pico_usd
+)
+@icontract.ensure(
+    lambda account, limit_pico_usd, result: (
+        not fits(account.spent_pico_usd, account.reserved_pico_usd, 0, limit_pico_usd)
+        or fits(result.spent_pico_usd, result.reserved_pico_usd, 0, limit_pico_usd)
+    ),
+    "a new period keeps a scope within its limit",
+)
+def account_after_roll(account: Account, limit_pico_usd: int | None) -> Account:
+    """One scope's counters in a new period: spend starts at 0, reservations in flight carry over."""
+    return _roll_account(account)
 
 
 def _book(
