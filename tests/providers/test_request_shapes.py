@@ -16,7 +16,8 @@ from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 from botocore.credentials import Credentials  # type: ignore[import-untyped]
 
 from routeproof.core.translate import request_to_anthropic, request_to_bedrock_converse, request_to_openai
-from routeproof.core.types import ProviderKind
+from routeproof.core.types import FailureKind, ProviderKind
+from routeproof.errors import ProviderCallFailed
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
@@ -202,7 +203,9 @@ async def test_provider_owns_client_only_when_none_given(respx_mock: respx.MockR
 
 
 @pytest.mark.asyncio
-async def test_http_stream_not_implemented_yet(case: HttpCase, client: httpx.AsyncClient) -> None:
-    """Streaming over HTTP is issue 7: the method exists and says so."""
-    with pytest.raises(NotImplementedError, match="issue 7"):
-        case.make(client).stream(request_hello(), case.model, timeout_at=0.0)
+async def test_http_stream_past_timeout_is_attempt_timeout(case: HttpCase, client: httpx.AsyncClient) -> None:
+    """stream() sends nothing until iterated; with timeout_at already past the first step is ATTEMPT_TIMEOUT."""
+    events = case.make(client).stream(request_hello(), case.model, timeout_at=0.0)
+    with pytest.raises(ProviderCallFailed) as info:
+        await anext(events)
+    assert info.value.failure.kind is FailureKind.ATTEMPT_TIMEOUT

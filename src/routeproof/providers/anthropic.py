@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 import httpx
 
 from routeproof.core.normalize import normalize_anthropic
+from routeproof.core.sse import StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_anthropic
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._stream import stream_events
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_BASE_URL", "AnthropicProvider"]
 
@@ -42,23 +44,38 @@ class AnthropicProvider:
     def __repr__(self) -> str:
         return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r})"
 
+    def _headers(self) -> dict[str, str]:
+        return {"x-api-key": self._api_key, "anthropic-version": ANTHROPIC_VERSION}
+
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Messages API call, normalised; failures raise ``ProviderCallFailed``."""
-        headers = {"x-api-key": self._api_key, "anthropic-version": ANTHROPIC_VERSION}
         secrets = (self._api_key,)
         reply = await post_json(
             self._client,
             f"{self.base_url}/v1/messages",
             content=encode_json(request_to_anthropic(request, model)),
-            headers=headers,
+            headers=self._headers(),
             timeout_at=timeout_at,
             secrets=secrets,
         )
         return stamp(normalize_or_fail(normalize_anthropic, reply, secrets=secrets), self.kind, model)
 
-    def stream(self, request: ChatRequest, model: str, *, timeout_at: float) -> AsyncIterator[StreamEvent]:
-        """Not yet: SSE streaming is issue 7."""
-        raise NotImplementedError("AnthropicProvider.stream: SSE streaming lands with issue 7")
+    def stream(
+        self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """One streamed Messages API call (``"stream": true``) as events; see ``providers._stream``."""
+        body = request_to_anthropic(request, model)
+        body["stream"] = True
+        return stream_events(
+            self._client,
+            f"{self.base_url}/v1/messages",
+            content=encode_json(body),
+            headers=self._headers(),
+            timeout_at=timeout_at,
+            decoder=StreamDecoder(WireProtocol.ANTHROPIC),
+            secrets=(self._api_key,),
+            idle_timeout_s=idle_timeout_s,
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP client if this provider made it."""

@@ -1,13 +1,14 @@
 """Amazon Bedrock Converse API client, signed with botocore's SigV4 signer.
 
-``POST https://bedrock-runtime.{region}.amazonaws.com/model/{modelId}/converse``. The signature
+``POST https://bedrock-runtime.{region}.amazonaws.com/model/{modelId}/converse`` (and
+``.../converse-stream``, an AWS event-stream decoded by ``bedrock_stream``). The signature
 covers the exact bytes sent; the trace headers are added after signing (unsigned, which SigV4
 allows). The response id is the ``x-amzn-requestid`` header.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Mapping
 from functools import partial
 
 import httpx
@@ -22,6 +23,8 @@ from routeproof.core.normalize import normalize_bedrock_converse
 from routeproof.core.translate import request_to_bedrock_converse
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import JSON_HEADERS, encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._stream import EVENT_STREAM, stream_events
+from routeproof.providers.bedrock_stream import ConverseStreamDecoder
 
 __all__ = ["SIGNING_SERVICE", "BedrockProvider", "default_endpoint"]
 
@@ -65,13 +68,15 @@ class BedrockProvider:
     def __repr__(self) -> str:
         return f"BedrockProvider(name={self.name!r}, region={self._region!r}, base_url={self.base_url!r})"
 
-    def url_for(self, model: str) -> str:
-        """The Converse URL of ``model``; the id is percent-encoded as botocore does (``:`` -> ``%3A``)."""
-        return f"{self.base_url}/model/{percent_encode(model)}/converse"
+    def url_for(self, model: str, *, stream: bool = False) -> str:
+        """The Converse (or ConverseStream) URL of ``model``; the id is percent-encoded as botocore
+        does (``:`` -> ``%3A``)."""
+        operation = "converse-stream" if stream else "converse"
+        return f"{self.base_url}/model/{percent_encode(model)}/{operation}"
 
-    def sign(self, url: str, content: bytes) -> dict[str, str]:
+    def sign(self, url: str, content: bytes, *, headers: Mapping[str, str] = JSON_HEADERS) -> dict[str, str]:
         """The headers of a SigV4-signed POST of ``content`` to ``url`` (botocore computes them)."""
-        aws_request = AWSRequest(method="POST", url=url, data=content, headers=dict(JSON_HEADERS))
+        aws_request = AWSRequest(method="POST", url=url, data=content, headers=dict(headers))
         SigV4Auth(self._credentials, SIGNING_SERVICE, self._region).add_auth(aws_request)
         return {str(name): str(value) for name, value in aws_request.headers.items()}
 
@@ -91,9 +96,24 @@ class BedrockProvider:
         normalize = partial(normalize_bedrock_converse, response_id=request_id, model=model)
         return stamp(normalize_or_fail(normalize, reply, secrets=self._secrets), self.kind, model)
 
-    def stream(self, request: ChatRequest, model: str, *, timeout_at: float) -> AsyncIterator[StreamEvent]:
-        """Not yet: ConverseStream is issue 7."""
-        raise NotImplementedError("BedrockProvider.stream: ConverseStream lands with issue 7")
+    def stream(
+        self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """One signed ConverseStream call as events; see ``providers._stream`` and ``bedrock_stream``."""
+        url = self.url_for(model, stream=True)
+        content = encode_json(request_to_bedrock_converse(request))
+        signed = self.sign(url, content, headers={"content-type": "application/json", "accept": EVENT_STREAM})
+        return stream_events(
+            self._client,
+            url,
+            content=content,
+            headers=signed,
+            timeout_at=timeout_at,
+            decoder=ConverseStreamDecoder(),
+            secrets=self._secrets,
+            idle_timeout_s=idle_timeout_s,
+            accept=EVENT_STREAM,
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP client if this provider made it."""

@@ -162,8 +162,14 @@ class LocalProvider:
             model=model,
         )
 
-    async def stream(self, request: ChatRequest, model: str, *, timeout_at: float) -> AsyncIterator[StreamEvent]:
-        """The same answer as :meth:`complete`, as events: deltas, block stops, then MessageStop."""
+    async def stream(
+        self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """The same answer as :meth:`complete`, as events: deltas, block stops, then MessageStop.
+
+        ``idle_timeout_s`` is accepted for the protocol and unused: the answer is in memory.
+        """
+        del idle_timeout_s
         await self._attempt(request, model, timeout_at)
         choice, completion_tokens = answer(request, self.reply)
         for call in choice.tool_calls:

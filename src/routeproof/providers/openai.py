@@ -7,16 +7,18 @@ One client serves every OpenAI-compatible endpoint; the kind and base URL say wh
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from functools import partial
 from types import MappingProxyType
 
 import httpx
 
 from routeproof.core.normalize import normalize_openai
+from routeproof.core.sse import StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_openai
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._stream import stream_events
 
 __all__ = ["DEFAULT_BASE_URLS", "OPENAI_COMPATIBLE_KINDS", "OpenAIProvider"]
 
@@ -63,24 +65,43 @@ class OpenAIProvider:
     def __repr__(self) -> str:
         return f"OpenAIProvider(kind={self.kind.value!r}, name={self.name!r}, base_url={self.base_url!r})"
 
+    def _headers(self) -> dict[str, str]:
+        return {} if self._api_key is None else {"authorization": f"Bearer {self._api_key}"}
+
+    def _secrets(self) -> tuple[str, ...]:
+        return () if self._api_key is None else (self._api_key,)
+
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Chat Completions call, normalised; failures raise ``ProviderCallFailed``."""
-        headers = {} if self._api_key is None else {"authorization": f"Bearer {self._api_key}"}
-        secrets = () if self._api_key is None else (self._api_key,)
+        secrets = self._secrets()
         reply = await post_json(
             self._client,
             f"{self.base_url}/chat/completions",
             content=encode_json(request_to_openai(request, model)),
-            headers=headers,
+            headers=self._headers(),
             timeout_at=timeout_at,
             secrets=secrets,
         )
         normalize = partial(normalize_openai, provider=self.kind)
         return stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
 
-    def stream(self, request: ChatRequest, model: str, *, timeout_at: float) -> AsyncIterator[StreamEvent]:
-        """Not yet: SSE streaming is issue 7."""
-        raise NotImplementedError("OpenAIProvider.stream: SSE streaming lands with issue 7")
+    def stream(
+        self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """One streamed Chat Completions call, usage included; see ``providers._stream``."""
+        body = request_to_openai(request, model)
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}  # else the stream carries no usage at all
+        return stream_events(
+            self._client,
+            f"{self.base_url}/chat/completions",
+            content=encode_json(body),
+            headers=self._headers(),
+            timeout_at=timeout_at,
+            decoder=StreamDecoder(WireProtocol.OPENAI),
+            secrets=self._secrets(),
+            idle_timeout_s=idle_timeout_s,
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP client if this provider made it."""

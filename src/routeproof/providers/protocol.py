@@ -39,8 +39,18 @@ class Provider(Protocol):
         """One attempt: the normalised response, or ``ProviderCallFailed`` with the failure."""
         ...
 
-    def stream(self, request: ChatRequest, model: str, *, timeout_at: float) -> AsyncIterator[StreamEvent]:
-        """One streaming attempt as provider-neutral events (HTTP providers: issue 7)."""
+    def stream(
+        self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """One streaming attempt as provider-neutral events (an async generator).
+
+        ``timeout_at`` bounds everything up to and including the first event; until then every
+        failure raises ``ProviderCallFailed`` (an in-band error or malformed data as the first event is
+        ``STREAM_ERROR``). After the first event nothing is raised but ``CancelledError``: the events
+        end with exactly one ``MessageStop`` or one ``StreamError("stream interrupted: ...")``, and no
+        overall timeout applies (the caller bounds it and closes the generator); ``idle_timeout_s``
+        (None: unbounded) bounds each read.
+        """
         ...
 
     async def aclose(self) -> None:

@@ -1,0 +1,216 @@
+"""The one place where a streamed HTTP answer becomes events, or an :class:`AttemptFailure`.
+
+Every HTTP provider streams through :func:`stream_events`; a provider only builds the request and
+picks the decoder (SSE for Anthropic and OpenAI-compatible endpoints, AWS event-stream for Bedrock).
+
+Up to and including the **first event**, the whole exchange (connect, send, headers, the first body
+bytes that decode to an event) is bounded by ``timeout_at``, and every failure raises
+``ProviderCallFailed(AttemptFailure(...))``, mapped as :func:`~routeproof.providers._http.post_json`
+maps it:
+
+=====================================================  ============================================
+outcome before the first event                          FailureKind (http_status)
+=====================================================  ============================================
+400 whose body says the context length was exceeded    CONTEXT_OVERFLOW (400)
+any other non-2xx                                      HTTP_STATUS (status; Retry-After on 429/503)
+an httpx exception (reset, refused, EOF mid-chunk...)  its ``EXCEPTION_TABLE`` row
+``timeout_at`` reached (or already past)               ATTEMPT_TIMEOUT
+the first decoded event is a ``StreamError``           STREAM_ERROR (status): an in-band error,
+(in-band error, malformed data, body ended early)      malformed data, or no event before the end
+=====================================================  ============================================
+
+After the first event the attempt is committed and nothing is raised (but ``CancelledError``):
+events are yielded as they arrive, and the stream ends with exactly one ``MessageStop`` or exactly one
+``StreamError`` whose message starts with ``"stream interrupted"``:
+
+=====================================================  ============================================
+outcome after the first event                          what the consumer sees
+=====================================================  ============================================
+the decoder's ``MessageStop``                          that event, then the end
+the decoder's ``StreamError`` (in-band error,          ``StreamError("stream interrupted: <it>")``
+malformed event, bad checksum)
+an httpx exception (reset, closed mid-chunk...)        ``StreamError("stream interrupted: <exc>")``
+no bytes for ``idle_timeout_s``                        ``StreamError("stream interrupted: no data ...")``
+the body ends without the protocol's terminator        ``StreamError("stream interrupted: ...")``
+=====================================================  ============================================
+
+No overall timeout applies after the first event: the caller bounds the rest and cancels the
+generator. The response is closed in ``finally`` however the generator ends. Messages never carry
+a secret: each passes through :func:`~routeproof.providers._http.redact`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
+from typing import Protocol
+
+import httpx
+
+from routeproof.core.types import FailureKind, MessageStop, StreamError, StreamEvent
+
+# The status and exception mappings are _http's; importing its private helpers keeps them in one place.
+from routeproof.providers._http import (
+    MAX_MESSAGE_CHARS,
+    _map_exception,
+    _status_failure,
+    failure,
+    inject_trace_headers,
+    redact,
+)
+
+__all__ = ["EVENT_STREAM", "INTERRUPTED", "SSE", "EventDecoder", "interrupted", "stream_events"]
+
+INTERRUPTED = "stream interrupted"
+"""The prefix of every ``StreamError`` yielded after the first event."""
+
+SSE = "text/event-stream"
+EVENT_STREAM = "application/vnd.amazon.eventstream"
+
+
+class EventDecoder(Protocol):
+    """A sans-I/O decoder of one response body (``core.sse.StreamDecoder`` and the Bedrock one).
+
+    After it has returned a ``MessageStop`` or a ``StreamError`` it returns nothing more.
+    """
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        """The events completed by ``chunk``."""
+        ...
+
+    def finish(self) -> list[StreamEvent]:
+        """The end of the body: a ``StreamError`` unless the protocol's terminator was seen."""
+        ...
+
+
+def interrupted(detail: str, secrets: Iterable[str] = ()) -> StreamError:
+    """``StreamError("stream interrupted: <detail>")``, redacted and truncated."""
+    text = detail if detail.startswith(INTERRUPTED) else f"{INTERRUPTED}: {detail}"
+    return StreamError(message=redact(text, secrets)[:MAX_MESSAGE_CHARS])
+
+
+def _is_terminal(event: StreamEvent) -> bool:
+    return isinstance(event, MessageStop | StreamError)
+
+
+def _committed(event: StreamEvent, secrets: tuple[str, ...]) -> StreamEvent:
+    """An event as yielded after the first one: a StreamError says the stream was interrupted."""
+    return interrupted(event.message, secrets) if isinstance(event, StreamError) else event
+
+
+async def _first_events(chunks: AsyncIterator[bytes], decoder: EventDecoder) -> list[StreamEvent]:
+    """Read until the decoder produces at least one event (the end of the body produces one)."""
+    while True:
+        chunk = await anext(chunks, None)
+        events = decoder.finish() if chunk is None else decoder.feed(chunk)
+        if events:
+            return events
+        if chunk is None:
+            return [StreamError(message="the body ended before any event")]
+
+
+async def _next_chunk(chunks: AsyncIterator[bytes], idle_timeout_s: float | None) -> bytes | None:
+    """The next body chunk (None at the end), waiting at most ``idle_timeout_s`` for it."""
+    if idle_timeout_s is None:
+        return await anext(chunks, None)
+    async with asyncio.timeout(idle_timeout_s):
+        return await anext(chunks, None)
+
+
+def _send_headers(headers: Mapping[str, str], accept: str) -> dict[str, str]:
+    send = dict(headers)
+    present = {name.lower() for name in send}
+    for name, value in (("content-type", "application/json"), ("accept", accept)):
+        if name not in present:
+            send[name] = value
+    inject_trace_headers(send)
+    return send
+
+
+async def stream_events(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    content: bytes,
+    headers: Mapping[str, str],
+    timeout_at: float,
+    decoder: EventDecoder,
+    secrets: Iterable[str] = (),
+    idle_timeout_s: float | None = None,
+    accept: str = SSE,
+) -> AsyncGenerator[StreamEvent, None]:
+    """POST ``content`` to ``url`` and yield the decoded events of the streamed answer.
+
+    ``timeout_at`` (absolute, on the running loop's clock) bounds everything up to the first event;
+    ``idle_timeout_s`` (None: unbounded) bounds each read after it. ``decoder`` is fresh for this
+    call. See the module docstring for the failure table.
+
+    :raises ProviderCallFailed: before the first event only.
+    """
+    if idle_timeout_s is not None and idle_timeout_s <= 0:
+        raise ValueError(f"idle_timeout_s must be > 0 or None, got {idle_timeout_s!r}")
+    secret_values = tuple(s for s in secrets if s)
+    send_headers = _send_headers(headers, accept)
+    remaining_s = timeout_at - asyncio.get_running_loop().time()
+    if remaining_s <= 0:
+        raise failure(FailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secret_values)
+    # httpx bounds connect/write/pool (precise kinds); reads are bounded here: by timeout_at until
+    # the first event, then by idle_timeout_s per read.
+    timeout = httpx.Timeout(remaining_s, read=None)
+    request = client.build_request("POST", url, content=content, headers=send_headers, timeout=timeout)
+    response: httpx.Response | None = None
+    chunks: AsyncIterator[bytes] | None = None
+    try:
+        try:
+            async with asyncio.timeout_at(timeout_at):
+                response = await client.send(request, stream=True)
+                if not 200 <= response.status_code < 300:
+                    await response.aread()
+                    raise _status_failure(response, secret_values)
+                chunks = response.aiter_bytes()
+                first = await _first_events(chunks, decoder)
+        except TimeoutError as exc:  # only asyncio.timeout_at raises it; httpx errors are not TimeoutError
+            raise failure(
+                FailureKind.ATTEMPT_TIMEOUT, f"no first event within {remaining_s:.3f}s", secrets=secret_values
+            ) from exc
+        except httpx.HTTPError as exc:
+            kind = _map_exception(exc)
+            if kind is None:
+                raise
+            raise failure(kind, f"{type(exc).__name__}: {exc}", secrets=secret_values) from exc
+        if isinstance(first[0], StreamError):
+            raise failure(
+                FailureKind.STREAM_ERROR, first[0].message, secrets=secret_values, http_status=response.status_code
+            )
+        # --- committed: from here on nothing is raised, the stream ends in one terminal event ---
+        for event in first:
+            yield _committed(event, secret_values)
+            if _is_terminal(event):
+                return
+        while True:
+            try:
+                chunk = await _next_chunk(chunks, idle_timeout_s)
+            except TimeoutError:
+                yield interrupted(f"no data for {idle_timeout_s}s", secret_values)
+                return
+            except (httpx.HTTPError, httpx.StreamError) as exc:
+                yield interrupted(f"{type(exc).__name__}: {exc}", secret_values)
+                return
+            events = decoder.finish() if chunk is None else decoder.feed(chunk)
+            for event in events:
+                yield _committed(event, secret_values)
+                if _is_terminal(event):
+                    return
+            if chunk is None:  # a decoder that broke its promise still ends the stream visibly
+                yield interrupted("the body ended before the terminator", secret_values)
+                return
+    finally:
+        await _close(chunks, response)
+
+
+async def _close(chunks: AsyncIterator[bytes] | None, response: httpx.Response | None) -> None:
+    """Close the body iterator and the response (the connection is dropped if the body was not read)."""
+    if isinstance(chunks, AsyncGenerator):
+        await chunks.aclose()
+    if response is not None:
+        await response.aclose()
