@@ -83,7 +83,9 @@ class Run:
 def chain(*kinds: ProviderKind, models: Sequence[str] | None = None) -> tuple[ChainEntry, ...]:
     """A chain whose fallback positions are the indexes."""
     names = models or [f"model-{i}" for i in range(len(kinds))]
-    return tuple(ChainEntry(provider=k, model=m, fallback_position=i) for i, (k, m) in enumerate(zip(kinds, names)))
+    return tuple(
+        ChainEntry(provider=k, model=m, fallback_position=i) for i, (k, m) in enumerate(zip(kinds, names, strict=True))
+    )
 
 
 def plan(

@@ -13,7 +13,6 @@ from routeproof.core.kernel import (
     Fail,
     FailKind,
     Refusal,
-    Sleep,
     Succeed,
     start,
     step,
@@ -21,7 +20,7 @@ from routeproof.core.kernel import (
 from routeproof.core.types import AttemptFailure, AttemptStatus, FailureKind, ProviderKind, RetryReason
 from tests.core.kernel_sim import chain, http, ok, plan, simulate, transport
 
-B, A, O = ProviderKind.BEDROCK, ProviderKind.ANTHROPIC, ProviderKind.OPENAI
+B, A, OA = ProviderKind.BEDROCK, ProviderKind.ANTHROPIC, ProviderKind.OPENAI
 
 
 def statuses(action: Succeed | Fail | object) -> list[AttemptStatus]:
@@ -100,7 +99,7 @@ def test_other_4xx_fails_over_without_retry() -> None:
 
 def test_failover_budget_30s_with_8s_attempts() -> None:
     """AC7: providers that take 8 s to 503 exhaust the 30 s budget; the call ends by 30 s."""
-    run = simulate(plan(chain(B, A, O)), lambda call: http(503, duration_ms=8_000))
+    run = simulate(plan(chain(B, A, OA)), lambda call: http(503, duration_ms=8_000))
     assert isinstance(run.final, Fail)
     assert run.final.kind is FailKind.ALL_FAILED
     assert run.end_ms <= 30_000

@@ -8,7 +8,6 @@ import gc
 import logging
 import re
 import sys
-from pathlib import Path
 
 import httpx
 import pytest
@@ -32,10 +31,10 @@ from tests.router.fixtures import (
     ALIAS,
     ANTHROPIC_URL,
     MODELS,
+    OA,
     OPENAI_URL,
     A,
     B,
-    OA,
     anthropic_body,
     bedrock_body,
     bedrock_ok,
@@ -209,7 +208,8 @@ async def test_ac10_audit_metadata(mock: respx.MockRouter, client: httpx.AsyncCl
     resp = await make_router(client).call_provider(request(), resolved_for(tenant), deadline(), tenant)
     first, second, third = resp.attempts
     assert (first.provider, first.model, first.attempt_num, first.fallback_position) == (B, MODELS[B], 1, 0)
-    assert first.http_status is None and first.retry_reason is RetryReason.TIMEOUT
+    assert first.http_status is None
+    assert first.retry_reason is RetryReason.TIMEOUT
     assert first.elapsed_ms == 300
     assert (second.http_status, second.retry_reason, second.attempt_num) == (502, RetryReason.FIVE_XX, 2)
     assert (third.status, third.http_status, third.attempt_num) == (AttemptStatus.SUCCEEDED, 200, 3)

@@ -99,15 +99,13 @@ def _plan_chain(
     health: HealthState,
     now_ms: int,
 ) -> ChainPlan:
-    skipped: list[Skipped] = []
-    kept, by_tier = filter_chain(chain, tier, endpoint_tiers)
+    skipped = [Skipped(entry=e, reason=SkipReason.UNSUPPORTED) for e in chain if not e.provider.is_supported]
+    kept, by_tier = filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)
     skipped.extend(Skipped(entry=e, reason=SkipReason.TIER) for e in by_tier)
     usable: list[ChainEntry] = []
     cooling: list[ChainEntry] = []
     for entry in kept:
-        if not entry.provider.is_supported:
-            skipped.append(Skipped(entry=entry, reason=SkipReason.UNSUPPORTED))
-        elif entry.provider not in configured:
+        if entry.provider not in configured:
             skipped.append(Skipped(entry=entry, reason=SkipReason.NOT_CONFIGURED))
         elif not is_available(health, entry.provider, now_ms):
             skipped.append(Skipped(entry=entry, reason=SkipReason.COOLING))
