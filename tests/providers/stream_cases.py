@@ -125,13 +125,14 @@ def text_of(events: list[StreamEvent]) -> str:
 
 @dataclass(slots=True)
 class RawServer:
-    """A one-connection HTTP/1.1 server on loopback: sends ``head`` and ``body``, then reads until EOF.
+    """A one-connection HTTP/1.1 server on loopback: sends ``head_and_body``, then reads until EOF.
 
     ``client_closed`` is set when the client closes its end: the observable proof that a stream's
     response was closed.
     """
 
     head_and_body: bytes
+    request_received: asyncio.Event = field(default_factory=asyncio.Event)
     client_closed: asyncio.Event = field(default_factory=asyncio.Event)
     port: int = 0
     _server: asyncio.Server | None = None
@@ -141,6 +142,7 @@ class RawServer:
             await reader.readuntil(b"\r\n\r\n")
             writer.write(self.head_and_body)
             await writer.drain()
+            self.request_received.set()
             while await reader.read(65536):
                 pass
             self.client_closed.set()

@@ -87,7 +87,8 @@ async def test_malformed_after_first_text(shape: Shape, tls_context: ssl.SSLCont
         events = await mock.collect()
     check_well_formed(events)
     assert events[:-1] == [TextDelta(text="Hello")]
-    assert "malformed" in events[-1].message  # type: ignore[union-attr]  # check_well_formed: a StreamError
+    assert isinstance(events[-1], StreamError)
+    assert "malformed" in events[-1].message
 
 
 @pytest.mark.parametrize("shape", [Shape.OPENAI, Shape.BEDROCK], ids=lambda s: s.value)
@@ -139,9 +140,7 @@ async def test_nothing_after_message_stop(shape: Shape, tls_context: ssl.SSLCont
 async def test_cut_after_n_bytes_across_the_stream(
     shape: Shape, cut_mode: CutMode, tool: bool, tls_context: ssl.SSLContext
 ) -> None:
-    """A cut after N bytes, N stepping through the whole response: a failure before the first event,
-    else a prefix of the full events ending in one 'stream interrupted' StreamError (or, once the
-    terminator got through, the full stream)."""
+    """A cut at N bytes, N across the response: a failure, or a prefix ending in one StreamError, or all of it."""
     request = tool_request() if tool else text_request()
     outcomes: set[str] = set()
     async with mocked(shape, tls_context) as mock:
@@ -179,7 +178,8 @@ async def test_idle_gap_after_first_event(shape: Shape, tls_context: ssl.SSLCont
         elapsed_s = loop.time() - started
     check_well_formed(events)
     assert events[:-1] == [TextDelta(text="Hello")]
-    assert "no data for 0.1s" in events[-1].message  # type: ignore[union-attr]  # a StreamError
+    assert isinstance(events[-1], StreamError)
+    assert "no data for 0.1s" in events[-1].message
     assert elapsed_s < 0.3
 
 
@@ -201,12 +201,16 @@ async def test_no_overall_timeout_after_first_event(shape: Shape, tls_context: s
 
 
 @SHAPES
+@pytest.mark.parametrize("after_first_event", [True, False], ids=["after-first", "before-first"])
 @pytest.mark.asyncio
 @bounded
-async def test_consumer_cancellation_closes_the_response(shape: Shape, client: httpx.AsyncClient) -> None:
-    """Cancelling the consumer mid-stream propagates CancelledError and closes the connection."""
+async def test_consumer_cancellation_closes_the_response(
+    shape: Shape, after_first_event: bool, client: httpx.AsyncClient
+) -> None:
+    """Cancelling the consumer (before or after the first event) propagates CancelledError and closes the connection."""
     content_type = mock_shapes.stream_content_type(shape)
-    async with RawServer(chunked(first_text_bytes(shape), content_type=content_type)) as server:
+    body = (first_text_bytes(shape),) if after_first_event else ()
+    async with RawServer(chunked(*body, content_type=content_type)) as server:
         provider = make_provider(shape, client, server.base_url)
         first = asyncio.Event()
 
@@ -216,10 +220,14 @@ async def test_consumer_cancellation_closes_the_response(shape: Shape, client: h
                 first.set()
 
         task = asyncio.create_task(consume())
-        await first.wait()
+        if after_first_event:
+            await first.wait()
+        else:
+            await server.request_received.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+        assert first.is_set() is after_first_event
         async with asyncio.timeout(1.0):
             await server.client_closed.wait()
 
