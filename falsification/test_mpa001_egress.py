@@ -105,6 +105,6 @@ async def _run() -> None:
         ),
         survived=survived,
     )
+    assert survived, sovereign.attempts[:5]
     assert control.count > 0, "the counter must see the Standard-tier control's connections"
     assert control_accepted > 0
-    assert survived, sovereign.attempts[:5]
