@@ -273,6 +273,8 @@ def normalize_openai(body: object, *, provider: ProviderKind = ProviderKind.OPEN
     """An OpenAI chat.completion body (also OpenRouter's, Ollama's, vLLM's) as a ProviderResponse.
 
     Only the first choice is kept (routeproof never asks for ``n > 1``).
+
+    :raises InvalidResponse: naming the field and the provider when the body is not the documented shape.
     """
     return _normalize_openai(body, provider)
 
@@ -329,5 +331,7 @@ def normalize_bedrock_converse(body: object, *, response_id: str = "", model: st
 
     The body has no id and no model: the client passes the ``x-amzn-requestid`` header as
     ``response_id`` and the model id it called as ``model``.
+
+    :raises InvalidResponse: naming the field and the provider when the body is not the documented shape.
     """
     return _normalize_bedrock(body, response_id, model)

@@ -276,15 +276,31 @@ class StreamDecoder:
         """Whether a MessageStop or StreamError has been emitted."""
         return self._done
 
-    @icontract.ensure(_well_formed)
-    def feed(self, chunk: bytes) -> list[StreamEvent]:
-        """The events completed by ``chunk``."""
-        return self._lines(self._utf8.decode(chunk), final=False)
+    # The contracts sit on the text-level methods: ``feed``/``finish`` only UTF-8-decode and delegate,
+    # so every call is still checked at run time, while CrossHair (whose symbolic model of the
+    # incremental UTF-8 decoder raises IndexError inside its own codec code) checks the str layer.
 
-    @icontract.ensure(_well_formed)
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        """The events completed by ``chunk`` (split anywhere, even inside a UTF-8 character)."""
+        return self.feed_text(self._utf8.decode(chunk))
+
     def finish(self) -> list[StreamEvent]:
         """The end of the body: a StreamError("stream incomplete...") unless the terminator was seen."""
-        events = self._lines(self._utf8.decode(b"", final=True), final=True)
+        return self.finish_text(self._utf8.decode(b"", final=True))
+
+    @icontract.ensure(_well_formed)
+    def feed_text(self, text: str) -> list[StreamEvent]:
+        """The events completed by ``text``: the already-decoded form of :meth:`feed`.
+
+        Use one of ``feed`` and ``feed_text`` per stream: ``feed`` may hold back the bytes of a
+        split UTF-8 character that ``feed_text`` would not see.
+        """
+        return self._lines(text, final=False)
+
+    @icontract.ensure(_well_formed)
+    def finish_text(self, text: str = "") -> list[StreamEvent]:
+        """The end of the body after its last ``text``; the already-decoded form of :meth:`finish`."""
+        events = self._lines(text, final=True)
         if not self._done:
             self._done = True
             events.append(StreamError(message=f"{INCOMPLETE}: the body ended before the terminator"))

@@ -29,6 +29,16 @@ __all__ = [
     "finish_reason_for",
 ]
 
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name!r}")
+
+
+# One encoder and one decoder, built once: ``json.dumps``/``json.loads`` with options build a new
+# one per call, which was a third of the translation time. Both are stateless between calls.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
 ANTHROPIC_TO_OPENAI_STOP: Mapping[str, str] = MappingProxyType(
     {
         "end_turn": "stop",
@@ -93,7 +103,7 @@ def finish_reason_for(reason: str) -> FinishReason:
 
 
 def _compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def compact_json(value: Any) -> str:
@@ -116,11 +126,7 @@ def deterministic_tool_id(provider_id: str, message_index: int, tool_index: int)
 def as_json_object(text: str) -> dict[str, Any] | None:
     """``text`` parsed as a JSON object, or None when it is not valid JSON or not an object."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _DECODER.decode(text)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name!r}")

@@ -1,0 +1,129 @@
+"""Anthropic Messages responses <-> OpenAI chat.completion responses (non-streamed).
+
+Stop reasons go through the one table in :mod:`routeproof.core.wire`; usage keeps its meaning
+(OpenAI ``prompt_tokens`` includes cached tokens, Anthropic ``input_tokens`` does not). A thinking
+block, a refusal or several choices raise :class:`TranslationError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import icontract
+
+from routeproof.core.translate_common import _args_json, _int, _list, _obj, _opt_int, _parsed_args, _str
+from routeproof.core.translate_parse import _openai_tool_calls
+from routeproof.core.wire import ANTHROPIC_TO_OPENAI_STOP, OPENAI_TO_ANTHROPIC_STOP
+from routeproof.errors import TranslationError
+
+__all__ = ["anthropic_response_to_openai", "openai_response_to_anthropic"]
+
+# --- responses ---------------------------------------------------------------------------------------
+
+
+def _anthropic_response_to_openai(body: object) -> dict[str, Any]:
+    response = _obj(body, "anthropic response")
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for i, raw in enumerate(_list(response.get("content"), "content")):
+        block = _obj(raw, f"content[{i}]")
+        if block.get("type") == "text":
+            texts.append(_str(block.get("text"), f"content[{i}].text"))
+        elif block.get("type") == "tool_use":
+            arguments = _args_json(block.get("input"), f"content[{i}].input")
+            function = {"name": _str(block.get("name"), f"content[{i}].name"), "arguments": arguments}
+            calls.append({"id": _str(block.get("id"), f"content[{i}].id"), "type": "function", "function": function})
+        else:
+            raise TranslationError(f"content[{i}] of type {block.get('type')!r} has no OpenAI equivalent")
+    stop = response.get("stop_reason")
+    if not isinstance(stop, str) or stop not in ANTHROPIC_TO_OPENAI_STOP:
+        raise TranslationError(f"stop_reason {stop!r} has no OpenAI equivalent")
+    usage = _obj(response.get("usage"), "usage")
+    cache_read = _opt_int(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens")
+    cache_write = _opt_int(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens")
+    prompt = _int(usage.get("input_tokens"), "usage.input_tokens") + cache_read + cache_write
+    completion = _int(usage.get("output_tokens"), "usage.output_tokens")
+    details: dict[str, int] = {"cached_tokens": cache_read}
+    if cache_write:
+        details["cache_write_tokens"] = cache_write  # OpenRouter's name; OpenAI has no such field
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "id": _str(response.get("id"), "id"),
+        "object": "chat.completion",
+        "created": 0,  # the core has no clock; a shell that needs the time sets it
+        "model": _str(response.get("model"), "model"),
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": ANTHROPIC_TO_OPENAI_STOP[stop], "logprobs": None}
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": details,
+        },
+    }
+
+
+def _openai_response_to_anthropic(body: object) -> dict[str, Any]:
+    response = _obj(body, "openai response")
+    choices = _list(response.get("choices"), "choices")
+    if len(choices) != 1:
+        raise TranslationError(f"choices has {len(choices)} entries; Anthropic returns one message")
+    choice = _obj(choices[0], "choices[0]")
+    message = _obj(choice.get("message"), "choices[0].message")
+    if message.get("refusal") is not None:
+        raise TranslationError("choices[0].message.refusal has no Anthropic equivalent")
+    content: list[dict[str, Any]] = []
+    if message.get("content") is not None:
+        content.append({"type": "text", "text": _str(message.get("content"), "choices[0].message.content")})
+    raw_calls = message.get("tool_calls")
+    calls = _openai_tool_calls([] if raw_calls is None else raw_calls, 0, "choices[0].message.tool_calls")
+    for call in calls:
+        tool_input = _parsed_args(call.input_json, f"tool call {call.id!r}")
+        content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input})
+    finish = choice.get("finish_reason")
+    if not isinstance(finish, str) or finish not in OPENAI_TO_ANTHROPIC_STOP:
+        raise TranslationError(f"finish_reason {finish!r} has no Anthropic equivalent")
+    usage = _obj(response.get("usage"), "usage")
+    raw_details = usage.get("prompt_tokens_details")
+    details = {} if raw_details is None else _obj(raw_details, "usage.prompt_tokens_details")
+    cached = _opt_int(details.get("cached_tokens"), "usage.prompt_tokens_details.cached_tokens")
+    written = _opt_int(details.get("cache_write_tokens"), "usage.prompt_tokens_details.cache_write_tokens")
+    uncached = _int(usage.get("prompt_tokens"), "usage.prompt_tokens") - cached - written
+    if uncached < 0:
+        raise TranslationError(f"usage.prompt_tokens is smaller than its cached part ({cached} + {written})")
+    return {
+        "id": _str(response.get("id"), "id"),
+        "type": "message",
+        "role": "assistant",
+        "model": _str(response.get("model"), "model"),
+        "content": content,
+        "stop_reason": OPENAI_TO_ANTHROPIC_STOP[finish],
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": uncached,
+            "output_tokens": _int(usage.get("completion_tokens"), "usage.completion_tokens"),
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": cached,
+        },
+    }
+
+
+@icontract.ensure(lambda result: len(result["choices"]) == 1 and result["object"] == "chat.completion")
+def anthropic_response_to_openai(body: object) -> dict[str, Any]:
+    """An Anthropic Messages response as an OpenAI chat.completion (text blocks joined in order).
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
+    return _anthropic_response_to_openai(body)
+
+
+@icontract.ensure(lambda result: result["type"] == "message" and result["role"] == "assistant")
+def openai_response_to_anthropic(body: object) -> dict[str, Any]:
+    """An OpenAI chat.completion with one choice as an Anthropic Messages response.
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
+    return _openai_response_to_anthropic(body)
