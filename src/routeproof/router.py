@@ -12,7 +12,7 @@ import asyncio
 import math
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 import httpx
@@ -60,7 +60,6 @@ from routeproof.core.types import (
     ProviderResponse,
     ResolvedModel,
     SkipRecord,
-    StreamEvent,
     TenantPolicy,
     Usage,
 )
@@ -77,6 +76,7 @@ from routeproof.errors import (
 )
 from routeproof.observe import RouterMetrics, attempt_span, log_auth_failure, log_cap_exceeded, log_model_not_found
 from routeproof.providers.protocol import Provider
+from routeproof.streaming import ProviderStream
 
 __all__ = ["Router"]
 
@@ -103,10 +103,14 @@ class Router:
         wall_clock: Callable[[], float] = time.time,
         client: httpx.AsyncClient | None = None,
         attempt_timeout_s: float = PROVIDER_DEFAULT_TIMEOUT_MS / 1000,
+        stream_idle_timeout_s: float | None = 30.0,
     ) -> None:
         if not 0 < attempt_timeout_s <= PROVIDER_DEFAULT_TIMEOUT_MS / 1000:
             raise ConfigError(f"attempt_timeout_s must be in (0, 30], got {attempt_timeout_s!r}")
         self._attempt_timeout_ms = max(1, math.floor(attempt_timeout_s * 1000))
+        if stream_idle_timeout_s is not None and stream_idle_timeout_s <= 0:
+            raise ConfigError(f"stream_idle_timeout_s must be > 0 or None, got {stream_idle_timeout_s!r}")
+        self._stream_idle_timeout_s = stream_idle_timeout_s
         items = providers.values() if isinstance(providers, Mapping) else providers
         self._providers: dict[ProviderKind, Provider] = {}
         for provider in items:
@@ -212,11 +216,13 @@ class Router:
         policy: TenantPolicy,
         *,
         session_id: str = "default",
-    ) -> AsyncIterator[StreamEvent]:
-        """Stream the answer as provider-neutral events, with failover before the first token."""
-        from routeproof.streaming import stream_call
-
-        return stream_call(self, req, resolved, deadline, policy, session_id=session_id)
+        restart_on_interrupt: bool = False,
+    ) -> ProviderStream:
+        """Stream the answer as provider-neutral events: retry and failover before the first token,
+        committed after it; ends with exactly one MessageStop or one StreamError (see streaming.py)."""
+        return ProviderStream(
+            self, req, resolved, deadline, policy, session_id=session_id, restart_on_interrupt=restart_on_interrupt
+        )
 
     # --- pieces the call and the streaming call share ------------------------------------------
 
@@ -280,8 +286,8 @@ class _Call:
     def now_ms(self) -> int:
         return _ms(self.loop.time())
 
-    async def attempt(self, action: CallProvider) -> Event:
-        """Perform one CallProvider action and say what happened."""
+    def begin(self, action: CallProvider) -> Reservation | AttemptRefused | None:
+        """Count a failover, then reserve the attempt's worst case (or say why it may not start)."""
         router = self.router
         entry = action.entry
         if self.last_position is not None and self.last_position != action.position and self.last_kind is not None:
@@ -301,7 +307,26 @@ class _Call:
                 return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.SKIP_PROVIDER)
             return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.TERMINAL)
         self.last_kind, self.last_position = entry.provider, action.position
-        reservation = outcome
+        return outcome
+
+    def failed(self, action: CallProvider, reservation: Reservation | None, failure: AttemptFailure) -> AttemptFailed:
+        """Settle a failed attempt (book only what is billable), count it against health, report it."""
+        router = self.router
+        entry = action.entry
+        billed = router._cost(entry.provider, entry.model, failure.billed_usage) if is_billable(failure) else 0
+        router._settle(reservation, booked_pico_usd=billed, succeeded=False)
+        now = self.now_ms()
+        router._health_after(entry.provider, failure, now)
+        return AttemptFailed(now_ms=now, failure=failure, draw=router._rng.random())
+
+    async def attempt(self, action: CallProvider) -> Event:
+        """Perform one CallProvider action and say what happened."""
+        router = self.router
+        entry = action.entry
+        begun = self.begin(action)
+        if isinstance(begun, AttemptRefused):
+            return begun
+        reservation = begun
         provider = router._providers[entry.provider]
         timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
         settled = False
@@ -327,12 +352,8 @@ class _Call:
                 router._health_after(entry.provider, None, now)
                 self.response = response
                 return AttemptSucceeded(now_ms=now)
-            billed = router._cost(entry.provider, entry.model, failure.billed_usage) if is_billable(failure) else 0
-            router._settle(reservation, booked_pico_usd=billed, succeeded=False)
             settled = True
-            now = self.now_ms()
-            router._health_after(entry.provider, failure, now)
-            return AttemptFailed(now_ms=now, failure=failure, draw=router._rng.random())
+            return self.failed(action, reservation, failure)
         finally:
             if not settled:  # cancelled (or a bug escaping): never leak the reservation
                 router._settle(reservation, booked_pico_usd=0, succeeded=False)

@@ -1,33 +1,311 @@
-"""Streaming calls (issue 7): failover before the first token, committed after it."""
+"""Streaming calls: the kernel's retry/failover rules up to the first token, committed after it.
+
+Up to the first event of an attempt, a streaming call is a ``call_provider`` call: the same kernel
+decides retries, failover, sleeps, the 30 s budget, the caller's deadline, tiers and budgets, and a
+failure before the first token (an in-band error event included) is one more failed attempt.
+At the first event the call is committed to that provider: the rest is relayed as it arrives,
+bounded by the caller's deadline, and nothing is ever spliced in from another provider. A drop, a
+malformed event or the deadline then ends the stream with ``StreamError("stream interrupted: …")``.
+
+Every stream ends with exactly one ``MessageStop`` (carrying usage) or exactly one ``StreamError``.
+Tool calls are held back until their block closes, so a consumer never sees partial tool JSON from
+an interrupted stream. Streamed usage is committed to the ledger; a stream cut before its usage
+arrived commits the worst case that was reserved for it, never zero.
+
+With ``restart_on_interrupt=True`` the whole turn is held back until its ``MessageStop`` and, if
+the stream is interrupted after its first token, the turn is retried from scratch (within the
+caller's deadline): the caller then sees one complete answer or one ``StreamError``, at the cost of
+seeing no token before the answer is complete.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from routeproof.core.types import ChatRequest, ResolvedModel, StreamEvent, TenantPolicy
-from routeproof.errors import RouterError
+from routeproof.core import kernel
+from routeproof.core.kernel import (
+    AttemptFailed,
+    AttemptRefused,
+    AttemptSucceeded,
+    CallPlan,
+    CallProvider,
+    Event,
+    Sleep,
+    SleepDone,
+    Succeed,
+)
+from routeproof.core.ledger import Reservation
+from routeproof.core.types import (
+    AttemptFailure,
+    AttemptRecord,
+    BlockStop,
+    ChatRequest,
+    FailureKind,
+    MessageStop,
+    PrivacyTier,
+    ProviderKind,
+    ResolvedModel,
+    StreamError,
+    StreamEvent,
+    TenantPolicy,
+    ToolUseDelta,
+    ToolUseStart,
+)
+from routeproof.errors import ProviderCallFailed
 
 if TYPE_CHECKING:
-    from routeproof.router import Router
+    from routeproof.router import Router, _Call
 
-__all__ = ["StreamingNotImplemented", "stream_call"]
+__all__ = ["ProviderStream", "StreamInterrupted"]
 
-
-class StreamingNotImplemented(RouterError):
-    """Streaming is not wired yet in this build."""
+INTERRUPTED = "stream interrupted"
 
 
-async def stream_call(
-    router: Router,
-    req: ChatRequest,
-    resolved: ResolvedModel,
-    deadline: float,
-    policy: TenantPolicy,
-    *,
-    session_id: str = "default",
-) -> AsyncIterator[StreamEvent]:
-    """Stream one call's events."""
-    del router, req, resolved, deadline, policy, session_id
-    raise StreamingNotImplemented("call_provider_streaming is not implemented yet")
-    yield  # pragma: no cover - makes this an async generator
+class StreamInterrupted(Exception):
+    """Internal: the committed attempt ended without MessageStop (restart_on_interrupt only)."""
+
+
+class ProviderStream:
+    """An async iterator of ``StreamEvent``s for one streaming call, with its attempt history.
+
+    ``attempts`` grows as attempts finish; ``provider``/``model`` name the provider the stream
+    committed to; ``interrupted`` is True when the stream ended with a StreamError after its first
+    token; ``first_token_ms`` is the committed attempt's time to first token.
+    """
+
+    def __init__(
+        self,
+        router: Router,
+        req: ChatRequest,
+        resolved: ResolvedModel,
+        deadline: float,
+        policy: TenantPolicy,
+        *,
+        session_id: str,
+        restart_on_interrupt: bool,
+    ) -> None:
+        self.attempts: tuple[AttemptRecord, ...] = ()
+        self.provider: ProviderKind | None = None
+        self.model = ""
+        self.interrupted = False
+        self.first_token_ms: int | None = None
+        self._router = router
+        self._req = req
+        self._resolved = resolved
+        self._deadline = deadline
+        self._policy = policy
+        self._session_id = session_id
+        self._restart = restart_on_interrupt
+        self._events = self._run()
+
+    def __aiter__(self) -> ProviderStream:
+        return self
+
+    async def __anext__(self) -> StreamEvent:
+        return await self._events.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop the stream: the open provider response is closed and its reservation settled."""
+        await self._events.aclose()
+
+    # --- the call ------------------------------------------------------------------------------
+
+    async def _run(self) -> AsyncGenerator[StreamEvent, None]:
+        restarts = 0
+        while True:
+            try:
+                async with aclosing(self._one_call(hold_back=self._restart)) as events:
+                    async for event in events:
+                        yield event
+                return
+            except StreamInterrupted:
+                restarts += 1
+                if restarts > 1 or asyncio.get_running_loop().time() >= self._deadline:
+                    self.interrupted = True
+                    yield StreamError(message=f"{INTERRUPTED}: the turn was retried from scratch and cut again")
+                    return
+
+    async def _one_call(self, *, hold_back: bool) -> AsyncGenerator[StreamEvent, None]:
+        from routeproof.router import _Call, _ms
+
+        router = self._router
+        loop = asyncio.get_running_loop()
+        started_ms = _ms(loop.time())
+        chain_plan = router._plan(self._resolved, self._policy, started_ms)
+        plan = CallPlan(
+            chain=chain_plan.chain,
+            started_at_ms=started_ms,
+            deadline_at_ms=_ms(self._deadline),
+            backoff=router._backoff,
+            attempt_timeout_ms=router._attempt_timeout_ms,
+            context_window_failover=self._policy.context_window_failover
+            and self._policy.privacy_tier is not PrivacyTier.SOVEREIGN,
+        )
+        call = _Call(router, self._req, self._session_id, chain_plan)
+        state, action = kernel.start(plan, started_ms)
+        while True:
+            event: Event
+            if isinstance(action, CallProvider):
+                opened = await self._open(call, action)
+                if not isinstance(opened, tuple):
+                    event = opened
+                else:
+                    first, stream, reservation, first_token_ms = opened
+                    event = AttemptSucceeded(now_ms=call.now_ms(), first_token_ms=first_token_ms)
+                    before = len(state.records)
+                    state, action = kernel.step(state, event)
+                    for record in state.records[before:]:
+                        router._metrics.attempt(record)
+                    assert isinstance(action, Succeed)  # the kernel always accepts a first token
+                    self.attempts = action.records
+                    self.provider, self.model = action.entry.provider, action.entry.model
+                    self.first_token_ms = first_token_ms
+                    router._metrics.call(action.entry.provider, action.entry.model, "succeeded", len(action.records))
+                    relay = self._relay(
+                        call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back
+                    )
+                    async with aclosing(relay) as relayed:
+                        async for out in relayed:
+                            yield out
+                    return
+            elif isinstance(action, Sleep):
+                await asyncio.sleep(action.duration_ms / 1000)
+                event = SleepDone(now_ms=call.now_ms())
+            elif isinstance(action, Succeed):  # pragma: no cover - a success is always handled above
+                raise AssertionError("the kernel succeeded without a first token")
+            else:
+                self.attempts = action.records
+                raise call.fail(action)
+            before = len(state.records)
+            state, action = kernel.step(state, event)
+            self.attempts = state.records
+            for record in state.records[before:]:
+                router._metrics.attempt(record)
+
+    async def _open(
+        self, call: _Call, action: CallProvider
+    ) -> AttemptRefused | AttemptFailed | tuple[StreamEvent, AsyncIterator[StreamEvent], Reservation | None, int]:
+        """Start one streaming attempt and wait for its first event, within the attempt's timeout."""
+        router = self._router
+        begun = call.begin(action)
+        if isinstance(begun, AttemptRefused):
+            return begun
+        reservation = begun
+        entry = action.entry
+        provider = router._providers[entry.provider]
+        timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
+        stream = provider.stream(
+            self._req, entry.model, timeout_at=timeout_at, idle_timeout_s=router._stream_idle_timeout_s
+        )
+        keep_open = False
+        settled = False
+        try:
+            try:
+                async with asyncio.timeout_at(timeout_at):
+                    first = await anext(aiter(stream))
+            except ProviderCallFailed as exc:
+                failure = exc.failure
+            except TimeoutError:
+                failure = AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT, message="no first event in time")
+            except StopAsyncIteration:
+                failure = AttemptFailure(kind=FailureKind.STREAM_ERROR, message="stream ended before any event")
+            else:
+                if not isinstance(first, StreamError):
+                    keep_open = True  # committed: _relay owns the stream and the reservation now
+                    return first, stream, reservation, call.now_ms() - action.issued_at_ms
+                # defensive: providers raise STREAM_ERROR for a first in-band error instead
+                failure = AttemptFailure(kind=FailureKind.STREAM_ERROR, message=first.message)
+            settled = True
+            return call.failed(action, reservation, failure)
+        finally:
+            if not keep_open:
+                if not settled:  # cancelled while waiting for the first event: nothing was billed
+                    router._settle(reservation, booked_pico_usd=0, succeeded=False)
+                await _close(stream)
+
+    async def _relay(
+        self,
+        call: _Call,
+        kind: ProviderKind,
+        first: StreamEvent,
+        stream: AsyncIterator[StreamEvent],
+        *,
+        reservation: Reservation | None,
+        hold_back: bool,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Relay the committed attempt's events: tool blocks held until they close, one end event."""
+        router = self._router
+        entry_model = self.model
+        held: list[StreamEvent] = []  # a tool block in progress (or, with hold_back, the whole turn)
+        in_tool = False
+        settled = False
+        event: StreamEvent | None = first
+        try:
+            while True:
+                if event is None:
+                    try:
+                        async with asyncio.timeout_at(self._deadline):
+                            event = await anext(aiter(stream))
+                    except TimeoutError:
+                        router._metrics.deadline()
+                        event = StreamError(message=f"{INTERRUPTED}: the caller's deadline elapsed")
+                    except StopAsyncIteration:
+                        event = StreamError(message=f"{INTERRUPTED}: the stream ended without MessageStop")
+                if isinstance(event, MessageStop):
+                    router._settle(
+                        reservation,
+                        booked_pico_usd=router._cost(kind, entry_model, event.usage),
+                        succeeded=True,
+                    )
+                    settled = True
+                    router._health_after(kind, None, call.now_ms())
+                    for out in held:
+                        yield out
+                    yield event
+                    return
+                if isinstance(event, StreamError):
+                    # Usage never arrived: book the worst case reserved for the call, not zero.
+                    router._settle(reservation, booked_pico_usd=_reserved(reservation), succeeded=True)
+                    settled = True
+                    failure = AttemptFailure(kind=FailureKind.CONN_RESET, message=event.message)
+                    router._health_after(kind, failure, call.now_ms())
+                    if hold_back:
+                        raise StreamInterrupted(event.message)
+                    self.interrupted = True
+                    message = (
+                        event.message if event.message.startswith(INTERRUPTED) else f"{INTERRUPTED}: {event.message}"
+                    )
+                    yield StreamError(message=message)  # partial tool JSON in `held` is dropped
+                    return
+                if hold_back:
+                    held.append(event)
+                elif isinstance(event, ToolUseStart):
+                    in_tool = True
+                    held.append(event)
+                elif in_tool and isinstance(event, ToolUseDelta | BlockStop):
+                    held.append(event)
+                    if isinstance(event, BlockStop):
+                        for out in held:
+                            yield out
+                        held.clear()
+                        in_tool = False
+                else:
+                    yield event
+                event = None
+        finally:
+            if not settled:  # the consumer stopped reading: the provider may still bill, book the worst case
+                router._settle(reservation, booked_pico_usd=_reserved(reservation), succeeded=True)
+            await _close(stream)
+
+
+def _reserved(reservation: Reservation | None) -> int:
+    return 0 if reservation is None else reservation.amount_pico_usd
+
+
+async def _close(stream: AsyncIterator[StreamEvent]) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
