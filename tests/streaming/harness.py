@@ -25,6 +25,7 @@ from routeproof.mock import MockProviderServer, Shape
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
+from routeproof.providers.protocol import Provider
 from routeproof.router import Router
 from routeproof.streaming import ProviderStream
 
@@ -68,7 +69,7 @@ async def fleet(
         MockProviderServer(Shape.BEDROCK) as bedrock,
         httpx.AsyncClient() as client,
     ):
-        providers = [
+        providers: list[Provider] = [
             AnthropicProvider(api_key="sk-ant-stream", client=client, base_url=anthropic.base_url),
             OpenAIProvider(api_key="sk-openai-stream", client=client, base_url=f"{openai.base_url}/v1"),
             BedrockProvider(
@@ -104,11 +105,15 @@ def request(*, tool: bool = False) -> ChatRequest:
     return ChatRequest(messages=(Message.user("stream please"),), max_tokens=64, alias=ALIAS, tools=tools)
 
 
-def open_stream(f: Fleet, tenant: TenantPolicy, deadline: float, **kw: bool) -> ProviderStream:
+def open_stream(
+    f: Fleet, tenant: TenantPolicy, deadline: float, *, tool: bool = False, restart_on_interrupt: bool = False
+) -> ProviderStream:
     """Start a streaming call."""
     resolved = resolve(ALIAS, tenant)
     assert resolved is not None
-    return f.router.call_provider_streaming(request(tool=kw.pop("tool", False)), resolved, deadline, tenant, **kw)
+    return f.router.call_provider_streaming(
+        request(tool=tool), resolved, deadline, tenant, restart_on_interrupt=restart_on_interrupt
+    )
 
 
 async def collect(stream: ProviderStream) -> list[StreamEvent]:
