@@ -1,0 +1,93 @@
+"""FALSIFY-MPA-006: every stream ends with MessageStop carrying usage, or with one Error — never a
+silent end — through the full router over real-socket mock servers with injected faults."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+
+import pytest
+
+from falsification.report import record_verdict
+from routeproof.core.health import HealthConfig
+from routeproof.core.types import BlockStop, MessageStop, ProviderKind, StreamError, ToolUseDelta, ToolUseStart
+from routeproof.mock import CutMode, Scripted
+from tests.streaming.harness import collect, fleet, open_stream, policy
+
+pytestmark = [pytest.mark.falsify, pytest.mark.asyncio]
+KINDS = (ProviderKind.ANTHROPIC, ProviderKind.OPENAI, ProviderKind.BEDROCK)
+STREAMS = 240
+
+
+def _fault(rng: random.Random) -> tuple[str, Scripted]:
+    """A random fault (or none) for one streamed answer."""
+    roll = rng.random()
+    drip = rng.choice([0.0, 0.0, 0.002])
+    if roll < 0.35:
+        return "none", Scripted(delay_between_chunks_s=drip)
+    if roll < 0.75:
+        mode = rng.choice([CutMode.RESET, CutMode.CLOSE])
+        return "cut", Scripted(cut_after_bytes=rng.randrange(0, 1600), cut_mode=mode, delay_between_chunks_s=drip)
+    if roll < 0.85:
+        return "status", Scripted(status=rng.choice([429, 500, 503]))
+    return "malformed", Scripted(malformed_body=True)
+
+
+async def test_mpa_006_every_stream_ends_with_message_stop_or_error() -> None:
+    """240 streams with random cuts, drips, statuses and malformed bodies: one end event each."""
+    rng = random.Random(6)
+    counts = {"message_stop": 0, "error": 0, "silent": 0, "double_end": 0, "stop_without_usage": 0,
+              "partial_tool": 0, "raised": 0, "clean_runs_not_completed": 0}  # fmt: skip
+    t0 = time.perf_counter()
+    async with asyncio.timeout(240), fleet(health=HealthConfig(failure_threshold=10**6)) as f:
+        for _ in range(STREAMS):
+            kind = rng.choice(KINDS)
+            server = f.server(kind)
+            server.reset()
+            label, step = _fault(rng)
+            server.script(step)
+            tool = rng.random() < 0.5
+            try:
+                events = await collect(open_stream(f, policy(kind), asyncio.get_running_loop().time() + 10, tool=tool))
+            except Exception:  # a RouterError before the first token is a clean, loud end too
+                counts["raised"] += 1
+                continue
+            ends = [e for e in events if isinstance(e, MessageStop | StreamError)]
+            if not ends:
+                counts["silent"] += 1
+            elif len(ends) > 1 or events[-1] is not ends[0]:
+                counts["double_end"] += 1
+            elif isinstance(ends[0], MessageStop):
+                counts["message_stop"] += 1
+                if ends[0].usage.prompt_tokens + ends[0].usage.completion_tokens == 0:
+                    counts["stop_without_usage"] += 1
+            else:
+                counts["error"] += 1
+                if label == "none":
+                    counts["clean_runs_not_completed"] += 1
+            tool_json: dict[str, str] = {}
+            for event in events:
+                if isinstance(event, ToolUseStart):
+                    tool_json[event.id] = ""
+                    current = event.id
+                elif isinstance(event, ToolUseDelta):
+                    tool_json[event.id] += event.partial_json
+                elif isinstance(event, BlockStop) and tool_json:
+                    try:
+                        json.loads(tool_json.pop(current) or "{}")
+                    except ValueError:
+                        counts["partial_tool"] += 1
+            counts["partial_tool"] += len(tool_json)
+    took = time.perf_counter() - t0
+    bad = {k: v for k, v in counts.items() if k not in ("message_stop", "error", "raised") and v}
+    record_verdict(
+        "FALSIFY-MPA-006",
+        evidence=f"{STREAMS} streams over 3 shapes with random faults in {took:.1f} s: "
+        f"{counts['message_stop']} MessageStop with usage, {counts['error']} 'stream interrupted' errors, "
+        f"{counts['raised']} raised before the first token, {counts['silent']} silent ends, "
+        f"{counts['double_end']} double ends, {counts['partial_tool']} partial tool calls",
+        survived=not bad,
+    )
+    assert not bad, counts
