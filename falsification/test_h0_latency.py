@@ -100,10 +100,14 @@ async def test_h0_latency_cascade_vs_single_provider() -> None:
     """H0-LATENCY on virtual time: 4,000 open-loop calls per arm, 10 % independent failures."""
     with wall("H0-LATENCY (virtual time)"):
         single = await _open_loop(
-            Router(_sim_providers(11), attempt_timeout_s=ATTEMPT_TIMEOUT_S), policy(A), N_VIRTUAL, ARRIVALS_PER_S, 5
+            Router(_sim_providers(11), rng=random.Random(17), attempt_timeout_s=ATTEMPT_TIMEOUT_S),
+            policy(A),
+            N_VIRTUAL,
+            ARRIVALS_PER_S,
+            5,
         )
         cascade = await _open_loop(
-            Router(_sim_providers(11), attempt_timeout_s=ATTEMPT_TIMEOUT_S),
+            Router(_sim_providers(11), rng=random.Random(17), attempt_timeout_s=ATTEMPT_TIMEOUT_S),
             policy(A, [B, C]),
             N_VIRTUAL,
             ARRIVALS_PER_S,
