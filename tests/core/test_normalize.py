@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Any
 
@@ -20,22 +21,30 @@ ANTHROPIC = {
     "content": [{"type": "text", "text": "Paris: "}, {"type": "text", "text": "18°C"},
                 {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Paris", "n": 1.5}}],
     "stop_reason": "tool_use", "stop_sequence": None,
-    "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 90, "cache_creation_input_tokens": 0},
+    "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 90,
+              "cache_creation_input_tokens": 0},
     "unknown_future_field": {"x": 1},
 }  # fmt: skip
+_WEATHER_CALL = {
+    "id": "t1",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city": "Paris", "n": 1.5}'},
+}
+OPENAI_MESSAGE = {"role": "assistant", "content": "Paris: 18°C", "refusal": None, "tool_calls": [_WEATHER_CALL]}
+OPENAI_CHOICE = {"index": 0, "logprobs": None, "finish_reason": "tool_calls", "message": OPENAI_MESSAGE}
 OPENAI = {
     "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m", "system_fingerprint": "fp",
-    "choices": [{"index": 0, "logprobs": None, "finish_reason": "tool_calls",
-                 "message": {"role": "assistant", "content": "Paris: 18°C", "refusal": None,
-                             "tool_calls": [{"id": "t1", "type": "function",
-                                             "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\", \"n\": 1.5}"}}]}}],
-    "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105, "prompt_tokens_details": {"cached_tokens": 90}},
+    "choices": [OPENAI_CHOICE],
+    "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105,
+              "prompt_tokens_details": {"cached_tokens": 90}},
 }  # fmt: skip
 BEDROCK = {
     "output": {"message": {"role": "assistant", "content": [
-        {"text": "Paris: 18°C"}, {"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {"city": "Paris", "n": 1.5}}}]}},
+        {"text": "Paris: 18°C"},
+        {"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {"city": "Paris", "n": 1.5}}}]}},
     "stopReason": "tool_use",
-    "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 105, "cacheReadInputTokens": 90, "cacheWriteInputTokens": 0},
+    "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 105, "cacheReadInputTokens": 90,
+              "cacheWriteInputTokens": 0},
     "metrics": {"latencyMs": 300},
 }  # fmt: skip
 
@@ -66,11 +75,8 @@ def test_ac15_three_shapes_normalise_to_equal_responses() -> None:
 
 def test_openai_compatible_provider_label_and_missing_tool_ids() -> None:
     """OpenAI-shaped bodies from Ollama keep their provider; a tool call without id gets a blake3 id."""
-    body: dict[str, Any] = {**OPENAI, "choices": [{**OPENAI["choices"][0]}]}
-    body["choices"][0]["message"] = {
-        **OPENAI["choices"][0]["message"],
-        "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}],
-    }
+    message = {**OPENAI_MESSAGE, "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}
+    body = {**OPENAI, "choices": [{**OPENAI_CHOICE, "message": message}]}
     response = normalize_openai(body, provider=ProviderKind.OLLAMA)
     assert response.provider is ProviderKind.OLLAMA
     assert response.choices[0].tool_calls[0].id.startswith("toolu_rp")
@@ -80,9 +86,13 @@ def test_openai_compatible_provider_label_and_missing_tool_ids() -> None:
     ("normalize", "body", "field"),
     [
         (normalize_anthropic, {k: v for k, v in ANTHROPIC.items() if k != "stop_reason"}, "stop_reason"),
-        (normalize_anthropic, {**ANTHROPIC, "usage": {"input_tokens": "10", "output_tokens": 5}}, "usage.input_tokens"),
+        (normalize_anthropic, {**ANTHROPIC, "usage": {"input_tokens": "10", "output_tokens": 5}},
+         "usage.input_tokens"),
         (normalize_openai, {**OPENAI, "choices": []}, "choices"),
-        (normalize_openai, {**OPENAI, "usage": {"prompt_tokens": 1, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 5}}}, "prompt_tokens"),
+        (normalize_openai,
+         {**OPENAI, "usage": {"prompt_tokens": 1, "completion_tokens": 1,
+                              "prompt_tokens_details": {"cached_tokens": 5}}},
+         "prompt_tokens"),
         (normalize_bedrock_converse, {**BEDROCK, "output": {}}, "output.message"),
     ],
 )  # fmt: skip
@@ -95,9 +105,8 @@ def test_missing_or_wrongly_typed_field_names_field_and_provider(normalize: Any,
 
 def test_invalid_tool_arguments_raise_not_empty_object() -> None:
     """OpenAI tool arguments that are not a JSON object raise InvalidResponse instead of becoming {}."""
-    body: dict[str, Any] = {**OPENAI, "choices": [{**OPENAI["choices"][0]}]}
-    body["choices"][0]["message"] = {**OPENAI["choices"][0]["message"]}
-    body["choices"][0]["message"]["tool_calls"] = [{"id": "x", "function": {"name": "f", "arguments": '{"a":'}}]
+    message = {**OPENAI_MESSAGE, "tool_calls": [{"id": "x", "function": {"name": "f", "arguments": '{"a":'}}]}
+    body = {**OPENAI, "choices": [{**OPENAI_CHOICE, "message": message}]}
     with pytest.raises(InvalidResponse, match="arguments"):
         normalize_openai(body)
 
@@ -111,9 +120,10 @@ def test_response_translation_preserves_the_normalised_message() -> None:
 
 _shapes = st.recursive(
     json_values,
-    lambda c: st.dictionaries(st.sampled_from(["id", "model", "content", "choices", "message", "usage", "type", "text",
-                                               "output", "stopReason", "stop_reason", "finish_reason", "tool_calls",
-                                               "function", "arguments", "input_tokens", "prompt_tokens"]), c, max_size=6)
+    lambda c: st.dictionaries(st.sampled_from(["id", "model", "content", "choices", "message", "usage", "type",
+                                               "text", "output", "stopReason", "stop_reason", "finish_reason",
+                                               "tool_calls", "function", "arguments", "input_tokens",
+                                               "prompt_tokens"]), c, max_size=6)
     | st.lists(c, max_size=3),
     max_leaves=20,
 )  # fmt: skip
@@ -123,12 +133,8 @@ _shapes = st.recursive(
 def test_fuzz_malformed_bodies_only_raise_invalid_response_or_translation_error(body: Any) -> None:
     """Random JSON of random shape never raises KeyError/TypeError/IndexError from any normaliser or translator."""
     for call in (normalize_anthropic, normalize_openai, normalize_bedrock_converse):
-        try:
+        with contextlib.suppress(InvalidResponse):
             call(body)
-        except InvalidResponse:
-            pass
     for translate in (anthropic_response_to_openai, openai_response_to_anthropic):
-        try:
+        with contextlib.suppress(TranslationError):
             translate(body)
-        except TranslationError:
-            pass

@@ -30,22 +30,38 @@ def _sse(event: str | None, data: dict[str, Any] | str) -> str:
     return (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
 
 
+def _anthropic(kind: str, **fields: Any) -> str:
+    return _sse(kind, {"type": kind, **fields})
+
+
+def _delta(index: int, delta: dict[str, Any]) -> str:
+    return _anthropic("content_block_delta", index=index, delta=delta)
+
+
+_MESSAGE: dict[str, Any] = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5",
+    "content": [],
+    "stop_reason": None,
+    "usage": {"input_tokens": 25, "output_tokens": 1, "cache_read_input_tokens": 5},
+}
+_TOOL_BLOCK = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}
 ANTHROPIC_STREAM = "".join(
     [
-        _sse("message_start", {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
-             "model": "claude-sonnet-4-5", "content": [], "stop_reason": None,
-             "usage": {"input_tokens": 25, "output_tokens": 1, "cache_read_input_tokens": 5}}}),
-        _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        _sse("ping", {"type": "ping"}),
-        _sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Héllo 🌍"}}),
-        _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        _sse("content_block_start", {"type": "content_block_start", "index": 1,
-             "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}}),
-        _sse("content_block_delta", {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '{"location": "Pa'}}),
-        _sse("content_block_delta", {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": 'ris"}'}}),
-        _sse("content_block_stop", {"type": "content_block_stop", "index": 1}),
-        _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 15}}),
-        _sse("message_stop", {"type": "message_stop"}),
+        _anthropic("message_start", message=_MESSAGE),
+        _anthropic("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+        _anthropic("ping"),
+        _delta(0, {"type": "text_delta", "text": "Héllo 🌍"}),
+        _anthropic("content_block_stop", index=0),
+        _anthropic("content_block_start", index=1, content_block=_TOOL_BLOCK),
+        _delta(1, {"type": "input_json_delta", "partial_json": '{"location": "Pa'}),
+        _delta(1, {"type": "input_json_delta", "partial_json": 'ris"}'}),
+        _anthropic("content_block_stop", index=1),
+        _anthropic("message_delta", delta={"stop_reason": "tool_use", "stop_sequence": None},
+                   usage={"output_tokens": 15}),
+        _anthropic("message_stop"),
     ]
 ).encode()  # fmt: skip
 
@@ -63,26 +79,42 @@ def _chunk(i: int, delta: dict[str, Any], finish: str | None = None) -> dict[str
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], "usage": None} | {"_": i}  # fmt: skip
 
 
+def _call(index: int, arguments: str, call_id: str = "", name: str = "") -> dict[str, Any]:
+    if not call_id:
+        return {"tool_calls": [{"index": index, "function": {"arguments": arguments}}]}
+    function = {"name": name, "arguments": arguments}
+    return {"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": function}]}
+
+
+_USAGE_CHUNK = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion.chunk",
+    "model": "gpt-4o",
+    "choices": [],
+    "usage": {"prompt_tokens": 30, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 5}},
+}
 OPENAI_STREAM = "".join(
     [
         _sse(None, _chunk(0, {"role": "assistant", "content": ""})),
         _sse(None, _chunk(1, {"content": "Héllo 🌍"})),
-        _sse(None, _chunk(2, {"tool_calls": [{"index": 0, "id": "call_A", "type": "function", "function": {"name": "f", "arguments": ""}}]})),
-        _sse(None, _chunk(3, {"tool_calls": [{"index": 0, "function": {"arguments": '{"a": [1, '}}]})),
-        _sse(None, _chunk(4, {"tool_calls": [{"index": 1, "id": "call_B", "type": "function", "function": {"name": "g", "arguments": "{}"}}]})),
-        _sse(None, _chunk(5, {"tool_calls": [{"index": 0, "function": {"arguments": "2.5]}"}}]})),
+        _sse(None, _chunk(2, _call(0, "", "call_A", "f"))),
+        _sse(None, _chunk(3, _call(0, '{"a": [1, '))),
+        _sse(None, _chunk(4, _call(1, "{}", "call_B", "g"))),
+        _sse(None, _chunk(5, _call(0, "2.5]}"))),
         _sse(None, _chunk(6, {}, "tool_calls")),
-        _sse(None, {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-4o", "choices": [],
-                    "usage": {"prompt_tokens": 30, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 5}}}),
+        _sse(None, _USAGE_CHUNK),
         "data: [DONE]\n\n",
     ]
 ).encode()  # fmt: skip
 
+_FINAL_CALLS = [
+    {"id": "call_A", "type": "function", "function": {"name": "f", "arguments": '{"a":[1,2.5]}'}},
+    {"id": "call_B", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+]
 OPENAI_FINAL = {
     "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o",
-    "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": "Héllo 🌍",
-                 "tool_calls": [{"id": "call_A", "type": "function", "function": {"name": "f", "arguments": '{"a":[1,2.5]}'}},
-                                {"id": "call_B", "type": "function", "function": {"name": "g", "arguments": "{}"}}]}}],
+    "choices": [{"index": 0, "finish_reason": "tool_calls",
+                 "message": {"role": "assistant", "content": "Héllo 🌍", "tool_calls": _FINAL_CALLS}}],
     "usage": {"prompt_tokens": 30, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 5}},
 }  # fmt: skip
 
@@ -208,12 +240,18 @@ def test_garbage_bytes_only_yield_stream_errors(data: bytes, protocol: WireProto
     assert sum(isinstance(e, StreamError | MessageStop) for e in events) == 1
 
 
-@given(st.lists(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                             lambda c: st.lists(c, max_size=3) | st.dictionaries(
-                                 st.sampled_from(["type", "index", "delta", "choices", "usage", "message", "content_block",
-                                                  "tool_calls", "function", "text", "finish_reason", "error", "id"]), c,
-                                 max_size=4), max_leaves=10), max_size=5),
-       st.sampled_from([WireProtocol.ANTHROPIC, WireProtocol.OPENAI]))  # fmt: skip
+_EVENT_KEYS = st.sampled_from(
+    ["type", "index", "delta", "choices", "usage", "message", "content_block", "tool_calls", "function", "text",
+     "finish_reason", "error", "id"]
+)  # fmt: skip
+_EVENT_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(_EVENT_KEYS, c, max_size=4),
+    max_leaves=10,
+)
+
+
+@given(st.lists(_EVENT_JSON, max_size=5), st.sampled_from([WireProtocol.ANTHROPIC, WireProtocol.OPENAI]))
 def test_wrongly_typed_event_json_only_yields_stream_errors(payloads: list[Any], protocol: WireProtocol) -> None:
     """Well-formed SSE carrying JSON of the wrong shape never raises KeyError/TypeError/IndexError."""
     body = "".join(_sse(None, json.dumps(p)) for p in payloads).encode()

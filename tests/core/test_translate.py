@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from routeproof.core.translate import (
     ANTHROPIC_TO_OPENAI_STOP,
@@ -34,7 +36,7 @@ from routeproof.core.types import (
 )
 from routeproof.core.wire import deterministic_tool_id
 from routeproof.errors import TranslationError
-from tests.core.strategies_format import anthropic_requests, openai_requests
+from tests.core.strategies_format import anthropic_requests, json_values, openai_requests
 
 
 def _tool_args(body: dict[str, Any]) -> list[Any]:
@@ -206,7 +208,8 @@ def test_missing_openai_tool_call_id_is_regenerated_with_blake3() -> None:
         "max_tokens": 5,
         "messages": [
             {"role": "user", "content": "x"},
-            {"role": "assistant", "content": None, "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "assistant", "content": None,
+             "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{}"}}]},
         ],
     }  # fmt: skip
     first = openai_request_to_anthropic(body)["messages"][1]["content"][0]["id"]
@@ -238,7 +241,8 @@ def test_stop_reason_table() -> None:
     [
         ({**PARALLEL, "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]}, "'image'"),
         ({**PARALLEL, "metadata": {"user_id": "u"}}, "metadata"),
-        ({**PARALLEL, "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]}, "cache_control"),
+        ({**PARALLEL, "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]},
+         "cache_control"),
         (
             {**PARALLEL, "messages": [{"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": "t", "content": "boom", "is_error": True}]}]},
@@ -277,7 +281,8 @@ def test_invalid_openai_arguments_raise_instead_of_becoming_empty() -> None:
         "max_tokens": 1,
         "messages": [
             {"role": "user", "content": "a"},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"a\": "}}]},
+            {"role": "assistant", "content": None,
+             "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"a\": "}}]},
         ],
     }  # fmt: skip
     with pytest.raises(TranslationError, match="arguments"):
@@ -352,3 +357,44 @@ def test_bedrock_converse_body_shape() -> None:
     assert body["toolConfig"] == {
         "tools": [{"toolSpec": {"name": "f", "description": "d", "inputSchema": {"json": {"type": "object"}}}}]
     }
+
+
+# --- malformed input: only TranslationError, never KeyError/TypeError/IndexError ---------------
+
+_REQUEST_KEYS = st.sampled_from(
+    ["model", "max_tokens", "max_completion_tokens", "messages", "system", "tools", "role", "content", "type",
+     "text", "id", "name", "input", "tool_use_id", "tool_calls", "tool_call_id", "function", "arguments",
+     "tool_choice", "stop", "stop_sequences", "stream", "temperature", "top_p", "input_schema", "parameters"]
+)  # fmt: skip
+_request_shapes = st.recursive(
+    json_values | st.sampled_from(["user", "assistant", "tool", "system", "developer", "text", "tool_use"]),
+    lambda c: st.dictionaries(_REQUEST_KEYS, c, max_size=6) | st.lists(c, max_size=3),
+    max_leaves=25,
+)
+
+
+@given(_request_shapes)
+def test_fuzz_malformed_requests_only_raise_translation_error(body: Any) -> None:
+    """Random JSON and wrongly typed request fields make every request translator raise TranslationError only."""
+    for translate in (anthropic_request_to_openai, openai_request_to_anthropic, parse_anthropic_request,
+                      parse_openai_request):  # fmt: skip
+        with contextlib.suppress(TranslationError):
+            translate(body)
+
+
+@given(anthropic_requests(), st.data())
+def test_fuzz_one_wrongly_typed_field_in_a_valid_request(body: dict[str, Any], data: st.DataObject) -> None:
+    """A valid request with one field replaced by random JSON raises TranslationError or translates."""
+    message = data.draw(st.sampled_from(body["messages"]))
+    target = data.draw(st.sampled_from([body, message, *[b for b in message["content"] if isinstance(b, dict)]]))
+    target[data.draw(st.sampled_from(sorted(target)))] = data.draw(json_values)
+    with contextlib.suppress(TranslationError):
+        openai_request_to_anthropic(anthropic_request_to_openai(body))
+
+
+def test_optional_usage_counts_reject_wrong_types() -> None:
+    """An optional cache count of false or "" is a TranslationError, not silently 0."""
+    usage = {"input_tokens": 10, "output_tokens": 20, "cache_read_input_tokens": False}
+    body = {**ANTHROPIC_RESPONSE, "usage": usage}
+    with pytest.raises(TranslationError, match="cache_read_input_tokens"):
+        anthropic_response_to_openai(body)
