@@ -63,7 +63,7 @@ class FieldReader:
     def arr(self, value: object, where: str) -> list[Any]:
         if not isinstance(value, list):
             raise self.fail(f"{where} must be an array, got {type(value).__name__}")
-        return value
+        return value if type(value) is list else list(iter(value))  # a subclass may redefine len()
 
     def text(self, value: object, where: str) -> str:
         if not isinstance(value, str):

@@ -76,7 +76,8 @@ def _obj(value: object, where: str) -> dict[str, Any]:
 def _list(value: object, where: str) -> list[Any]:
     if not isinstance(value, list):
         raise TranslationError(f"{where} must be an array, got {type(value).__name__}")
-    return value
+    # A list subclass may redefine len() (CrossHair found email.header._Accumulator): read its items.
+    return value if type(value) is list else list(iter(value))
 
 
 def _str(value: object, where: str) -> str:

@@ -56,6 +56,7 @@ def _anthropic_block(raw: object, role: Role, where: str) -> TextBlock | ToolUse
         _only_keys(block, _KEYS_TYPE_TOOL_USE_ID_CONTENT_IS_ERROR, where)
         content = block.get("content", "")
         if isinstance(content, list):
+            content = _list(content, f"{where}.content")
             if len(content) > 1:
                 raise TranslationError(f"{where}.content has {len(content)} blocks; OpenAI takes one text")
             inner = _anthropic_block(content[0], Role.ASSISTANT, f"{where}.content[0]") if content else None
