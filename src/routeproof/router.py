@@ -49,7 +49,7 @@ from routeproof.core.ledger import (
 from routeproof.core.ledger import Refusal as LedgerRefusal
 from routeproof.core.ledger import release as ledger_release
 from routeproof.core.pricing import Price, PricingTable, cost_pico_usd, worst_case_cost_pico_usd
-from routeproof.core.routing import ChainPlan, build_chain, plan_chain
+from routeproof.core.routing import ChainPlan, CoolingPolicy, build_chain, plan_chain
 from routeproof.core.tiers import endpoint_tier
 from routeproof.core.types import (
     AttemptFailure,
@@ -104,6 +104,7 @@ class Router:
         client: httpx.AsyncClient | None = None,
         attempt_timeout_s: float = PROVIDER_DEFAULT_TIMEOUT_MS / 1000,
         stream_idle_timeout_s: float | None = 30.0,
+        cooling: CoolingPolicy = CoolingPolicy.DEMOTE,
     ) -> None:
         if not 0 < attempt_timeout_s <= PROVIDER_DEFAULT_TIMEOUT_MS / 1000:
             raise ConfigError(f"attempt_timeout_s must be in (0, 30], got {attempt_timeout_s!r}")
@@ -111,6 +112,7 @@ class Router:
         if stream_idle_timeout_s is not None and stream_idle_timeout_s <= 0:
             raise ConfigError(f"stream_idle_timeout_s must be > 0 or None, got {stream_idle_timeout_s!r}")
         self._stream_idle_timeout_s = stream_idle_timeout_s
+        self._cooling = cooling
         items = providers.values() if isinstance(providers, Mapping) else providers
         self._providers: dict[ProviderKind, Provider] = {}
         for provider in items:
@@ -168,6 +170,7 @@ class Router:
             configured=frozenset(self._providers),
             health=self._health,
             now_ms=now_ms,
+            cooling_policy=self._cooling,
         )
 
     async def call_provider(

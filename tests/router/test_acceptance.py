@@ -199,11 +199,17 @@ async def test_ac09_concurrent_calls_do_not_interfere(mock: respx.MockRouter, cl
 async def test_ac10_audit_metadata(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:
     """AC10: every record has provider, model, attempt_num, position, status, elapsed and http status."""
 
-    async def slow_then_fail(request: httpx.Request) -> httpx.Response:
-        await asyncio.sleep(0.3)
-        raise httpx.ReadTimeout("read timed out", request=request)
+    calls = 0
 
-    mock.post(bedrock_url()).mock(side_effect=[slow_then_fail, status(502), bedrock_ok()])
+    async def slow_then_fail(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await asyncio.sleep(0.3)
+            raise httpx.ReadTimeout("read timed out", request=request)
+        return status(502) if calls == 2 else bedrock_ok()
+
+    mock.post(bedrock_url()).mock(side_effect=slow_then_fail)
     tenant = policy(B)
     resp = await make_router(client).call_provider(request(), resolved_for(tenant), deadline(), tenant)
     first, second, third = resp.attempts
@@ -269,10 +275,11 @@ async def test_ac13_attempts_cap(mock: respx.MockRouter, client: httpx.AsyncClie
     assert len(info.value.attempts) == ATTEMPTS_CAP
 
 
-def _points(reader: InMemoryMetricReader, name: str) -> dict[tuple[tuple[str, object], ...], float]:
+def _points(reader: InMemoryMetricReader, name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    """Each data point of metric ``name``: sorted labels -> value (counters) or count (histograms)."""
     data = reader.get_metrics_data()
     assert data is not None
-    out: dict[tuple[tuple[str, object], ...], float] = {}
+    out: dict[tuple[tuple[str, str], ...], float] = {}
     for resource in data.resource_metrics:
         for scope in resource.scope_metrics:
             for metric in scope.metrics:
@@ -281,7 +288,8 @@ def _points(reader: InMemoryMetricReader, name: str) -> dict[tuple[tuple[str, ob
                         value = getattr(point, "value", None)
                         if value is None:
                             value = getattr(point, "count", 0)
-                        out[tuple(sorted(point.attributes.items()))] = value
+                        labels = point.attributes or {}
+                        out[tuple(sorted((k, str(v)) for k, v in labels.items()))] = float(value or 0)
     return out
 
 
@@ -346,7 +354,7 @@ async def test_ac16_streaming_entry_point_exists(client: httpx.AsyncClient) -> N
     tenant = policy(ProviderKind.LOCAL)
     stream = router.call_provider_streaming(request(), resolved_for(tenant), deadline(), tenant)
     assert hasattr(stream, "__anext__")
-    await stream.aclose()  # type: ignore[attr-defined]  # async generators have aclose
+    await stream.aclose()
 
 
 async def test_ac17_traceparent_propagated(

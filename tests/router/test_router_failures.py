@@ -21,6 +21,7 @@ from routeproof import (
 )
 from routeproof.core.ledger import BudgetLimits, session_account
 from routeproof.core.pricing import load_pricing, parse_usd
+from routeproof.core.routing import CoolingPolicy
 from routeproof.core.types import FallbackProvider, ProviderKind, RetryReason, TenantPolicy
 from routeproof.errors import ConfigError
 from routeproof.providers.openai import OpenAIProvider
@@ -217,13 +218,34 @@ async def test_private_tier_refuses_an_ollama_endpoint_on_a_public_host(client: 
         await Router([public]).call_provider(request(), resolved_for(tenant), deadline(), tenant)
 
 
-async def test_cooling_provider_is_skipped_and_all_cooling_fails_at_once(
+async def test_cooling_provider_is_demoted_to_the_end_of_the_chain(
     mock: respx.MockRouter, client: httpx.AsyncClient
 ) -> None:
-    """After 2 failures a provider cools down; when every provider cools the call fails at once."""
+    """After 2 failures a provider cools down: later calls try the others first, and it last."""
+    bedrock = mock.post(bedrock_url()).mock(return_value=status(500))
+    anthropic = mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
+    tenant = policy(B, [A])
+    router = Router(providers(client))
+    first = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
+    assert [a.provider for a in first.attempts] == [B, B, B, A]
+    bedrock.reset()
+    second = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
+    assert [a.provider for a in second.attempts] == [A]
+    assert bedrock.call_count == 0
+    assert second.attempts[0].fallback_position == 1  # the policy's position, not the reordered one
+    anthropic.mock(return_value=status(500))
+    with pytest.raises(AllProvidersFailed) as info:
+        await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
+    assert [a.provider for a in info.value.attempts] == [A, A, A, B, B, B]  # cooling Bedrock still tried, last
+
+
+async def test_skip_policy_fails_at_once_when_every_provider_is_cooling(
+    mock: respx.MockRouter, client: httpx.AsyncClient
+) -> None:
+    """With CoolingPolicy.SKIP, a call whose providers all cool fails at once, naming when one returns."""
     mock.post(bedrock_url()).mock(return_value=status(500))
     tenant = policy(B)
-    router = Router(providers(client))
+    router = Router(providers(client), cooling=CoolingPolicy.SKIP)
     with pytest.raises(AllProvidersFailed):
         await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     loop = asyncio.get_running_loop()

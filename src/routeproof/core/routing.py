@@ -17,7 +17,14 @@ from routeproof.core.health import HealthState, earliest_return_ms, is_available
 from routeproof.core.tiers import filter_chain
 from routeproof.core.types import ChainEntry, PrivacyTier, ProviderKind, ResolvedModel, SkipRecord, TenantPolicy
 
-__all__ = ["ChainPlan", "SkipReason", "Skipped", "build_chain", "plan_chain", "resolve"]
+__all__ = ["ChainPlan", "CoolingPolicy", "SkipReason", "Skipped", "build_chain", "plan_chain", "resolve"]
+
+
+class CoolingPolicy(enum.Enum):
+    """What a call does with a provider that is cooling down after consecutive failures."""
+
+    DEMOTE = "demote"  # try it after every healthy provider (default): later calls go elsewhere first
+    SKIP = "skip"  # leave it out; when nothing else is left the call fails at once (NoEligibleProvider)
 
 
 class SkipReason(enum.Enum):
@@ -53,6 +60,7 @@ class ChainPlan:
     chain: tuple[ChainEntry, ...]
     skipped: tuple[Skipped, ...] = ()
     earliest_return_ms: int | None = None
+    demoted: tuple[ChainEntry, ...] = ()  # cooling entries moved to the end of ``chain``
 
 
 def _resolve(alias: str, policy: TenantPolicy) -> ResolvedModel | None:
@@ -98,6 +106,7 @@ def _plan_chain(
     configured: frozenset[ProviderKind],
     health: HealthState,
     now_ms: int,
+    cooling_policy: CoolingPolicy,
 ) -> ChainPlan:
     skipped = [Skipped(entry=e, reason=SkipReason.UNSUPPORTED) for e in chain if not e.provider.is_supported]
     kept, by_tier = filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)
@@ -108,14 +117,27 @@ def _plan_chain(
         if entry.provider not in configured:
             skipped.append(Skipped(entry=entry, reason=SkipReason.NOT_CONFIGURED))
         elif not is_available(health, entry.provider, now_ms):
-            skipped.append(Skipped(entry=entry, reason=SkipReason.COOLING))
             cooling.append(entry)
         else:
             usable.append(entry)
     earliest = earliest_return_ms(health, tuple(e.provider for e in cooling), now_ms) if cooling else None
     order = {id(e): i for i, e in enumerate(chain)}
+    if cooling_policy is CoolingPolicy.SKIP:
+        skipped.extend(Skipped(entry=e, reason=SkipReason.COOLING) for e in cooling)
+        skipped.sort(key=lambda s: order[id(s.entry)])
+        return ChainPlan(chain=tuple(usable), skipped=tuple(skipped), earliest_return_ms=earliest)
     skipped.sort(key=lambda s: order[id(s.entry)])
-    return ChainPlan(chain=tuple(usable), skipped=tuple(skipped), earliest_return_ms=earliest)
+    return ChainPlan(
+        chain=(*usable, *cooling), skipped=tuple(skipped), earliest_return_ms=earliest, demoted=tuple(cooling)
+    )
+
+
+def _healthy_first_in_order(chain: tuple[ChainEntry, ...], result: ChainPlan) -> bool:
+    """Healthy entries come first and demoted ones last, each group in the chain's order."""
+    healthy = [e for e in result.chain if not any(e is d for d in result.demoted)]
+    in_order = [e for e in chain if any(e is k for k in healthy)] == healthy
+    demoted_in_order = [e for e in chain if any(e is d for d in result.demoted)] == list(result.demoted)
+    return in_order and demoted_in_order and list(result.chain) == [*healthy, *result.demoted]
 
 
 @icontract.ensure(lambda chain, result: len(result.chain) + len(result.skipped) == len(chain))
@@ -123,7 +145,8 @@ def _plan_chain(
     e.provider is ProviderKind.LOCAL for e in result.chain
 ))  # fmt: skip
 @icontract.ensure(lambda configured, result: all(e.provider in configured for e in result.chain))
-@icontract.ensure(lambda chain, result: [e for e in chain if any(e is k for k in result.chain)] == list(result.chain))
+@icontract.ensure(_healthy_first_in_order)
+@icontract.ensure(lambda cooling_policy, result: cooling_policy is CoolingPolicy.DEMOTE or result.demoted == ())
 def plan_chain(
     chain: tuple[ChainEntry, ...],
     tier: PrivacyTier,
@@ -132,6 +155,21 @@ def plan_chain(
     configured: frozenset[ProviderKind],
     health: HealthState,
     now_ms: int,
+    cooling_policy: CoolingPolicy = CoolingPolicy.DEMOTE,
 ) -> ChainPlan:
-    """Filter ``chain`` by tier, configuration and health, keeping its order; list what was skipped."""
-    return _plan_chain(chain, tier, endpoint_tiers=endpoint_tiers, configured=configured, health=health, now_ms=now_ms)
+    """Filter ``chain`` by tier and configuration, keeping its order, and put cooling providers last
+    (DEMOTE) or leave them out (SKIP); list what was skipped.
+
+    DEMOTE is the default because SKIP turns flaky-but-working providers into an outage: under 50 %
+    random failures every provider trips a 2-failure threshold within seconds, and a call with
+    every provider cooling would fail without trying any (FALSIFY-MPA-007 measured 73 % completion).
+    """
+    return _plan_chain(
+        chain,
+        tier,
+        endpoint_tiers=endpoint_tiers,
+        configured=configured,
+        health=health,
+        now_ms=now_ms,
+        cooling_policy=cooling_policy,
+    )
