@@ -18,7 +18,7 @@ from dataclasses import replace
 import httpx
 
 from routeproof.core import kernel
-from routeproof.core.classify import counts_against_health, is_billable
+from routeproof.core.classify import HealthEffect, health_effect, is_billable
 from routeproof.core.constants import PROVIDER_DEFAULT_TIMEOUT_MS
 from routeproof.core.health import HealthConfig, HealthState, new_health, record_failure, record_success
 from routeproof.core.kernel import (
@@ -53,6 +53,7 @@ from routeproof.core.routing import ChainPlan, CoolingPolicy, build_chain, plan_
 from routeproof.core.tiers import endpoint_tier
 from routeproof.core.types import (
     AttemptFailure,
+    AttemptRecord,
     ChatRequest,
     FailureKind,
     PrivacyTier,
@@ -208,8 +209,7 @@ class Router:
                 raise call.fail(action)
             before = len(state.records)
             state, action = kernel.step(state, event)
-            for record in state.records[before:]:
-                self._metrics.attempt(record)
+            self._observe(state.records[before:], _ms(loop.time()))
 
     def call_provider_streaming(
         self,
@@ -264,10 +264,16 @@ class Router:
             return 0
         return cost_pico_usd(price, usage)
 
-    def _health_after(self, kind: ProviderKind, failure: AttemptFailure | None, now_ms: int) -> None:
-        if failure is None:
+    def _observe(self, records: tuple[AttemptRecord, ...], now_ms: int) -> None:
+        """Report newly finished attempts: metrics, and each one's effect on its provider's health."""
+        for record in records:
+            self._metrics.attempt(record)
+            self._health_effect(record.provider, health_effect(record.status), now_ms)
+
+    def _health_effect(self, kind: ProviderKind, effect: HealthEffect, now_ms: int) -> None:
+        if effect is HealthEffect.SUCCESS:
             self._health = record_success(self._health, kind)
-        elif counts_against_health(failure):
+        elif effect is HealthEffect.FAILURE:
             self._health = record_failure(self._health, kind, now_ms)
 
 
@@ -318,9 +324,7 @@ class _Call:
         entry = action.entry
         billed = router._cost(entry.provider, entry.model, failure.billed_usage) if is_billable(failure) else 0
         router._settle(reservation, booked_pico_usd=billed, succeeded=False)
-        now = self.now_ms()
-        router._health_after(entry.provider, failure, now)
-        return AttemptFailed(now_ms=now, failure=failure, draw=router._rng.random())
+        return AttemptFailed(now_ms=self.now_ms(), failure=failure, draw=router._rng.random())
 
     async def attempt(self, action: CallProvider) -> Event:
         """Perform one CallProvider action and say what happened."""
@@ -351,10 +355,8 @@ class _Call:
                     succeeded=True,
                 )
                 settled = True
-                now = self.now_ms()
-                router._health_after(entry.provider, None, now)
                 self.response = response
-                return AttemptSucceeded(now_ms=now)
+                return AttemptSucceeded(now_ms=self.now_ms())
             settled = True
             return self.failed(action, reservation, failure)
         finally:

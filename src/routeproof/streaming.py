@@ -26,6 +26,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from routeproof.core import kernel
+from routeproof.core.classify import HealthEffect
 from routeproof.core.kernel import (
     AttemptFailed,
     AttemptRefused,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["ProviderStream", "StreamInterrupted"]
 
 INTERRUPTED = "stream interrupted"
+DEADLINE_ELAPSED = "the caller's deadline elapsed"
 
 
 class StreamInterrupted(Exception):
@@ -157,8 +159,7 @@ class ProviderStream:
                     event = AttemptSucceeded(now_ms=call.now_ms(), first_token_ms=first_token_ms)
                     before = len(state.records)
                     state, action = kernel.step(state, event)
-                    for record in state.records[before:]:
-                        router._metrics.attempt(record)
+                    router._observe(state.records[before:], call.now_ms())
                     assert isinstance(action, Succeed)  # the kernel always accepts a first token
                     self.attempts = action.records
                     self.provider, self.model = action.entry.provider, action.entry.model
@@ -182,8 +183,7 @@ class ProviderStream:
             before = len(state.records)
             state, action = kernel.step(state, event)
             self.attempts = state.records
-            for record in state.records[before:]:
-                router._metrics.attempt(record)
+            router._observe(state.records[before:], call.now_ms())
 
     async def _open(
         self, call: _Call, action: CallProvider
@@ -251,7 +251,7 @@ class ProviderStream:
                             event = await anext(aiter(stream))
                     except TimeoutError:
                         router._metrics.deadline()
-                        event = StreamError(message=f"{INTERRUPTED}: the caller's deadline elapsed")
+                        event = StreamError(message=f"{INTERRUPTED}: {DEADLINE_ELAPSED}")
                     except StopAsyncIteration:
                         event = StreamError(message=f"{INTERRUPTED}: the stream ended without MessageStop")
                 if isinstance(event, MessageStop):
@@ -261,7 +261,6 @@ class ProviderStream:
                         succeeded=True,
                     )
                     settled = True
-                    router._health_after(kind, None, call.now_ms())
                     for out in held:
                         yield out
                     yield event
@@ -270,8 +269,8 @@ class ProviderStream:
                     # Usage never arrived: book the worst case reserved for the call, not zero.
                     router._settle(reservation, booked_pico_usd=_reserved(reservation), succeeded=True)
                     settled = True
-                    failure = AttemptFailure(kind=FailureKind.CONN_RESET, message=event.message)
-                    router._health_after(kind, failure, call.now_ms())
+                    if not event.message.endswith(DEADLINE_ELAPSED):  # the caller's limit is no provider fault
+                        router._health_effect(kind, HealthEffect.FAILURE, call.now_ms())
                     if hold_back:
                         raise StreamInterrupted(event.message)
                     self.interrupted = True

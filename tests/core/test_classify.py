@@ -123,3 +123,15 @@ def test_retry_after_never_raises(header: str) -> None:
     """Any header text parses to None or a delay within [0, one day]; nothing raises."""
     result = parse_retry_after_ms(header, NOW_MS)
     assert result is None or 0 <= result <= MAX_RETRY_AFTER_MS
+
+
+def test_health_table_covers_every_status() -> None:
+    """Every attempt status has a health effect; only provider faults count toward a cooldown."""
+    from routeproof.core.classify import HEALTH_TABLE, HealthEffect, health_effect
+    from routeproof.core.types import AttemptStatus
+
+    assert set(HEALTH_TABLE) == set(AttemptStatus)
+    assert health_effect(AttemptStatus.DEADLINE_EXCEEDED_MID_CALL) is HealthEffect.NEUTRAL
+    assert health_effect(AttemptStatus.TERMINAL_AUTH) is HealthEffect.NEUTRAL
+    assert health_effect(AttemptStatus.RETRIED_AFTER_TIMEOUT) is HealthEffect.FAILURE
+    assert health_effect(AttemptStatus.FAILED_OVER) is HealthEffect.FAILURE

@@ -14,6 +14,7 @@ from routeproof import (
     AllProvidersFailed,
     AttemptStatus,
     BudgetExhausted,
+    DeadlineExceeded,
     InvalidResponse,
     NoEligibleProvider,
     PrivacyTier,
@@ -351,3 +352,21 @@ async def test_errors_carry_attempt_records(mock: respx.MockRouter, client: http
         await Router(providers(client)).call_provider(request(), resolved_for(tenant), deadline(), tenant)
     assert [a.attempt_num for a in info.value.attempts] == [1, 2, 3]
     assert all(a.model == MODELS[B] for a in info.value.attempts)
+
+
+async def test_an_impatient_caller_never_cools_a_provider(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:
+    """Attempts cut by the caller's own deadline do not count against the provider's health."""
+
+    async def slow_ok(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(2)
+        return bedrock_ok()
+
+    mock.post(bedrock_url()).mock(side_effect=slow_ok)
+    tenant = policy(B)
+    router = Router(providers(client))
+    for _ in range(3):
+        with pytest.raises(DeadlineExceeded):
+            await router.call_provider(request(), resolved_for(tenant), deadline(1), tenant)
+    resp = await router.call_provider(request(), resolved_for(tenant), deadline(5), tenant)
+    assert resp.provider is B
+    assert router.health.providers == () or all(h.consecutive_failures == 0 for _, h in router.health.providers)

@@ -12,9 +12,9 @@ def test_ac19_resolved_model_built_only_by_alias_resolution() -> None:
     offenders = []
     for path in src.rglob("*.py"):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if re.search(r"\bResolvedModel\s*\(", line) and not line.lstrip().startswith("class "):
-                if path.name != "routing.py":
-                    offenders.append(f"{path.relative_to(src)}:{number}: {line.strip()}")
+            constructs = re.search(r"\bResolvedModel\s*\(", line) and not line.lstrip().startswith("class ")
+            if constructs and path.name != "routing.py":
+                offenders.append(f"{path.relative_to(src)}:{number}: {line.strip()}")
     assert offenders == [], offenders
     routing = (src / "core" / "routing.py").read_text(encoding="utf-8")
     assert routing.count("ResolvedModel(") == 1  # the one constructor call, in _resolve

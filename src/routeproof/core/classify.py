@@ -15,17 +15,19 @@ from types import MappingProxyType
 
 import icontract
 
-from routeproof.core.types import AttemptFailure, FailureKind, RetryReason
+from routeproof.core.types import AttemptFailure, AttemptStatus, FailureKind, RetryReason
 
 __all__ = [
     "FAILURE_TABLE",
+    "HEALTH_TABLE",
     "MAX_RETRY_AFTER_MS",
     "STATUS_TABLE",
     "Classification",
+    "HealthEffect",
     "Verdict",
     "classify_failure",
     "classify_status",
-    "counts_against_health",
+    "health_effect",
     "is_billable",
     "parse_retry_after_ms",
 ]
@@ -178,13 +180,37 @@ def parse_retry_after_ms(value: str | None, now_epoch_ms: int) -> int | None:
     return _parse_retry_after_ms(value, now_epoch_ms)
 
 
-@icontract.ensure(
-    lambda failure, result: result == (classify_failure(failure).verdict in (Verdict.RETRY, Verdict.FAIL_OVER))
+class HealthEffect(enum.Enum):
+    """What one finished attempt means for its provider's cross-request health."""
+
+    SUCCESS = "success"  # resets the consecutive-failure count
+    FAILURE = "failure"  # the provider's fault: counts toward its cooldown
+    NEUTRAL = "neutral"  # not the provider's fault (bad request, bad credentials, the caller's limits)
+
+
+HEALTH_TABLE: Mapping[AttemptStatus, HealthEffect] = MappingProxyType(
+    {
+        AttemptStatus.SUCCEEDED: HealthEffect.SUCCESS,
+        AttemptStatus.RETRIED_AFTER_5XX: HealthEffect.FAILURE,
+        AttemptStatus.RETRIED_AFTER_429: HealthEffect.FAILURE,
+        AttemptStatus.RETRIED_AFTER_TIMEOUT: HealthEffect.FAILURE,
+        AttemptStatus.RETRIED_AFTER_CONN_RESET: HealthEffect.FAILURE,
+        AttemptStatus.FAILED_OVER: HealthEffect.FAILURE,
+        AttemptStatus.TERMINAL_400: HealthEffect.NEUTRAL,
+        AttemptStatus.TERMINAL_404: HealthEffect.NEUTRAL,
+        AttemptStatus.TERMINAL_AUTH: HealthEffect.NEUTRAL,  # a config error: failing over would mask it
+        AttemptStatus.TIMEOUT_BEFORE_FIRST_TOKEN: HealthEffect.NEUTRAL,  # cut by the call's 30 s budget
+        AttemptStatus.DEADLINE_EXCEEDED_MID_CALL: HealthEffect.NEUTRAL,  # cut by the caller's deadline
+    }
 )
-def counts_against_health(failure: AttemptFailure) -> bool:
-    """Whether a failure is the provider's fault (retryable or fail-over) and so counts toward its
-    cooldown; bad requests, bad credentials and the caller's deadline do not."""
-    return _classify_failure(failure, False).verdict in (Verdict.RETRY, Verdict.FAIL_OVER)
+"""Every attempt status and its effect on provider health (an impatient caller never cools a provider)."""
+
+
+@icontract.ensure(lambda status, result: result is HEALTH_TABLE[status])
+@icontract.ensure(lambda status, result: (result is HealthEffect.SUCCESS) == (status is AttemptStatus.SUCCEEDED))
+def health_effect(status: AttemptStatus) -> HealthEffect:
+    """The health effect of an attempt that ended with ``status``."""
+    return HEALTH_TABLE[status]
 
 
 @icontract.ensure(lambda failure, result: not result or failure.http_status not in (401, 403))
