@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from routeproof.core.constants import ATTEMPTS_CAP, FAILOVER_BUDGET_S, MAX_ATTEMPTS_PER_PROVIDER
+from routeproof.core.routing import CoolingPolicy, resolve
 from routeproof.core.types import (
     AttemptRecord,
     AttemptStatus,
@@ -25,6 +26,8 @@ from routeproof.errors import (
     RouterError,
     TerminalProviderError,
 )
+from routeproof.router import Router
+from routeproof.streaming import ProviderStream
 
 __all__ = [
     "ATTEMPTS_CAP",
@@ -36,6 +39,7 @@ __all__ = [
     "AuthError",
     "BudgetExhausted",
     "ChatRequest",
+    "CoolingPolicy",
     "DeadlineExceeded",
     "InvalidResponse",
     "Message",
@@ -43,9 +47,12 @@ __all__ = [
     "PrivacyTier",
     "ProviderKind",
     "ProviderResponse",
+    "ProviderStream",
     "ResolvedModel",
+    "Router",
     "RouterError",
     "StreamEvent",
     "TenantPolicy",
     "TerminalProviderError",
+    "resolve",
 ]
