@@ -74,7 +74,7 @@ def test_direct_httpx_call(benchmark: BenchmarkFixture) -> None:
         response = await client.post("https://api.openai.com/v1/chat/completions", json=payload)
         return response.json()
 
-    samples = benchmark.pedantic(lambda: _run_many(one, CALLS), rounds=1, iterations=1)
+    samples = benchmark.pedantic(lambda: _run_many(one, CALLS), rounds=1, iterations=1)  # type: ignore[no-untyped-call]  # pytest-benchmark leaves pedantic unannotated
     benchmark.extra_info["percentiles"] = _percentiles(samples)
     print(f"\ndirect httpx: {_percentiles(samples)}")
 
@@ -90,7 +90,7 @@ def test_router_call_provider(benchmark: BenchmarkFixture) -> None:
         loop = asyncio.get_running_loop()
         return await router.call_provider(REQUEST, resolved, loop.time() + 30, TENANT)
 
-    samples = benchmark.pedantic(lambda: _run_many(one, CALLS), rounds=1, iterations=1)
+    samples = benchmark.pedantic(lambda: _run_many(one, CALLS), rounds=1, iterations=1)  # type: ignore[no-untyped-call]  # pytest-benchmark leaves pedantic unannotated
     benchmark.extra_info["percentiles"] = _percentiles(samples)
     print(f"\nrouter.call_provider: {_percentiles(samples)}")
 
@@ -129,13 +129,13 @@ def _ttft_samples(use_router: bool, n: int = 300) -> list[float]:
 
 def test_ttft_direct_httpx_stream(benchmark: BenchmarkFixture) -> None:
     """Baseline: time to the first content chunk reading the mock stream with httpx."""
-    samples = benchmark.pedantic(lambda: _ttft_samples(False), rounds=1, iterations=1)
+    samples = benchmark.pedantic(lambda: _ttft_samples(False), rounds=1, iterations=1)  # type: ignore[no-untyped-call]  # pytest-benchmark leaves pedantic unannotated
     print(f"\nTTFT direct httpx: {_percentiles(samples)}")
 
 
 def test_ttft_router_stream(benchmark: BenchmarkFixture) -> None:
     """Time to the first TextDelta through call_provider_streaming against the same mock stream."""
-    samples = benchmark.pedantic(lambda: _ttft_samples(True), rounds=1, iterations=1)
+    samples = benchmark.pedantic(lambda: _ttft_samples(True), rounds=1, iterations=1)  # type: ignore[no-untyped-call]  # pytest-benchmark leaves pedantic unannotated
     print(f"\nTTFT router: {_percentiles(samples)}")
 
 
