@@ -83,7 +83,13 @@ __all__ = ["Router"]
 
 
 def _ms(loop_time_s: float) -> int:
-    """Loop seconds to the kernel's integer milliseconds (floored on both sides: conservative)."""
+    """A loop instant as the kernel's integer milliseconds (rounded: exact durations stay exact)."""
+    return round(loop_time_s * 1000)
+
+
+def _deadline_ms(loop_time_s: float) -> int:
+    """The caller's deadline in milliseconds, floored: with ``now`` rounded, ``now_ms < deadline_ms``
+    still implies the real now is before the real deadline, so no call starts after it."""
     return math.floor(loop_time_s * 1000)
 
 
@@ -190,7 +196,7 @@ class Router:
         plan = CallPlan(
             chain=chain_plan.chain,
             started_at_ms=started_ms,
-            deadline_at_ms=_ms(deadline),
+            deadline_at_ms=_deadline_ms(deadline),
             backoff=self._backoff,
             attempt_timeout_ms=self._attempt_timeout_ms,
             context_window_failover=policy.context_window_failover and policy.privacy_tier is not PrivacyTier.SOVEREIGN,

@@ -131,7 +131,7 @@ class ProviderStream:
                     return
 
     async def _one_call(self, *, hold_back: bool) -> AsyncGenerator[StreamEvent, None]:
-        from routeproof.router import _Call, _ms
+        from routeproof.router import _Call, _deadline_ms, _ms
 
         router = self._router
         loop = asyncio.get_running_loop()
@@ -140,7 +140,7 @@ class ProviderStream:
         plan = CallPlan(
             chain=chain_plan.chain,
             started_at_ms=started_ms,
-            deadline_at_ms=_ms(self._deadline),
+            deadline_at_ms=_deadline_ms(self._deadline),
             backoff=router._backoff,
             attempt_timeout_ms=router._attempt_timeout_ms,
             context_window_failover=self._policy.context_window_failover
