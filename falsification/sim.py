@@ -5,11 +5,17 @@ drives it exactly as it drives an HTTP client. Each attempt draws from the provi
 ``random.Random``: with probability ``failure_rate`` it fails (a 5xx after 50-300 ms, a 429 after
 50-300 ms, or a hang that only the router's attempt timeout ends, in the proportions ``mix``);
 otherwise it answers after a latency drawn uniformly from ``latency_s``. No socket is opened.
+
+Failures can instead come in *episodes*: given an :class:`EpisodeSchedule`, an attempt fails iff it
+starts while the provider is degraded (the kind of failure is still drawn from ``mix``), and
+``failure_rate`` is ignored. The schedule is a seeded alternating renewal process on the loop's
+clock (seconds since ``origin``), so two runs with the same seed see the same outages.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -27,7 +33,7 @@ from routeproof.core.types import (
 )
 from routeproof.errors import ProviderCallFailed
 
-__all__ = ["FailureMix", "SimProvider"]
+__all__ = ["EpisodeSchedule", "FailureMix", "SimProvider"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +43,59 @@ class FailureMix:
     http_5xx: float = 1.0
     http_429: float = 0.0
     hang: float = 1.0
+
+
+class EpisodeSchedule:
+    """When one provider is degraded: alternating healthy and degraded periods, both exponential.
+
+    Degraded periods have mean ``mean_degraded_s``; healthy periods have the mean that makes the
+    long-run degraded fraction ``degraded_fraction``. The process starts in its stationary state
+    (degraded with probability ``degraded_fraction``; by memorylessness the first period's remaining
+    length has the same distribution as a whole one). Periods are drawn lazily from a
+    ``random.Random(seed)``, so the schedule depends only on the seed and the parameters.
+    """
+
+    def __init__(self, *, seed: int, degraded_fraction: float, mean_degraded_s: float) -> None:
+        if not 0 < degraded_fraction < 1:
+            raise ValueError(f"degraded_fraction must be in (0, 1), got {degraded_fraction!r}")
+        if mean_degraded_s <= 0:
+            raise ValueError(f"mean_degraded_s must be > 0, got {mean_degraded_s!r}")
+        self.degraded_fraction = degraded_fraction
+        self.mean_degraded_s = mean_degraded_s
+        self.mean_healthy_s = mean_degraded_s * (1 - degraded_fraction) / degraded_fraction
+        self._rng = random.Random(seed)
+        self._degraded_first = self._rng.random() < degraded_fraction
+        self._edges: list[float] = [0.0]  # period i is [edges[i], edges[i + 1])
+
+    def _extend_past(self, t: float) -> None:
+        while self._edges[-1] <= t:
+            degraded = self._is_degraded_period(len(self._edges) - 1)
+            mean = self.mean_degraded_s if degraded else self.mean_healthy_s
+            self._edges.append(self._edges[-1] + self._rng.expovariate(1 / mean))
+
+    def _is_degraded_period(self, index: int) -> bool:
+        return (index % 2 == 0) == self._degraded_first
+
+    def degraded(self, t: float) -> bool:
+        """Whether the provider is degraded ``t`` seconds after the schedule's origin."""
+        if t < 0:
+            return False
+        self._extend_past(t)
+        return self._is_degraded_period(bisect.bisect_right(self._edges, t) - 1)
+
+    def degraded_time(self, horizon_s: float) -> float:
+        """Seconds spent degraded in ``[0, horizon_s)`` (to report the realised fraction)."""
+        self._extend_past(horizon_s)
+        total = 0.0
+        for i in range(len(self._edges) - 1):
+            if self._is_degraded_period(i):
+                total += max(0.0, min(self._edges[i + 1], horizon_s) - self._edges[i])
+        return total
+
+    def episodes(self, horizon_s: float) -> int:
+        """Degraded periods that start (or are under way) in ``[0, horizon_s)``."""
+        self._extend_past(horizon_s)
+        return sum(1 for i in range(len(self._edges) - 1) if self._is_degraded_period(i) and self._edges[i] < horizon_s)
 
 
 class SimProvider:
@@ -50,12 +109,16 @@ class SimProvider:
         failure_rate: float,
         latency_s: tuple[float, float] = (0.5, 2.0),
         mix: FailureMix = FailureMix(),
+        episodes: EpisodeSchedule | None = None,
+        origin: float = 0.0,
     ) -> None:
         self._kind = kind
         self._rng = random.Random(seed)
         self.failure_rate = failure_rate
         self.latency_s = latency_s
         self.mix = mix
+        self.episodes = episodes
+        self.origin = origin
         self.calls = 0
         self.failures = 0
 
@@ -78,7 +141,11 @@ class SimProvider:
         """One attempt: sleep, then answer or fail, as drawn."""
         self.calls += 1
         rng = self._rng
-        if rng.random() < self.failure_rate:
+        if self.episodes is not None:
+            failing = self.episodes.degraded(asyncio.get_running_loop().time() - self.origin)
+        else:
+            failing = rng.random() < self.failure_rate
+        if failing:
             self.failures += 1
             kinds = ("5xx", "429", "hang")
             weights = (self.mix.http_5xx, self.mix.http_429, self.mix.hang)
