@@ -174,7 +174,9 @@ def test_icontract_detection() -> None:
 
 def test_checker_reports_a_pending_item_with_checks(contract: dict[str, Any]) -> None:
     """A pending binding that claims checks is reported (by the schema and by the checker)."""
-    broken = _set_binding(contract, "FALSIFY-MPA-001", checks=["tests/core/test_tiers.py::test_tier_order_is_total"])
+    broken = _set_binding(
+        contract, "FALSIFY-MPA-001", status="pending", checks=["tests/core/test_tiers.py::test_tier_order_is_total"]
+    )
     problems = check_contract(broken)
     assert any(p.startswith("schema: falsification_tests/0/binding") for p in problems)
     assert any(p.startswith("FALSIFY-MPA-001: pending binding lists checks") for p in problems)
