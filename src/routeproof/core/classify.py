@@ -213,7 +213,10 @@ def health_effect(status: AttemptStatus) -> HealthEffect:
     return HEALTH_TABLE[status]
 
 
-@icontract.ensure(lambda failure, result: not result or failure.http_status not in (401, 403))
+@icontract.ensure(
+    lambda failure, result: not result
+    or not (failure.kind is FailureKind.HTTP_STATUS and failure.http_status in (401, 403))
+)
 def is_billable(failure: AttemptFailure) -> bool:
     """Whether what a provider reports it billed for a failed attempt is booked: never for an
     auth failure (the tenant is never charged for the gateway's bad credentials)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import icontract
 
-from routeproof.core.health import HealthState, earliest_return_ms, is_available
+from routeproof.core.health import HealthState, earliest_return_ms, health_well_formed, is_available
 from routeproof.core.tiers import filter_chain
 from routeproof.core.types import ChainEntry, PrivacyTier, ProviderKind, ResolvedModel, SkipRecord, TenantPolicy
 
@@ -140,6 +140,7 @@ def _healthy_first_in_order(chain: tuple[ChainEntry, ...], result: ChainPlan) ->
     return in_order and demoted_in_order and list(result.chain) == [*healthy, *result.demoted]
 
 
+@icontract.require(lambda health: health_well_formed(state=health))
 @icontract.ensure(lambda chain, result: len(result.chain) + len(result.skipped) == len(chain))
 @icontract.ensure(lambda tier, result: tier is not PrivacyTier.SOVEREIGN or all(
     e.provider is ProviderKind.LOCAL for e in result.chain
