@@ -22,15 +22,16 @@ from routeproof.core.classify import HealthEffect, health_effect, is_billable
 from routeproof.core.constants import PROVIDER_DEFAULT_TIMEOUT_MS
 from routeproof.core.health import HealthConfig, HealthState, new_health, record_failure, record_success
 from routeproof.core.kernel import (
+    Action,
     AttemptFailed,
     AttemptRefused,
     AttemptSucceeded,
     BackoffPolicy,
-    CallPlan,
     CallProvider,
     Event,
     Fail,
     FailKind,
+    KernelState,
     Refusal,
     Sleep,
     SleepDone,
@@ -49,14 +50,13 @@ from routeproof.core.ledger import (
 from routeproof.core.ledger import Refusal as LedgerRefusal
 from routeproof.core.ledger import release as ledger_release
 from routeproof.core.pricing import Price, PricingTable, cost_pico_usd, worst_case_cost_pico_usd
-from routeproof.core.routing import ChainPlan, CoolingPolicy, build_chain, plan_chain
+from routeproof.core.routing import ChainPlan, CoolingPolicy, build_chain, call_plan, plan_chain
 from routeproof.core.tiers import endpoint_tier
 from routeproof.core.types import (
     AttemptFailure,
     AttemptRecord,
     ChatRequest,
     FailureKind,
-    PrivacyTier,
     ProviderKind,
     ProviderResponse,
     ResolvedModel,
@@ -169,6 +169,23 @@ class Router:
 
     # --- the call ----------------------------------------------------------------------------
 
+    def _begin(
+        self, req: ChatRequest, resolved: ResolvedModel, deadline: float, policy: TenantPolicy, session_id: str
+    ) -> tuple[_Call, KernelState, Action]:
+        """Plan the chain, hand the kernel its plan, and get the first action (shared with streaming)."""
+        started_ms = _ms(asyncio.get_running_loop().time())
+        chain_plan = self._plan(resolved, policy, started_ms)
+        plan = call_plan(
+            chain_plan,
+            policy,
+            started_at_ms=started_ms,
+            deadline_at_ms=_deadline_ms(deadline),
+            backoff=self._backoff,
+            attempt_timeout_ms=self._attempt_timeout_ms,
+        )
+        state, action = kernel.start(plan, started_ms)
+        return _Call(self, req, session_id, chain_plan), state, action
+
     def _plan(self, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
         return plan_chain(
             build_chain(resolved, policy),
@@ -191,18 +208,8 @@ class Router:
     ) -> ProviderResponse:
         """Call the resolved provider with retry and failover, within ``deadline`` (loop time, s)."""
         loop = asyncio.get_running_loop()
-        started_ms = _ms(loop.time())
-        chain_plan = self._plan(resolved, policy, started_ms)
-        plan = CallPlan(
-            chain=chain_plan.chain,
-            started_at_ms=started_ms,
-            deadline_at_ms=_deadline_ms(deadline),
-            backoff=self._backoff,
-            attempt_timeout_ms=self._attempt_timeout_ms,
-            context_window_failover=policy.context_window_failover and policy.privacy_tier is not PrivacyTier.SOVEREIGN,
-        )
-        call = _Call(self, req, session_id, chain_plan)
-        state, action = kernel.start(plan, started_ms)
+        call, state, action = self._begin(req, resolved, deadline, policy, session_id)
+        started_ms = state.plan.started_at_ms
         while True:
             if isinstance(action, CallProvider):
                 event = await call.attempt(action)

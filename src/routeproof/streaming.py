@@ -31,7 +31,6 @@ from routeproof.core.kernel import (
     AttemptFailed,
     AttemptRefused,
     AttemptSucceeded,
-    CallPlan,
     CallProvider,
     Event,
     Sleep,
@@ -46,7 +45,6 @@ from routeproof.core.types import (
     ChatRequest,
     FailureKind,
     MessageStop,
-    PrivacyTier,
     ProviderKind,
     ResolvedModel,
     StreamError,
@@ -131,23 +129,8 @@ class ProviderStream:
                     return
 
     async def _one_call(self, *, hold_back: bool) -> AsyncGenerator[StreamEvent, None]:
-        from routeproof.router import _Call, _deadline_ms, _ms
-
         router = self._router
-        loop = asyncio.get_running_loop()
-        started_ms = _ms(loop.time())
-        chain_plan = router._plan(self._resolved, self._policy, started_ms)
-        plan = CallPlan(
-            chain=chain_plan.chain,
-            started_at_ms=started_ms,
-            deadline_at_ms=_deadline_ms(self._deadline),
-            backoff=router._backoff,
-            attempt_timeout_ms=router._attempt_timeout_ms,
-            context_window_failover=self._policy.context_window_failover
-            and self._policy.privacy_tier is not PrivacyTier.SOVEREIGN,
-        )
-        call = _Call(router, self._req, self._session_id, chain_plan)
-        state, action = kernel.start(plan, started_ms)
+        call, state, action = router._begin(self._req, self._resolved, self._deadline, self._policy, self._session_id)
         while True:
             event: Event
             if isinstance(action, CallProvider):

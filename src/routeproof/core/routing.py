@@ -14,10 +14,11 @@ from dataclasses import dataclass
 import icontract
 
 from routeproof.core.health import HealthState, earliest_return_ms, health_well_formed, is_available
+from routeproof.core.kernel import BackoffPolicy, CallPlan
 from routeproof.core.tiers import filter_chain
 from routeproof.core.types import ChainEntry, PrivacyTier, ProviderKind, ResolvedModel, SkipRecord, TenantPolicy
 
-__all__ = ["ChainPlan", "CoolingPolicy", "SkipReason", "Skipped", "build_chain", "plan_chain", "resolve"]
+__all__ = ["ChainPlan", "CoolingPolicy", "SkipReason", "Skipped", "build_chain", "call_plan", "plan_chain", "resolve"]
 
 
 class CoolingPolicy(enum.Enum):
@@ -173,4 +174,48 @@ def plan_chain(
         health=health,
         now_ms=now_ms,
         cooling_policy=cooling_policy,
+    )
+
+
+def _call_plan(
+    chain_plan: ChainPlan,
+    policy: TenantPolicy,
+    *,
+    started_at_ms: int,
+    deadline_at_ms: int,
+    backoff: BackoffPolicy,
+    attempt_timeout_ms: int,
+) -> CallPlan:
+    return CallPlan(
+        chain=chain_plan.chain,
+        started_at_ms=started_at_ms,
+        deadline_at_ms=deadline_at_ms,
+        backoff=backoff,
+        attempt_timeout_ms=attempt_timeout_ms,
+        # Failing over to a larger-context provider is opt-in, and never allowed under Sovereign.
+        context_window_failover=policy.context_window_failover and policy.privacy_tier is not PrivacyTier.SOVEREIGN,
+    )
+
+
+@icontract.ensure(lambda chain_plan, result: result.chain == chain_plan.chain)
+@icontract.ensure(
+    lambda policy, result: not result.context_window_failover or policy.privacy_tier is not PrivacyTier.SOVEREIGN
+)
+def call_plan(
+    chain_plan: ChainPlan,
+    policy: TenantPolicy,
+    *,
+    started_at_ms: int,
+    deadline_at_ms: int,
+    backoff: BackoffPolicy,
+    attempt_timeout_ms: int,
+) -> CallPlan:
+    """The kernel's plan for one call over ``chain_plan``'s chain, with the policy's opt-ins."""
+    return _call_plan(
+        chain_plan,
+        policy,
+        started_at_ms=started_at_ms,
+        deadline_at_ms=deadline_at_ms,
+        backoff=backoff,
+        attempt_timeout_ms=attempt_timeout_ms,
     )
