@@ -214,8 +214,9 @@ def health_effect(status: AttemptStatus) -> HealthEffect:
 
 
 @icontract.ensure(
-    lambda failure, result: not result
-    or not (failure.kind is FailureKind.HTTP_STATUS and failure.http_status in (401, 403))
+    lambda failure, result: (
+        not result or not (failure.kind is FailureKind.HTTP_STATUS and failure.http_status in (401, 403))
+    )
 )
 def is_billable(failure: AttemptFailure) -> bool:
     """Whether what a provider reports it billed for a failed attempt is booked: never for an
