@@ -1,0 +1,85 @@
+"""Streaming deadline and first-token rules on virtual time (an in-process dripping provider)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from routeproof import AttemptStatus, Router, TenantPolicy, resolve
+from routeproof.core.types import (
+    AttemptFailure,
+    ChatRequest,
+    FailureKind,
+    FinishReason,
+    Message,
+    MessageStop,
+    ProviderKind,
+    ProviderResponse,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    Usage,
+)
+from routeproof.errors import ProviderCallFailed
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.looptime(end=600)]
+
+
+class DripProvider:
+    """Streams ``words`` one every ``gap_s``; fails its first ``fail_first`` attempts before any event."""
+
+    kind = ProviderKind.LOCAL
+    name = "drip"
+    base_url = None
+
+    def __init__(self, words: int, gap_s: float, fail_first: int = 0) -> None:
+        self.words, self.gap_s, self.fail_first = words, gap_s, fail_first
+
+    async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
+        raise AssertionError("streaming only")
+
+    async def stream(
+        self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        if self.fail_first:
+            self.fail_first -= 1
+            raise ProviderCallFailed(AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503))
+        for index in range(self.words):
+            await asyncio.sleep(self.gap_s)
+            yield TextDelta(text=f"w{index} ")
+        yield MessageStop(stop_reason=FinishReason.STOP, usage=Usage(prompt_tokens=3, completion_tokens=self.words))
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+TENANT = TenantPolicy(primary={"a": (ProviderKind.LOCAL, "drip")})
+REQUEST = ChatRequest(messages=(Message.user("go"),), alias="a")
+
+
+async def test_deadline_mid_stream_ends_within_50_ms() -> None:
+    """A stream still dripping at the caller's deadline ends with StreamError at the deadline exactly."""
+    router = Router([DripProvider(words=100, gap_s=0.3)])
+    resolved = resolve("a", TENANT)
+    assert resolved is not None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 1.0
+    events = [e async for e in router.call_provider_streaming(REQUEST, resolved, deadline, TENANT)]
+    assert isinstance(events[-1], StreamError)
+    assert 0 <= loop.time() - deadline <= 0.05
+    assert [e for e in events if isinstance(e, TextDelta)] == [TextDelta(text=f"w{i} ") for i in range(3)]
+
+
+async def test_retry_before_first_token_then_time_to_first_token_recorded() -> None:
+    """A 503 before the first token is retried after the 200 ms band; the TTFT of the winner is kept."""
+    router = Router([DripProvider(words=2, gap_s=0.5, fail_first=1)])
+    resolved = resolve("a", TENANT)
+    assert resolved is not None
+    stream = router.call_provider_streaming(REQUEST, resolved, asyncio.get_running_loop().time() + 10, TENANT)
+    events = [e async for e in stream]
+    assert isinstance(events[-1], MessageStop)
+    assert [a.status for a in stream.attempts] == [AttemptStatus.RETRIED_AFTER_5XX, AttemptStatus.SUCCEEDED]
+    assert stream.first_token_ms == 500
+    assert stream.attempts[-1].first_token_ms == 500
