@@ -56,7 +56,8 @@ from routeproof.core.types import (
 from routeproof.errors import ProviderCallFailed
 
 if TYPE_CHECKING:
-    from routeproof.router import Router, _Call
+    from routeproof.call import Call
+    from routeproof.router import Router
 
 __all__ = ["ProviderStream", "StreamInterrupted"]
 
@@ -169,7 +170,7 @@ class ProviderStream:
             router._observe(state.records[before:], call.now_ms())
 
     async def _open(
-        self, call: _Call, action: CallProvider
+        self, call: Call, action: CallProvider
     ) -> AttemptRefused | AttemptFailed | tuple[StreamEvent, AsyncIterator[StreamEvent], Reservation | None, int]:
         """Start one streaming attempt and wait for its first event, within the attempt's timeout."""
         router = self._router
@@ -211,7 +212,7 @@ class ProviderStream:
 
     async def _relay(
         self,
-        call: _Call,
+        call: Call,
         kind: ProviderKind,
         first: StreamEvent,
         stream: AsyncIterator[StreamEvent],

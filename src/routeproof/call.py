@@ -1,0 +1,226 @@
+"""One call's bookkeeping in the async shell: reservations, attempts, the response, the error.
+
+``Call`` performs one kernel ``CallProvider`` action at a time for ``Router.call_provider`` (and
+its reservation/failure steps for streaming) and turns the kernel's final ``Fail`` into the one
+``RouterError`` the caller sees. It decides nothing: every branch here follows a kernel action or
+a ledger outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from routeproof.core import kernel
+from routeproof.core.classify import is_billable
+from routeproof.core.kernel import (
+    AttemptFailed,
+    AttemptRefused,
+    AttemptSucceeded,
+    CallProvider,
+    Event,
+    Fail,
+    FailKind,
+    Refusal,
+    Succeed,
+)
+from routeproof.core.ledger import BudgetScope, Reservation
+from routeproof.core.ledger import Refusal as LedgerRefusal
+from routeproof.core.routing import ChainPlan
+from routeproof.core.types import (
+    AttemptFailure,
+    ChatRequest,
+    FailureKind,
+    ProviderKind,
+    ProviderResponse,
+    SkipRecord,
+)
+from routeproof.errors import (
+    AllProvidersFailed,
+    AuthError,
+    DeadlineExceeded,
+    InvalidResponse,
+    NoEligibleProvider,
+    ProviderCallFailed,
+    RouterError,
+    TerminalProviderError,
+)
+from routeproof.observe import attempt_span, log_auth_failure, log_cap_exceeded, log_model_not_found
+
+if TYPE_CHECKING:
+    from routeproof.router import Router
+
+__all__ = ["Call", "deadline_ms", "loop_ms"]
+
+
+def loop_ms(loop_time_s: float) -> int:
+    """A loop instant as the kernel's integer milliseconds (rounded: exact durations stay exact)."""
+    return round(loop_time_s * 1000)
+
+
+def deadline_ms(loop_time_s: float) -> int:
+    """The caller's deadline in milliseconds, floored: with ``now`` rounded, ``now_ms < deadline_ms``
+    still implies the real now is before the real deadline, so no call starts after it."""
+    return math.floor(loop_time_s * 1000)
+
+
+class Call:
+    """The mutable bookkeeping of one call in the shell: the response, the refusal, the metrics."""
+
+    def __init__(self, router: Router, req: ChatRequest, session_id: str, chain_plan: ChainPlan) -> None:
+        self.router = router
+        self.req = req
+        self.session_id = session_id
+        self.chain_plan = chain_plan
+        self.skipped: list[SkipRecord] = [s.as_record() for s in chain_plan.skipped]
+        self.response: ProviderResponse | None = None
+        self.refusal: LedgerRefusal | None = None
+        self.last_kind: ProviderKind | None = None
+        self.last_position: int | None = None
+        self.loop = asyncio.get_running_loop()
+
+    def now_ms(self) -> int:
+        return loop_ms(self.loop.time())
+
+    def begin(self, action: CallProvider) -> Reservation | AttemptRefused | None:
+        """Count a failover, then reserve the attempt's worst case (or say why it may not start)."""
+        router = self.router
+        entry = action.entry
+        if self.last_position is not None and self.last_position != action.position and self.last_kind is not None:
+            router._metrics.failover(self.last_kind, entry.provider)
+        outcome = router._reserve(entry.provider, entry.model, self.req, self.session_id)
+        if isinstance(outcome, LedgerRefusal):
+            self.refusal = outcome
+            if outcome.scope is BudgetScope.PROVIDER_DAILY:
+                self.skipped.append(
+                    SkipRecord(
+                        provider=entry.provider,
+                        model=entry.model,
+                        fallback_position=entry.fallback_position,
+                        reason="budget_provider_daily",
+                    )
+                )
+                return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.SKIP_PROVIDER)
+            return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.TERMINAL)
+        self.last_kind, self.last_position = entry.provider, action.position
+        return outcome
+
+    def failed(self, action: CallProvider, reservation: Reservation | None, failure: AttemptFailure) -> AttemptFailed:
+        """Settle a failed attempt (book only what is billable), count it against health, report it."""
+        router = self.router
+        entry = action.entry
+        billed = router._cost(entry.provider, entry.model, failure.billed_usage) if is_billable(failure) else 0
+        router._settle(reservation, booked_pico_usd=billed, succeeded=False)
+        return AttemptFailed(now_ms=self.now_ms(), failure=failure, draw=router._rng.random())
+
+    async def attempt(self, action: CallProvider) -> Event:
+        """Perform one CallProvider action and say what happened."""
+        router = self.router
+        entry = action.entry
+        begun = self.begin(action)
+        if isinstance(begun, AttemptRefused):
+            return begun
+        reservation = begun
+        provider = router._providers[entry.provider]
+        timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
+        settled = False
+        try:
+            try:
+                with attempt_span(entry.provider, entry.model, action.attempt_num):
+                    async with asyncio.timeout_at(timeout_at):
+                        response = await provider.complete(self.req, entry.model, timeout_at=timeout_at)
+            except ProviderCallFailed as exc:
+                failure = exc.failure
+            except TimeoutError:
+                failure = AttemptFailure(
+                    kind=FailureKind.ATTEMPT_TIMEOUT, message=f"no answer within {action.timeout_ms} ms"
+                )
+            else:
+                router._settle(
+                    reservation,
+                    booked_pico_usd=router._cost(entry.provider, entry.model, response.usage),
+                    succeeded=True,
+                )
+                settled = True
+                self.response = response
+                return AttemptSucceeded(now_ms=self.now_ms())
+            settled = True
+            return self.failed(action, reservation, failure)
+        finally:
+            if not settled:  # cancelled (or a bug escaping): never leak the reservation
+                router._settle(reservation, booked_pico_usd=0, succeeded=False)
+
+    def succeed(self, action: Succeed, latency_ms: int) -> ProviderResponse:
+        """The response the caller gets: normalised, with the attempt history and the skips."""
+        assert self.response is not None
+        outcome_provider = action.entry.provider
+        self.router._metrics.call(outcome_provider, action.entry.model, "succeeded", len(action.records))
+        return replace(
+            self.response,
+            attempts=action.records,
+            latency_ms=latency_ms,
+            provider=outcome_provider,
+            model=action.entry.model,
+            skipped=tuple(self.skipped),
+        )
+
+    def fail(self, action: Fail) -> RouterError:
+        """The error the call raises, with the attempt records; metrics and sev logs on the way."""
+        metrics = self.router._metrics
+        entry = action.entry
+        provider = entry.provider if entry is not None else None
+        model = entry.model if entry is not None else ""
+        failure = action.failure
+        error: RouterError
+        outcome = "all_failed"
+        if action.kind is FailKind.DEADLINE:
+            metrics.deadline()
+            error = DeadlineExceeded(attempts=action.records)
+        elif action.kind is FailKind.AUTH and provider is not None and failure is not None:
+            outcome = "auth_error"
+            log_auth_failure(provider, failure.http_status)
+            error = AuthError(provider, failure.http_status or 401, attempts=action.records)
+        elif action.kind is FailKind.TERMINAL and provider is not None and failure is not None:
+            outcome = "terminal_4xx"
+            if failure.http_status == 404:
+                log_model_not_found(provider, model)
+            error = TerminalProviderError(
+                provider, failure.http_status or 400, failure.message, attempts=action.records
+            )
+        elif action.kind is FailKind.ATTEMPTS_CAP:
+            log_cap_exceeded(len(action.records))
+            error = InvalidResponse(kernel.ATTEMPTS_CAP_REASON, attempts=action.records)
+        elif action.kind is FailKind.BUDGET and self.refusal is not None:
+            error = self.refusal.to_error()
+            error.attempts = action.records
+        elif action.kind is FailKind.NO_ELIGIBLE or (action.kind is FailKind.ALL_FAILED and not action.records):
+            error = self._no_eligible(action)
+        else:
+            last = _failure_error(provider, failure) if provider is not None and failure is not None else None
+            error = AllProvidersFailed(last_error=last, attempts=action.records)
+        metrics.call(provider, model, outcome, len(action.records))
+        return error
+
+    def _no_eligible(self, action: Fail) -> RouterError:
+        skipped = ", ".join(f"{s.provider.value}/{s.model}: {s.reason}" for s in self.skipped) or "empty chain"
+        if self.refusal is not None and not action.records:
+            error: RouterError = self.refusal.to_error()
+            error.attempts = action.records
+            return error
+        earliest = self.chain_plan.earliest_return_ms
+        return NoEligibleProvider(
+            skipped, earliest_at=None if earliest is None else earliest / 1000, attempts=action.records
+        )
+
+
+def _failure_error(provider: ProviderKind, failure: AttemptFailure) -> RouterError:
+    """The error describing one failed attempt (the ``last_error`` of AllProvidersFailed)."""
+    if failure.kind is FailureKind.HTTP_STATUS and failure.http_status is not None:
+        return TerminalProviderError(
+            provider, failure.http_status, failure.message, retry_after_ms=failure.retry_after_ms
+        )
+    if failure.kind is FailureKind.INVALID_RESPONSE:
+        return InvalidResponse(failure.message, provider=provider)
+    return RouterError(f"{provider.as_metric_label()}: {failure.kind.value} {failure.message}".rstrip())
