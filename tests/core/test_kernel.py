@@ -8,11 +8,13 @@ from routeproof.core.kernel import (
     ATTEMPTS_CAP_REASON,
     AttemptFailed,
     AttemptRefused,
+    BackoffPolicy,
     Bound,
     CallProvider,
     Fail,
     FailKind,
     Refusal,
+    Sleep,
     Succeed,
     start,
     step,
@@ -246,3 +248,67 @@ def test_full_jitter_policy_is_selectable() -> None:
     policy = BackoffPolicy(full_jitter=True, base_ms=100, cap_ms=1_000)
     run = simulate(plan(chain(B), backoff=policy), [http(503), http(503), ok()], draws=[1.0])
     assert [s.duration_ms for _, s in run.sleeps] == [100, 200]
+
+
+@pytest.mark.parametrize(
+    ("bound_deadline_ms", "kind", "status"),
+    [
+        (10_000, FailKind.DEADLINE, AttemptStatus.DEADLINE_EXCEEDED_MID_CALL),  # the caller's deadline set it
+        (120_000, FailKind.ALL_FAILED, AttemptStatus.TIMEOUT_BEFORE_FIRST_TOKEN),  # the 30 s budget set it
+    ],
+)
+def test_a_timeout_at_its_own_end_is_blamed_on_the_limit_that_set_it(
+    bound_deadline_ms: int, kind: FailKind, status: AttemptStatus
+) -> None:
+    """A timeout firing (a few ms early, by clock rounding) at the attempt's end is that limit's doing."""
+    state, action = start(plan(chain(B, A), deadline_ms=bound_deadline_ms), 0)
+    assert isinstance(action, CallProvider)
+    end = action.issued_at_ms + action.timeout_ms
+    failure = AttemptFailure(kind=FailureKind.READ_TIMEOUT)
+    _, final = step(state, AttemptFailed(now_ms=end - 3, failure=failure))
+    assert isinstance(final, Fail)
+    assert final.kind is kind
+    assert final.records[-1].status is status
+    assert final.failure is failure  # the shell builds the error from the last failure and entry
+    assert final.entry == action.entry
+
+
+def test_an_early_timeout_is_an_ordinary_retry() -> None:
+    """A provider's own timeout well before the attempt's end is retried like any timeout."""
+    state, _ = start(plan(chain(B), deadline_ms=10_000), 0)
+    failure = AttemptFailure(kind=FailureKind.READ_TIMEOUT)
+    _, nxt = step(state, AttemptFailed(now_ms=1_000, failure=failure))
+    assert isinstance(nxt, Sleep)
+
+
+def test_fail_carries_the_last_failure_and_entry() -> None:
+    """AllProvidersFailed is built from the Fail's failure and entry: both are the last attempt's."""
+    run = simulate(plan(chain(B, A)), [http(503)] * 3 + [http(502)] * 3)
+    assert isinstance(run.final, Fail)
+    assert run.final.failure is not None
+    assert run.final.failure.http_status == 502
+    assert run.final.entry is not None
+    assert run.final.entry.provider is A
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"budget_ms": 0},
+        {"max_attempts_per_provider": 0},
+        {"attempts_cap": 0},
+        {"attempt_timeout_ms": 0},
+        {"backoff": BackoffPolicy(jitter_percent=101)},
+        {"backoff": BackoffPolicy(delays_ms=(200, -1))},
+        {"backoff": BackoffPolicy(full_jitter=True, base_ms=500, cap_ms=100)},
+        {"backoff": BackoffPolicy(delays_ms=(200,))},  # too few delays for 3 attempts
+    ],
+)
+def test_invalid_plans_are_refused(bad: dict[str, object]) -> None:
+    """start() refuses a plan with no budget, no attempts, no cap, no timeout or an unusable backoff."""
+    from dataclasses import replace
+
+    import icontract
+
+    with pytest.raises(icontract.ViolationError):
+        start(replace(plan(chain(B)), **bad), 0)  # type: ignore[arg-type]  # fields by name
