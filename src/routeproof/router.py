@@ -247,11 +247,18 @@ class Router:
             return 0
         return cost_pico_usd(price, usage)
 
-    def _observe(self, records: tuple[AttemptRecord, ...], now_ms: int) -> None:
-        """Report newly finished attempts: metrics, and each one's effect on its provider's health."""
+    def _observe(self, records: tuple[AttemptRecord, ...], now_ms: int, *, success_settled_later: bool = False) -> None:
+        """Report newly finished attempts: metrics, and each one's effect on its provider's health.
+
+        A streamed attempt "succeeds" at its first token; whether the provider really delivered is
+        known only at the stream's end, so streaming passes ``success_settled_later`` and applies the
+        health effect when the stream is settled (core/stream_rules.py).
+        """
         for record in records:
             self._metrics.attempt(record)
-            self._health_effect(record.provider, health_effect(record.status), now_ms)
+            effect = health_effect(record.status)
+            if not (success_settled_later and effect is HealthEffect.SUCCESS):
+                self._health_effect(record.provider, effect, now_ms)
 
     def _health_effect(self, kind: ProviderKind, effect: HealthEffect, now_ms: int) -> None:
         if effect is HealthEffect.SUCCESS:

@@ -25,8 +25,8 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
+from routeproof.call import Call, deadline_ms, loop_ms
 from routeproof.core import kernel
-from routeproof.core.classify import HealthEffect
 from routeproof.core.kernel import (
     AttemptFailed,
     AttemptRefused,
@@ -38,6 +38,7 @@ from routeproof.core.kernel import (
     Succeed,
 )
 from routeproof.core.ledger import Reservation
+from routeproof.core.stream_rules import StreamEnd, may_restart_turn, settle_stream
 from routeproof.core.types import (
     AttemptFailure,
     AttemptRecord,
@@ -56,7 +57,6 @@ from routeproof.core.types import (
 from routeproof.errors import ProviderCallFailed
 
 if TYPE_CHECKING:
-    from routeproof.call import Call
     from routeproof.router import Router
 
 __all__ = ["ProviderStream", "StreamInterrupted"]
@@ -123,11 +123,12 @@ class ProviderStream:
                         yield event
                 return
             except StreamInterrupted:
-                restarts += 1
-                if restarts > 1 or asyncio.get_running_loop().time() >= self._deadline:
+                now_ms = loop_ms(asyncio.get_running_loop().time())
+                if not may_restart_turn(restarts, now_ms, deadline_ms(self._deadline)):
                     self.interrupted = True
                     yield StreamError(message=f"{INTERRUPTED}: the turn was retried from scratch and cut again")
                     return
+                restarts += 1
 
     async def _one_call(self, *, hold_back: bool) -> AsyncGenerator[StreamEvent, None]:
         router = self._router
@@ -143,7 +144,7 @@ class ProviderStream:
                     event = AttemptSucceeded(now_ms=call.now_ms(), first_token_ms=first_token_ms)
                     before = len(state.records)
                     state, action = kernel.step(state, event)
-                    router._observe(state.records[before:], call.now_ms())
+                    router._observe(state.records[before:], call.now_ms(), success_settled_later=True)
                     assert isinstance(action, Succeed)  # the kernel always accepts a first token
                     self.attempts = action.records
                     self.provider, self.model = action.entry.provider, action.entry.model
@@ -226,7 +227,18 @@ class ProviderStream:
         held: list[StreamEvent] = []  # a tool block in progress (or, with hold_back, the whole turn)
         in_tool = False
         settled = False
+        cut_by_deadline = False
         event: StreamEvent | None = first
+
+        def settle(end: StreamEnd, usage_cost_pico_usd: int = 0) -> None:
+            nonlocal settled
+            settlement = settle_stream(
+                end, reserved_pico_usd=_reserved(reservation), usage_cost_pico_usd=usage_cost_pico_usd
+            )
+            router._settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
+            router._health_effect(kind, settlement.health, call.now_ms())
+            settled = True
+
         try:
             while True:
                 if event is None:
@@ -235,26 +247,18 @@ class ProviderStream:
                             event = await anext(aiter(stream))
                     except TimeoutError:
                         router._metrics.deadline()
+                        cut_by_deadline = True
                         event = StreamError(message=f"{INTERRUPTED}: {DEADLINE_ELAPSED}")
                     except StopAsyncIteration:
                         event = StreamError(message=f"{INTERRUPTED}: the stream ended without MessageStop")
                 if isinstance(event, MessageStop):
-                    router._settle(
-                        reservation,
-                        booked_pico_usd=router._cost(kind, entry_model, event.usage),
-                        succeeded=True,
-                    )
-                    settled = True
+                    settle(StreamEnd.COMPLETED, router._cost(kind, entry_model, event.usage))
                     for out in held:
                         yield out
                     yield event
                     return
                 if isinstance(event, StreamError):
-                    # Usage never arrived: book the worst case reserved for the call, not zero.
-                    router._settle(reservation, booked_pico_usd=_reserved(reservation), succeeded=True)
-                    settled = True
-                    if not event.message.endswith(DEADLINE_ELAPSED):  # the caller's limit is no provider fault
-                        router._health_effect(kind, HealthEffect.FAILURE, call.now_ms())
+                    settle(StreamEnd.DEADLINE if cut_by_deadline else StreamEnd.INTERRUPTED)
                     if hold_back:
                         raise StreamInterrupted(event.message)
                     self.interrupted = True
@@ -279,8 +283,8 @@ class ProviderStream:
                     yield event
                 event = None
         finally:
-            if not settled:  # the consumer stopped reading: the provider may still bill, book the worst case
-                router._settle(reservation, booked_pico_usd=_reserved(reservation), succeeded=True)
+            if not settled:  # the consumer stopped reading (or was cancelled)
+                settle(StreamEnd.ABANDONED)
             await _close(stream)
 
 

@@ -20,6 +20,7 @@ from routeproof import (
     PrivacyTier,
     RouterError,
 )
+from routeproof.core.health import is_available
 from routeproof.core.ledger import BudgetLimits, session_account
 from routeproof.core.pricing import load_pricing, parse_usd
 from routeproof.core.routing import CoolingPolicy
@@ -367,6 +368,8 @@ async def test_an_impatient_caller_never_cools_a_provider(mock: respx.MockRouter
     for _ in range(3):
         with pytest.raises(DeadlineExceeded):
             await router.call_provider(request(), resolved_for(tenant), deadline(1), tenant)
+    # checked before any success could reset the count
+    assert all(h.consecutive_failures == 0 for _, h in router.health.providers)
+    assert is_available(router.health, B, round(asyncio.get_running_loop().time() * 1000))
     resp = await router.call_provider(request(), resolved_for(tenant), deadline(5), tenant)
     assert resp.provider is B
-    assert router.health.providers == () or all(h.consecutive_failures == 0 for _, h in router.health.providers)

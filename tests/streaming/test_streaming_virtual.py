@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from routeproof import AttemptStatus, Router, TenantPolicy, resolve
+from routeproof.core.health import is_available
 from routeproof.core.types import (
     AttemptFailure,
     ChatRequest,
@@ -34,8 +35,8 @@ class DripProvider:
     name = "drip"
     base_url = None
 
-    def __init__(self, words: int, gap_s: float, fail_first: int = 0) -> None:
-        self.words, self.gap_s, self.fail_first = words, gap_s, fail_first
+    def __init__(self, words: int, gap_s: float, fail_first: int = 0, cut_after: int | None = None) -> None:
+        self.words, self.gap_s, self.fail_first, self.cut_after = words, gap_s, fail_first, cut_after
 
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         raise AssertionError("streaming only")
@@ -48,6 +49,9 @@ class DripProvider:
             raise ProviderCallFailed(AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503))
         for index in range(self.words):
             await asyncio.sleep(self.gap_s)
+            if index == self.cut_after:
+                yield StreamError(message="stream interrupted: connection reset")
+                return
             yield TextDelta(text=f"w{index} ")
         yield MessageStop(stop_reason=FinishReason.STOP, usage=Usage(prompt_tokens=3, completion_tokens=self.words))
 
@@ -83,3 +87,20 @@ async def test_retry_before_first_token_then_time_to_first_token_recorded() -> N
     assert [a.status for a in stream.attempts] == [AttemptStatus.RETRIED_AFTER_5XX, AttemptStatus.SUCCEEDED]
     assert stream.first_token_ms == 500
     assert stream.attempts[-1].first_token_ms == 500
+
+
+async def test_interrupted_streams_cool_the_provider_but_deadline_cuts_do_not() -> None:
+    """Two streams the provider drops mid-answer start its cooldown; two cut by the caller's deadline don't."""
+    loop = asyncio.get_running_loop()
+    resolved = resolve("a", TENANT)
+    assert resolved is not None
+    dropped = Router([DripProvider(words=5, gap_s=0.1, cut_after=2)])
+    for _ in range(2):
+        events = [e async for e in dropped.call_provider_streaming(REQUEST, resolved, loop.time() + 10, TENANT)]
+        assert isinstance(events[-1], StreamError)
+    assert not is_available(dropped.health, ProviderKind.LOCAL, round(loop.time() * 1000))
+    slow = Router([DripProvider(words=100, gap_s=0.3)])
+    for _ in range(2):
+        events = [e async for e in slow.call_provider_streaming(REQUEST, resolved, loop.time() + 1, TENANT)]
+        assert isinstance(events[-1], StreamError)
+    assert is_available(slow.health, ProviderKind.LOCAL, round(loop.time() * 1000))
