@@ -55,6 +55,7 @@ __all__ = [
     "post_json",
     "redact",
     "stamp",
+    "transport_failure",
 ]
 
 EXCEPTION_TABLE: tuple[tuple[type[httpx.HTTPError], FailureKind], ...] = (
@@ -146,6 +147,13 @@ def _map_exception(exc: httpx.HTTPError) -> FailureKind | None:
     return None
 
 
+def transport_failure(exc: httpx.HTTPError, secrets: Iterable[str]) -> ProviderCallFailed | None:
+    """The failure for an httpx exception, or None for one that is a bug or a bad configuration
+    (unmapped: the caller re-raises it as it is)."""
+    kind = _map_exception(exc)
+    return None if kind is None else failure(kind, f"{type(exc).__name__}: {exc}", secrets=secrets)
+
+
 def _error_text(response: httpx.Response) -> str:
     """The provider's own error message when the body has one of the documented shapes, else the text."""
     text = response.text
@@ -215,10 +223,10 @@ async def _send(
             FailureKind.ATTEMPT_TIMEOUT, f"attempt timed out after {remaining_s:.3f}s", secrets=secrets
         ) from exc
     except httpx.HTTPError as exc:
-        kind = _map_exception(exc)
-        if kind is None:
+        mapped = transport_failure(exc, secrets)
+        if mapped is None:
             raise
-        raise failure(kind, f"{type(exc).__name__}: {exc}", secrets=secrets) from exc
+        raise mapped from exc
 
 
 async def post_json(

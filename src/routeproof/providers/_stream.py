@@ -52,11 +52,11 @@ from routeproof.core.types import FailureKind, MessageStop, StreamError, StreamE
 # The status and exception mappings are _http's; importing its private helpers keeps them in one place.
 from routeproof.providers._http import (
     MAX_MESSAGE_CHARS,
-    _map_exception,
     _status_failure,
     failure,
     inject_trace_headers,
     redact,
+    transport_failure,
 )
 
 __all__ = ["EVENT_STREAM", "INTERRUPTED", "SSE", "EventDecoder", "interrupted", "stream_events"]
@@ -174,10 +174,10 @@ async def stream_events(
                 FailureKind.ATTEMPT_TIMEOUT, f"no first event within {remaining_s:.3f}s", secrets=secret_values
             ) from exc
         except httpx.HTTPError as exc:
-            kind = _map_exception(exc)
-            if kind is None:
+            mapped = transport_failure(exc, secret_values)
+            if mapped is None:
                 raise
-            raise failure(kind, f"{type(exc).__name__}: {exc}", secrets=secret_values) from exc
+            raise mapped from exc
         if isinstance(first[0], StreamError):
             raise failure(
                 FailureKind.STREAM_ERROR, first[0].message, secrets=secret_values, http_status=response.status_code
