@@ -4,7 +4,6 @@ silent end — through the full router over real-socket mock servers with inject
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 
@@ -12,9 +11,9 @@ import pytest
 
 from falsification.report import record_verdict
 from routeproof.core.health import HealthConfig
-from routeproof.core.types import BlockStop, MessageStop, ProviderKind, StreamError, ToolUseDelta, ToolUseStart
+from routeproof.core.types import MessageStop, ProviderKind, StreamError
 from routeproof.mock import CutMode, Scripted
-from tests.streaming.harness import collect, fleet, open_stream, policy
+from tests.streaming.harness import collect, fleet, open_stream, partial_tool_calls, policy
 
 pytestmark = [pytest.mark.falsify, pytest.mark.asyncio]
 KINDS = (ProviderKind.ANTHROPIC, ProviderKind.OPENAI, ProviderKind.BEDROCK)
@@ -67,19 +66,7 @@ async def test_mpa_006_every_stream_ends_with_message_stop_or_error() -> None:
                 counts["error"] += 1
                 if label == "none":
                     counts["clean_runs_not_completed"] += 1
-            tool_json: dict[str, str] = {}
-            for event in events:
-                if isinstance(event, ToolUseStart):
-                    tool_json[event.id] = ""
-                    current = event.id
-                elif isinstance(event, ToolUseDelta):
-                    tool_json[event.id] += event.partial_json
-                elif isinstance(event, BlockStop) and tool_json:
-                    try:
-                        json.loads(tool_json.pop(current) or "{}")
-                    except ValueError:
-                        counts["partial_tool"] += 1
-            counts["partial_tool"] += len(tool_json)
+            counts["partial_tool"] += partial_tool_calls(events)
     took = time.perf_counter() - t0
     bad = {k: v for k, v in counts.items() if k not in ("message_stop", "error", "raised") and v}
     record_verdict(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable
 
@@ -132,3 +133,8 @@ def status(code: int, headers: dict[str, str] | None = None, body: object = None
     """An error answer with an optional JSON body."""
     content = json.dumps(body if body is not None else {"message": f"status {code}"}).encode()
     return httpx.Response(code, content=content, headers={"content-type": "application/json", **(headers or {})})
+
+
+def deadline(seconds: float = 30.0) -> float:
+    """An absolute deadline ``seconds`` from now on the running loop's clock."""
+    return asyncio.get_running_loop().time() + seconds

@@ -39,6 +39,7 @@ from tests.router.fixtures import (
     bedrock_body,
     bedrock_ok,
     bedrock_url,
+    deadline,
     openai_body,
     policy,
     providers,
@@ -53,11 +54,6 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.looptime(end=600)]
 def make_router(client: httpx.AsyncClient, metrics: RouterMetrics | None = None, **kw: object) -> Router:
     """A router over the four test providers."""
     return Router(providers(client), metrics=metrics, **kw)  # type: ignore[arg-type]  # Router options pass through
-
-
-def deadline(seconds: float = 30.0) -> float:
-    """An absolute deadline ``seconds`` from now on the running loop."""
-    return asyncio.get_running_loop().time() + seconds
 
 
 async def test_ac01_happy_path(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:

@@ -40,6 +40,7 @@ from tests.router.fixtures import (
     anthropic_body,
     bedrock_ok,
     bedrock_url,
+    deadline,
     policy,
     providers,
     request,
@@ -64,11 +65,6 @@ cache_read_per_mtok = 0.30
 cache_write_per_mtok = 3.75
 """
 )
-
-
-def deadline(seconds: float = 30.0) -> float:
-    """An absolute deadline ``seconds`` from now."""
-    return asyncio.get_running_loop().time() + seconds
 
 
 async def test_hanging_provider_hands_off_at_the_attempt_timeout(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -13,6 +15,7 @@ from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import load_pricing
 from routeproof.core.routing import resolve
 from routeproof.core.types import (
+    BlockStop,
     ChatRequest,
     FallbackProvider,
     Message,
@@ -20,6 +23,8 @@ from routeproof.core.types import (
     StreamEvent,
     TenantPolicy,
     ToolDefinition,
+    ToolUseDelta,
+    ToolUseStart,
 )
 from routeproof.mock import MockProviderServer, Shape
 from routeproof.providers.anthropic import AnthropicProvider
@@ -119,3 +124,27 @@ def open_stream(
 async def collect(stream: ProviderStream) -> list[StreamEvent]:
     """Every event of a stream."""
     return [event async for event in stream]
+
+
+def partial_tool_calls(events: list[StreamEvent]) -> int:
+    """How many tool calls reached the caller unclosed or with JSON that does not parse."""
+    arguments: dict[str, str] = {}
+    bad = 0
+    current = ""
+    for event in events:
+        if isinstance(event, ToolUseStart):
+            arguments[event.id] = ""
+            current = event.id
+        elif isinstance(event, ToolUseDelta):
+            arguments[event.id] = arguments.get(event.id, "") + event.partial_json
+        elif isinstance(event, BlockStop) and current in arguments:
+            try:
+                json.loads(arguments.pop(current) or "{}")
+            except ValueError:
+                bad += 1
+    return bad + len(arguments)
+
+
+def deadline(seconds: float) -> float:
+    """An absolute deadline ``seconds`` from now on the running loop's clock."""
+    return asyncio.get_running_loop().time() + seconds

@@ -13,17 +13,25 @@ from routeproof.core.health import HealthConfig
 from routeproof.core.ledger import BudgetLimits, session_account
 from routeproof.core.pricing import parse_usd, worst_case_cost_pico_usd
 from routeproof.core.types import (
-    BlockStop,
     MessageStop,
     ProviderKind,
     StreamError,
     StreamEvent,
     TextDelta,
-    ToolUseDelta,
     ToolUseStart,
 )
 from routeproof.mock import DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS, DEFAULT_TEXT, CutMode, Scripted
-from tests.streaming.harness import MODELS, PRICING, collect, fleet, open_stream, policy, request
+from tests.streaming.harness import (
+    MODELS,
+    PRICING,
+    collect,
+    fleet,
+    open_stream,
+    partial_tool_calls,
+    policy,
+    request,
+)
+from tests.streaming.harness import deadline as harness_deadline
 
 pytestmark = pytest.mark.asyncio
 A, OA, B = ProviderKind.ANTHROPIC, ProviderKind.OPENAI, ProviderKind.BEDROCK
@@ -31,8 +39,8 @@ LIMIT_S = 20  # wall bound of each test (real sockets)
 
 
 def deadline(seconds: float = 10.0) -> float:
-    """An absolute deadline on the running loop."""
-    return asyncio.get_running_loop().time() + seconds
+    """An absolute deadline on the running loop (10 s unless given)."""
+    return harness_deadline(seconds)
 
 
 def assert_one_end(events: list[StreamEvent]) -> None:
@@ -44,16 +52,7 @@ def assert_one_end(events: list[StreamEvent]) -> None:
 
 def assert_no_partial_tool(events: list[StreamEvent]) -> None:
     """Every tool block the caller saw is closed and its JSON parses."""
-    open_ids: dict[str, str] = {}
-    for event in events:
-        if isinstance(event, ToolUseStart):
-            open_ids[event.id] = ""
-            current = event.id
-        elif isinstance(event, ToolUseDelta):
-            open_ids[event.id] += event.partial_json
-        elif isinstance(event, BlockStop) and open_ids:
-            json.loads(open_ids.pop(current) or "{}")
-    assert open_ids == {}, f"partial tool JSON reached the caller: {open_ids}"
+    assert partial_tool_calls(events) == 0, f"partial tool JSON reached the caller: {events}"
 
 
 @pytest.mark.parametrize("kind", [A, OA, B])
