@@ -31,6 +31,7 @@ from falsification.report import record_verdict
 from falsification.rig import SHAPES, mock_providers, percentile, policy, request, resolved_for, wall
 from falsification.sim import FailureMix, SimProvider
 from routeproof.core.health import HealthConfig
+from routeproof.core.routing import CoolingPolicy
 from routeproof.core.types import ProviderKind
 from routeproof.errors import RouterError
 from routeproof.mock import MockProviderServer, Scripted
@@ -165,13 +166,15 @@ async def _open_loop(router: Router, calls: int, seed: int) -> dict[str, int]:
     return outcomes
 
 
-def _sim_router(health: HealthConfig | None, seed: int) -> Router:
+def _sim_router(health: HealthConfig | None, seed: int, cooling: CoolingPolicy = CoolingPolicy.DEMOTE) -> Router:
     mix = FailureMix(http_5xx=1.0, http_429=1.0, hang=1.0)
     providers = [
         SimProvider(kind, seed=seed + n, failure_rate=FAILURE_RATE, latency_s=(0.0, 0.05), mix=mix)
         for n, kind in enumerate((A, OA, BR))
     ]
-    return Router(providers, health=health, rng=random.Random(seed), attempt_timeout_s=ATTEMPT_TIMEOUT_S)
+    return Router(
+        providers, health=health, rng=random.Random(seed), attempt_timeout_s=ATTEMPT_TIMEOUT_S, cooling=cooling
+    )
 
 
 @pytest.mark.looptime(end=100_000)
@@ -181,8 +184,10 @@ async def test_mpa_007_large_n_on_virtual_time() -> None:
     with wall("FALSIFY-MPA-007 (virtual time)"):
         outcomes = await _open_loop(_sim_router(None, 7), VIRTUAL_CALLS, 7)
         no_breaker = await _open_loop(_sim_router(HealthConfig(failure_threshold=10**9), 7), VIRTUAL_CALLS, 7)
+        skipping = await _open_loop(_sim_router(None, 7, CoolingPolicy.SKIP), VIRTUAL_CALLS, 7)
     rate = outcomes.get("completed", 0) / VIRTUAL_CALLS
     rate_no_breaker = no_breaker.get("completed", 0) / VIRTUAL_CALLS
+    rate_skipping = skipping.get("completed", 0) / VIRTUAL_CALLS
     refuted, p_value = falsified(VIRTUAL_CALLS, VIRTUAL_CALLS - outcomes.get("completed", 0))
     survived = not refuted
     record_verdict(
@@ -191,7 +196,8 @@ async def test_mpa_007_large_n_on_virtual_time() -> None:
             f"virtual time, {VIRTUAL_CALLS} calls at {ARRIVALS_PER_S:.0f}/s, 3 simulated providers failing "
             f"{FAILURE_RATE:.0%}: completion {rate:.1%} {outcomes} (p = {p_value:.3g}); "
             "diagnostic with the cross-call cooldown "
-            f"off: {rate_no_breaker:.1%} {no_breaker}"
+            f"off: {rate_no_breaker:.1%} {no_breaker}; diagnostic with CoolingPolicy.SKIP (cooling providers "
+            f"dropped, not demoted): {rate_skipping:.1%} {skipping}"
         ),
         survived=survived,
     )
