@@ -213,12 +213,7 @@ class Router:
     # --- pieces the call and the streaming call share ------------------------------------------
 
     def _price(self, kind: ProviderKind, model: str) -> Price | None:
-        if self._pricing is None:
-            return None
-        price = self._pricing.get(kind, model)
-        if price is None and kind is not ProviderKind.LOCAL:
-            raise ConfigError(f"no price for provider {kind.value!r} model {model!r} in the pricing table")
-        return price
+        return None if self._pricing is None else self._pricing.price_of_call(kind, model)
 
     def _reserve(
         self, kind: ProviderKind, model: str, req: ChatRequest, session_id: str

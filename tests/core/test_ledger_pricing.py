@@ -271,3 +271,13 @@ def test_worst_case_prompt_counts_multibyte_text() -> None:
     short = worst_case_prompt_tokens(ChatRequest(messages=(Message.user(""),)))
     accented = worst_case_prompt_tokens(ChatRequest(messages=(Message.user("é" * 10),)))
     assert accented - short == 20
+
+
+def test_price_of_call_makes_only_the_local_model_free() -> None:
+    """An unpriced Local call costs nothing; any other unpriced model is a ConfigError naming it."""
+    from routeproof.core.pricing import FREE, PricingTable
+
+    table = PricingTable(prices={})
+    assert table.price_of_call(ProviderKind.LOCAL, "llama") == FREE
+    with pytest.raises(ConfigError, match="gpt-x"):
+        table.price_of_call(ProviderKind.OPENAI, "gpt-x")

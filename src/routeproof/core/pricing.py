@@ -67,6 +67,15 @@ class Price:
         )
 
 
+FREE = Price(
+    input_micro_usd_per_mtok=0,
+    output_micro_usd_per_mtok=0,
+    cache_read_micro_usd_per_mtok=0,
+    cache_write_micro_usd_per_mtok=0,
+)
+"""What an unpriced in-process Local call costs."""
+
+
 def price_well_formed(price: Price) -> bool:
     """Every rate is a non-negative int (the predicate the contracts use)."""
     rates = (
@@ -97,6 +106,15 @@ class PricingTable:
         if price is None:
             raise ConfigError(f"no price for model {model!r} of provider {provider.value!r} in the pricing table")
         return price
+
+    def price_of_call(self, provider: ProviderKind, model: str) -> Price:
+        """The price a call is booked at: the table's, or free for the in-process Local model when
+        the table has no entry for it (nothing is billed). Any other unpriced model is a ConfigError:
+        without a price no call can be bounded by a budget."""
+        price = self.get(provider, model)
+        if price is None and provider is ProviderKind.LOCAL:
+            return FREE
+        return self.price_for(provider, model)
 
 
 # --- parsing -------------------------------------------------------------------------------------
