@@ -19,7 +19,9 @@ h1 { font-size: 22px; margin: 8px 0 4px; } h2 { font-size: 18px; margin: 32px 0 
 h3 { font-size: 15px; margin: 20px 0 6px; }
 nav.files a, .links a { margin-right: 12px; }
 p.meta { color: #555; margin: 0 0 8px; }
-table { border-collapse: collapse; width: 100%; margin: 8px 0 16px; }
+.scroll { overflow-x: auto; margin: 8px 0 16px; }
+table { border-collapse: collapse; width: 100%; }
+td code { word-break: break-all; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: var(--soft); font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
@@ -63,7 +65,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, row_ids: Seq
         cells = "".join(c if c.startswith("<td") else f"<td>{c}</td>" for c in row)
         rid = f' id="{esc(row_ids[i])}"' if row_ids is not None else ""
         body.append(f"<tr{rid}>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def page(title: str, header_html: str, sections_html: Sequence[str]) -> str:

@@ -180,7 +180,9 @@ def bars(
         (True, True): pygal.HorizontalStackedBar,
     }[(stacked, horizontal)]
     options: dict[str, object] = {**_COMMON, "height": height, "margin_bottom": _legend_margin(len(series))}
-    chart = kind(style=_style([c for _, _, c in series]), title=title, y_title=y_title, **options)
+    # a horizontal chart's value axis is its x axis
+    axis = {"x_title": y_title} if horizontal else {"y_title": y_title}
+    chart = kind(style=_style([c for _, _, c in series]), title=title, **axis, **options)
     chart.x_labels = list(labels)
     for name, values, _ in series:
         chart.add(name, list(values))

@@ -69,7 +69,17 @@ def render(document: object, *, draw: bool) -> tuple[str, list[str]]:
     )
     body = (
         f'<p class="meta">{len(runs)} scenario runs × {len(names)} invariants; ✓ held, ✗ broken.</p>'
-        + table(["scenario (shape, mode)", "toxics", "outcome", "elapsed / deadline ms", *names, "verdict"], cells)
+        + table(
+            [
+                "scenario (shape, mode)",
+                "toxics",
+                "outcome",
+                "elapsed / deadline ms",
+                *(n.replace("_", " ") for n in names),
+                "verdict",
+            ],
+            cells,
+        )
         + f'<div class="figures">{_plots.figure_html(figure)}</div>'
     )
     return body, []
