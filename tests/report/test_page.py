@@ -182,3 +182,16 @@ def test_write_report_returns_the_page_it_wrote(reports: Path) -> None:
     target, report = write_report(reports)
     assert target == reports / "index.html"
     assert target.read_text(encoding="utf-8") == report.html
+
+
+@needs_pygal
+def test_h0_latency_effect_distribution_once_judged_over_seeds() -> None:
+    """H0-LATENCY data with improvement_by_seed adds a chart of the effect's distribution over seeds."""
+    rows = json.loads((Path(__file__).parent / "fixtures" / "verdicts.json").read_text())
+    data = next(r["data"] for r in rows if r["id"] == "H0-LATENCY")
+    data["improvement_by_seed"] = {"11": 0.306, "12": 0.272, "14": 0.049}
+    figures = figures_for("H0-LATENCY", data, draw=True)
+    seeds = next(f for f in figures if f.key == "h0-latency-seeds")
+    assert seeds.svg is not None
+    assert seeds.svg.count('class="rect reactive tooltip-trigger"') == 3
+    assert "over 3 seeds" in seeds.caption
