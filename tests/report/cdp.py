@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FLAGS", "Browser", "CDPError", "PageCheck", "find_chromium", "launch"]
+__all__ = ["FLAGS", "Browser", "CDPError", "PageCheck", "check_page", "find_chromium", "launch"]
 
 FLAGS = (
     "--headless",
