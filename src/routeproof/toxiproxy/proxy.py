@@ -361,6 +361,10 @@ class Connection:
     async def _sleep(self, toxic: Toxic, seconds: float) -> None:
         """Sleep, but wake early when the toxic is updated or removed (2.12.0 interrupts its stub and
         forwards the chunk it holds)."""
+        if seconds < 0.002:  # slicer's microsecond delays: a plain sleep (an interrupt waits at most this)
+            if seconds > 0:
+                await asyncio.sleep(seconds)
+            return
         loop = asyncio.get_running_loop()
         until = loop.time() + seconds
         generation = toxic.generation
