@@ -22,7 +22,7 @@ from routeproof.core.types import (
     ToolUseStart,
 )
 from routeproof.errors import RouterError
-from routeproof.mock import DEFAULT_TEXT, DEFAULT_TOOL_INPUT
+from routeproof.mock import DEFAULT_OUTPUT_TOKENS, DEFAULT_TEXT, DEFAULT_TOOL_INPUT
 
 __all__ = ["INVARIANTS", "CallResult", "RunResult", "run_scenario"]
 
@@ -58,6 +58,7 @@ class CallResult:
     provider: ProviderKind | None = None
     text: str = ""
     tool_json: tuple[str, ...] = ()
+    completion_tokens: int | None = None  # the usage the caller was told (the mocks always report 8)
     events: list[StreamEvent] = field(default_factory=list)
 
     @property
@@ -144,12 +145,15 @@ async def _one_call(f: Fleet, run: Run, text: str, sink: list[CallResult] | None
                 result.detail = "" if isinstance(last, MessageStop) else getattr(last, "message", "no end event")
                 result.text = "".join(e.text for e in result.events if isinstance(e, TextDelta))
                 result.tool_json = _tool_json(result.events)
+                if isinstance(last, MessageStop):
+                    result.completion_tokens = last.usage.completion_tokens
             else:
                 response = await f.router.call_provider(req, resolved(tenant), deadline, tenant)
                 result.outcome, result.attempts, result.provider = "ok", response.attempts, response.provider
                 choice = response.choices[0]
                 result.text = choice.content
                 result.tool_json = tuple(t.arguments_json for t in choice.tool_calls)
+                result.completion_tokens = response.usage.completion_tokens
     except RouterError as exc:
         result.outcome, result.detail, result.attempts = "error", type(exc).__name__, exc.attempts
         if stream is not None:
@@ -257,8 +261,11 @@ async def _down_up(f: Fleet, run: Run, notes: list[str]) -> list[CallResult]:
 
 
 def _expected_answer_ok(run: Run, c: CallResult) -> bool:
+    """A call reported complete carries the whole answer and the usage the provider sent at its end."""
     if c.outcome != "ok":
         return True
+    if c.completion_tokens != DEFAULT_OUTPUT_TOKENS:
+        return False
     if run.scenario.tool:
         return len(c.tool_json) == 1 and json.loads(c.tool_json[0]) == json.loads(DEFAULT_TOOL_INPUT)
     return c.text == DEFAULT_TEXT
@@ -331,7 +338,7 @@ async def run_scenario(toxi: Toxi, run: Run) -> RunResult:
         # clean call afterwards: toxics off, every proxy up, the same router and pool
         for proxy in f.proxies.values():
             await f.call_toxi("clear", proxy)
-        clean = await _one_call(f, Run(scenario=_CLEAN, shape=run.shape, stream=run.stream), "clean call")
+        clean = await _one_call(f, _clean_run(run), "clean call")
         invariants = {
             "ends_by_deadline": all(
                 c.elapsed_s <= min(c.deadline_s, BUDGET_S) + SLACK_S for c in calls if c.outcome != "hang"
@@ -342,7 +349,7 @@ async def run_scenario(toxi: Toxi, run: Run) -> RunResult:
             "reservations_released": open_reservations == 0,
             "no_false_completion": all(_expected_answer_ok(run, c) for c in calls),
             "no_partial_tool_call": all(partial_tool_calls(c.events) == 0 for c in calls),
-            "pool_usable_after": clean.outcome == "ok" and clean.text == DEFAULT_TEXT,
+            "pool_usable_after": clean.outcome == "ok" and _expected_answer_ok(_clean_run(run), clean),
             "no_request_after_return": late == 0,
             "expected": _expected(run, calls, notes),
         }
@@ -367,3 +374,7 @@ def _upstream_delay_s(s: Scenario) -> float:
 
 
 _CLEAN = Scenario(name="clean call", toxics=(), shapes=KINDS, streams=(False, True), deadline_s=5.0)
+
+
+def _clean_run(run: Run) -> Run:
+    return Run(scenario=_CLEAN, shape=run.shape, stream=run.stream)
