@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import select
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ import pytest
 HAVE_CLIENT = importlib.util.find_spec("toxiproxy") is not None
 SKIP_REASON = "the chaos extra (toxiproxy-python) is not installed: run tox -e chaos"
 
+START_TIMEOUT_S = 30.0
 _URL = re.compile(r"toxiproxy API on http://127\.0\.0\.1:(\d+)")
 
 
@@ -38,7 +40,8 @@ class ServerProcess:
             text=True,
         )
         assert self._proc.stdout is not None
-        line = self._proc.stdout.readline()
+        ready, _, _ = select.select([self._proc.stdout], [], [], START_TIMEOUT_S)
+        line = self._proc.stdout.readline() if ready else ""
         found = _URL.search(line)
         if found is None:
             self.stop()
