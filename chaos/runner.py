@@ -117,7 +117,9 @@ class RunResult:
 # -- performing calls -----------------------------------------------------------------------------
 
 
-async def _one_call(f: Fleet, run: Run, text: str, sink: list[CallResult] | None = None) -> CallResult:
+async def _one_call(
+    f: Fleet, run: Run, text: str, sink: list[CallResult] | None = None, *, on_first_event: bool = False
+) -> CallResult:
     """One call as the caller makes it; ``sink`` receives the result object at once (so a caller
     that cancels the call still sees what happened)."""
     s = run.scenario
@@ -137,6 +139,8 @@ async def _one_call(f: Fleet, run: Run, text: str, sink: list[CallResult] | None
                 try:
                     async for event in stream:
                         result.events.append(event)
+                        if on_first_event and len(result.events) == 1:
+                            await _apply(f, run, tuple(t for t in s.toxics if t.after_first_event))
                 finally:
                     await stream.aclose()
                     result.attempts, result.provider = stream.attempts, stream.provider
@@ -221,7 +225,7 @@ async def _later(f: Fleet, run: Run) -> None:
 
 async def _perform(f: Fleet, run: Run, notes: list[str]) -> list[CallResult]:
     s = run.scenario
-    await _apply(f, run, tuple(t for t in s.toxics if t.at_s == 0))
+    await _apply(f, run, tuple(t for t in s.toxics if t.at_s == 0 and not t.after_first_event))
     if s.kind == "down_up":
         return await _down_up(f, run, notes)
     if s.kind == "cancel":
@@ -241,7 +245,7 @@ async def _perform(f: Fleet, run: Run, notes: list[str]) -> list[CallResult]:
                     return await _one_call(f, run, f"chaos {i}")
 
             return list(await asyncio.gather(*(limited(i) for i in range(s.calls))))
-        return [await _one_call(f, run, "chaos please")]
+        return [await _one_call(f, run, "chaos please", on_first_event=True)]
     finally:
         await later
 

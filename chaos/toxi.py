@@ -64,6 +64,7 @@ class ToxicSpec:
     attributes: Mapping[str, int] = field(default_factory=dict)
     toxicity: float = 1.0
     at_s: float = 0.0
+    after_first_event: bool = False  # streamed calls: add it as soon as the caller has seen an event
     name: str = ""
 
     @property
@@ -75,7 +76,7 @@ class ToxicSpec:
         """Short text for the report, e.g. ``latency(latency=800)@down``."""
         attrs = ",".join(f"{k}={v}" for k, v in self.attributes.items())
         extra = "" if self.toxicity >= 1 else f" p={self.toxicity:g}"
-        later = f" +{self.at_s:g}s" if self.at_s else ""
+        later = " after the first event" if self.after_first_event else (f" +{self.at_s:g}s" if self.at_s else "")
         direction = "up" if self.stream.lower() == "upstream" else "down"
         return f"{self.type}({attrs})@{direction}{extra}{later}"
 
