@@ -52,6 +52,7 @@ class CallResult:
     detail: str = ""
     started_s: float = 0.0  # time.monotonic()
     ended_s: float = 0.0
+    cancelled_at_s: float | None = None  # when the caller cancelled it (time.monotonic())
     deadline_s: float = 0.0
     attempts: tuple[AttemptRecord, ...] = ()
     attempts_known: bool = True
@@ -233,6 +234,8 @@ async def _perform(f: Fleet, run: Run, notes: list[str]) -> list[CallResult]:
         task = asyncio.create_task(_one_call(f, run, "cancel me", sink))
         await asyncio.sleep(s.cancel_at_s)
         task.cancel()
+        for result in sink:
+            result.cancelled_at_s = time.monotonic()
         await asyncio.gather(task, return_exceptions=True)  # the CancelledError stays in the task
         return sink
     later = asyncio.create_task(_later(f, run))
@@ -333,7 +336,8 @@ async def run_scenario(toxi: Toxi, run: Run) -> RunResult:
     notes: list[str] = []
     async with fleet(toxi, s.knobs, s.step, run.shape) as f:
         calls = await _perform(f, run, notes)
-        returned_s = max(c.ended_s for c in calls)
+        # the moment the caller was done with every call: its return, or its cancellation
+        returned_s = max(min(c.ended_s, c.cancelled_at_s or c.ended_s) for c in calls)
         await asyncio.sleep(SETTLE_S + _upstream_delay_s(s))
         journals = {k: len(f.servers[k].journal) for k in KINDS}
         late = sum(1 for k in KINDS for e in f.servers[k].journal if e.arrived_monotonic_s > returned_s + SLACK_S)
@@ -361,7 +365,7 @@ async def run_scenario(toxi: Toxi, run: Run) -> RunResult:
         if c.outcome in {"exception", "hang"}:
             notes.append(f"{c.outcome}: {c.detail}")
     if late:
-        notes.append(f"{late} request(s) reached a provider after the call returned")
+        notes.append(f"{late} request(s) reached a provider after the call returned or was cancelled")
     if open_reservations:
         notes.append(f"{open_reservations} budget reservation(s) left open")
     if clean.outcome != "ok":

@@ -216,6 +216,16 @@ SCENARIOS: tuple[Scenario, ...] = (
         streams=BOTH,
         expect=frozenset({"cancelled"}),
     ),
+    Scenario(
+        name="caller cancels during the retry backoff",
+        toxics=(T(type="latency", attributes={"latency": 50}),),
+        step=Scripted(status=500),
+        kind="cancel",
+        cancel_at_s=0.15,  # the first 500 arrives at ~50 ms; the backoff before attempt 2 is >= 160 ms
+        shapes=(OA,),
+        streams=BOTH,
+        expect=frozenset({"cancelled"}),
+    ),
 )
 
 
