@@ -68,7 +68,7 @@ class CallResult:
         return self.ended_s - self.started_s
 
 
-@dataclass
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunResult:
     """One scenario run, ready for the report."""
 

@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,18 +144,18 @@ class Toxi:
         proxy.destroy()
 
 
-@dataclass
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToxiproxyUnderTest:
     """The server the suite uses, how it was obtained, and how to stop it."""
 
     url: str
     kind: str  # "TOXIPROXY_URL", "toxiproxy-server", or "embedded"
-    _stop: Any = None
+    stopper: Callable[[], None] | None = None
 
     def stop(self) -> None:
         """Stop it if this process started it."""
-        if self._stop is not None:
-            self._stop()
+        if self.stopper is not None:
+            self.stopper()
 
 
 def _free_port() -> int:
@@ -177,7 +177,7 @@ def _embedded() -> ToxiproxyUnderTest:
         thread.join(timeout=10)
         loop.close()
 
-    return ToxiproxyUnderTest(url=server.url, kind="embedded", _stop=stop)
+    return ToxiproxyUnderTest(url=server.url, kind="embedded", stopper=stop)
 
 
 def _external(binary: str) -> ToxiproxyUnderTest:
@@ -198,7 +198,7 @@ def _external(binary: str) -> ToxiproxyUnderTest:
         proc.terminate()
         proc.wait(timeout=10)
 
-    return ToxiproxyUnderTest(url=url, kind="toxiproxy-server", _stop=stop)
+    return ToxiproxyUnderTest(url=url, kind="toxiproxy-server", stopper=stop)
 
 
 def start_toxiproxy() -> ToxiproxyUnderTest:
