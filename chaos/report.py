@@ -32,7 +32,7 @@ def markdown(results: Sequence[RunResult], server_kind: str) -> str:
         "# Chaos report",
         "",
         f"Toxiproxy: {server_kind}. {len(results)} scenario runs; "
-        f"{sum(r.verdict == 'pass' for r in results)} pass, {sum(r.verdict == 'FAIL' for r in results)} fail, "
+        f"{sum(r.verdict == 'pass' for r in results)} pass, {sum(r.verdict == 'fail' for r in results)} fail, "
         f"{sum(r.verdict == 'xfail' for r in results)} known router bugs (xfail).",
         "",
         "Invariants: " + "; ".join(f"`{SHORT[n]}` = {n}" for n in INVARIANTS) + ".",
