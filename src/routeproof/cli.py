@@ -2,6 +2,7 @@
 
 routeproof mock --config FILE   start the mock provider servers a TOML file describes
 routeproof report [DIR]         write DIR/index.html (default reports/) over the suites' JSON reports
+routeproof toxiproxy --port N   serve the embedded Toxiproxy-compatible API on 127.0.0.1:N
 """
 
 from __future__ import annotations
@@ -86,12 +87,63 @@ def _run_report(args: argparse.Namespace) -> int:
     for problem in report.problems:
         print(f"routeproof report: {problem}", file=sys.stderr)
     return 1 if report.problems else 0
+def _add_toxiproxy(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "toxiproxy",
+        help="serve a Toxiproxy-compatible fault-injection API on loopback",
+        description="Serve Toxiproxy 2.12.0's HTTP API and toxics on 127.0.0.1 (proxies listen on 127.0.0.1 "
+        "only) until SIGINT/SIGTERM. Drive it with any Toxiproxy client.",
+    )
+    parser.add_argument("--port", type=int, default=8474, help="API port (default: 8474; 0 picks a free one)")
+    parser.add_argument("--host", default="127.0.0.1", help="API address: 127.0.0.1 or localhost only")
+    parser.add_argument("--config", type=Path, help="JSON array of proxies to create at start (/populate format)")
+    parser.add_argument("--seed", type=int, help="seed for toxicity draws, jitter and slicer cuts")
+    parser.set_defaults(handler=_run_toxiproxy)
+
+
+def _run_toxiproxy(args: argparse.Namespace) -> int:
+    import json
+
+    from routeproof.toxiproxy import ApiError, ToxiproxyServer
+
+    try:
+        server = ToxiproxyServer(host=args.host, port=args.port, seed=args.seed)
+        entries = json.loads(args.config.read_text(encoding="utf-8")) if args.config is not None else None
+    except (OSError, ValueError) as exc:
+        print(f"routeproof toxiproxy: {exc}", file=sys.stderr)
+        return 2
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            async with server:
+                if entries is not None:
+                    await server.populate_from(entries)
+                print(f"toxiproxy API on {server.url}", flush=True)
+                await stop.wait()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    try:
+        asyncio.run(serve())
+    except ApiError as exc:
+        print(f"routeproof toxiproxy: bad --config: {exc.message}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"routeproof toxiproxy: cannot start: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 # name -> function adding the subparser (and setting ``handler``); other subcommands go here.
 _SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
     "mock": _add_mock,
     "report": _add_report,
+    "toxiproxy": _add_toxiproxy,
 }
 
 
