@@ -87,6 +87,8 @@ def _run_report(args: argparse.Namespace) -> int:
     for problem in report.problems:
         print(f"routeproof report: {problem}", file=sys.stderr)
     return 1 if report.problems else 0
+
+
 def _add_toxiproxy(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "toxiproxy",
