@@ -1,6 +1,7 @@
 """The ``routeproof`` command. Each subcommand registers itself in ``_SUBCOMMANDS``.
 
 routeproof mock --config FILE   start the mock provider servers a TOML file describes
+routeproof conformance run|breaks   run the conformance suite against a router (conformance/)
 """
 
 from __future__ import annotations
@@ -58,9 +59,16 @@ def _run_mock(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_conformance(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from routeproof.conformance.cli import add_conformance_parser
+
+    add_conformance_parser(subparsers)
+
+
 # name -> function adding the subparser (and setting ``handler``); other subcommands go here.
 _SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
     "mock": _add_mock,
+    "conformance": _add_conformance,
 }
 
 
