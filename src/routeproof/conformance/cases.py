@@ -45,7 +45,7 @@ def load_cases(cases_dir: Path, schema_path: Path | None = None) -> list[dict[st
         errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
         if errors:
             where = "/".join(str(p) for p in errors[0].absolute_path)
-            raise CaseError(f"{path}: {where}: {errors[0].message}")
+            raise CaseError(f"{path}: {where}: {errors[0].message[:300]}")
         for case in doc["cases"]:
             if case["id"] in seen:
                 raise CaseError(f"{path}: duplicate case id {case['id']!r}")

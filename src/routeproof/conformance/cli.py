@@ -13,6 +13,7 @@ from typing import Any
 __all__ = ["add_conformance_parser", "read_expected"]
 
 DEFAULT_JOBS = 6
+BREAKS_AT_ONCE = 4  # planted-break runs in flight together (each with --jobs harness processes)
 
 
 def add_conformance_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -139,7 +140,7 @@ def _breaks(args: argparse.Namespace) -> int:
         print(f"routeproof conformance: {exc}", file=sys.stderr)
         return 2
 
-    async def main() -> list[dict[str, object]]:
+    async def main() -> Sequence[dict[str, object]]:
         probe = HarnessDriver(args.harness)
         try:
             info = await probe.start()
@@ -148,22 +149,29 @@ def _breaks(args: argparse.Namespace) -> int:
         breaks: Mapping[str, Sequence[str]] = info.get("breaks", {})
         if not breaks:
             raise CaseError(f"the harness {args.harness!r} declares no breaks")
-        rows: list[dict[str, object]] = []
-        for name, rules in breaks.items():
+        if args.list:
+            for name, rules in breaks.items():
+                print(f"{name}: {', '.join(rules)} -> {len(select(cases, rules))} cases")
+            return []
+        gate = asyncio.Semaphore(BREAKS_AT_ONCE)
+
+        async def one(name: str, rules: Sequence[str]) -> dict[str, object]:
             subset = select(cases, rules)
-            if args.list:
-                print(f"{name}: {', '.join(rules)} -> {len(subset)} cases")
-                continue
             command = f"{args.harness} --break {shlex.quote(name)}"
-            result = await run_suite(subset, harness=command, jobs=args.jobs, stderr_path=args.reports / "conformance-breaks.stderr")
+            async with gate:
+                result = await run_suite(
+                    subset, harness=command, jobs=args.jobs, stderr_path=args.reports / "conformance-breaks.stderr"
+                )
             killed_by = [r.id for r in result.results if r.verdict == "fail"]
             print(f"{name:<24} {'killed' if killed_by else 'SURVIVED':<9} by {len(killed_by)}/{len(subset)}: {', '.join(killed_by)}", flush=True)
-            rows.append({"break": name, "rules": list(rules), "cases": len(subset), "killed_by": killed_by, "wall_s": round(result.wall_s, 1)})
+            return {"break": name, "rules": list(rules), "cases": len(subset), "killed_by": killed_by, "wall_s": round(result.wall_s, 1)}
+
+        rows = await asyncio.gather(*(one(name, rules) for name, rules in breaks.items()))
         return rows
 
     args.reports.mkdir(parents=True, exist_ok=True)
     try:
-        rows = asyncio.run(main())
+        rows = list(asyncio.run(main()))
     except CaseError as exc:
         print(f"routeproof conformance: {exc}", file=sys.stderr)
         return 2
