@@ -24,8 +24,8 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch of the price map at import
 os.environ.setdefault("LITELLM_LOG", "ERROR")
 
-import litellm  # noqa: E402  # after the environment above
-from litellm import Router  # noqa: E402
+import litellm  # after the environment above
+from litellm import Router
 
 CAPABILITIES = ("stream", "tools", "deadline", "cancel", "health", "anthropic", "bedrock")
 _FAR_S = 600.0
@@ -50,7 +50,8 @@ def build_router(message: Mapping[str, Any]) -> Router:
     """THE adapter: a LiteLLM Router for the case's chain."""
     names = [f"p{n}" for n in range(len(message["providers"]))]
     model_list = [
-        {"model_name": name, "litellm_params": _deployment(p)} for name, p in zip(names, message["providers"], strict=True)
+        {"model_name": name, "litellm_params": _deployment(p)}
+        for name, p in zip(names, message["providers"], strict=True)
     ]
     fallbacks = [{names[0]: names[1:]}] if len(names) > 1 else []
     return Router(model_list=model_list, fallbacks=fallbacks, num_retries=2)
@@ -80,7 +81,12 @@ class Harness:
     async def handle(self, msg: Mapping[str, Any]) -> dict[str, Any] | None:
         op = msg.get("op")
         if op == "start":
-            return {"op": "started", "name": "litellm-router", "version": _version(), "capabilities": list(CAPABILITIES)}
+            return {
+                "op": "started",
+                "name": "litellm-router",
+                "version": _version(),
+                "capabilities": list(CAPABILITIES),
+            }
         if op == "configure":
             self.router = build_router(msg)
             return {"op": "configured"}
@@ -112,7 +118,14 @@ class Harness:
         kwargs: dict[str, Any] = {"max_tokens": request["max_tokens"]}
         if request.get("tools"):
             kwargs["tools"] = [
-                {"type": "function", "function": {"name": t["name"], "description": t.get("description", ""), "parameters": t["input_schema"]}}
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t["name"],
+                        "description": t.get("description", ""),
+                        "parameters": t["input_schema"],
+                    },
+                }
                 for t in request["tools"]
             ]
         deadline_ms = msg.get("deadline_ms")
@@ -122,7 +135,9 @@ class Harness:
             if not msg.get("stream"):
                 resp = await self.router.acompletion(model="p0", messages=request["messages"], **kwargs)
                 message = resp.choices[0].message
-                tools = [{"name": t.function.name, "arguments": t.function.arguments} for t in (message.tool_calls or [])]
+                tools = [
+                    {"name": t.function.name, "arguments": t.function.arguments} for t in (message.tool_calls or [])
+                ]
                 return {"op": "outcome", "class": "success", "text": message.content or "", "tool_calls": tools}
             stream = await self.router.acompletion(model="p0", messages=request["messages"], stream=True, **kwargs)
             tool_args: dict[int, dict[str, str]] = {}
@@ -145,9 +160,14 @@ class Harness:
             return {"op": "outcome", "class": cls, "text": "".join(text), "tool_calls": list(tool_args.values())}
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001  # every LiteLLM failure becomes an outcome class
+        except Exception as exc:  # every LiteLLM failure becomes an outcome class
             cls = ("stream_error" if text else outcome_class(exc)) if msg.get("stream") else outcome_class(exc)
-            return {"op": "outcome", "class": cls, "error": f"{type(exc).__name__}: {str(exc)[:300]}", "text": "".join(text)}
+            return {
+                "op": "outcome",
+                "class": cls,
+                "error": f"{type(exc).__name__}: {str(exc)[:300]}",
+                "text": "".join(text),
+            }
 
 
 def _version() -> str:
@@ -163,10 +183,21 @@ async def warm_up() -> None:
 
     async with MockProviderServer(Shape.OPENAI) as mock:
         router = build_router(
-            {"providers": [{"protocol": "openai", "model": "warm-up", "base_url": mock.base_url, "credentials": {"api_key": "k"}}]}
+            {
+                "providers": [
+                    {
+                        "protocol": "openai",
+                        "model": "warm-up",
+                        "base_url": mock.base_url,
+                        "credentials": {"api_key": "k"},
+                    }
+                ]
+            }
         )
         await router.acompletion(model="p0", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
-        stream = await router.acompletion(model="p0", messages=[{"role": "user", "content": "hi"}], max_tokens=8, stream=True)
+        stream = await router.acompletion(
+            model="p0", messages=[{"role": "user", "content": "hi"}], max_tokens=8, stream=True
+        )
         async for _ in stream:
             pass
 

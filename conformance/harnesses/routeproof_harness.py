@@ -52,7 +52,6 @@ from routeproof.core.types import (
     BlockStop,
     ChatRequest,
     FallbackProvider,
-    FinishReason,
     Message,
     MessageStop,
     PrivacyTier,
@@ -73,7 +72,18 @@ from routeproof.router import Router
 
 PROTOCOL = "provider-routing-v1/conformance-1"
 ALIAS = "conformance"
-CAPABILITIES = ("stream", "tools", "deadline", "cancel", "traceparent", "tiers", "budget", "health", "anthropic", "bedrock")
+CAPABILITIES = (
+    "stream",
+    "tools",
+    "deadline",
+    "cancel",
+    "traceparent",
+    "tiers",
+    "budget",
+    "health",
+    "anthropic",
+    "bedrock",
+)
 
 # name -> (the case rules whose cases must kill it, what it breaks)
 BREAKS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -114,7 +124,10 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
     client = httpx.AsyncClient(timeout=None)
     providers: list[Provider] = []
     chain: list[tuple[ProviderKind, str]] = []
-    free_openai = {"public": [ProviderKind.OPENAI, ProviderKind.OPENROUTER], "private": [ProviderKind.VLLM, ProviderKind.OLLAMA]}
+    free_openai = {
+        "public": [ProviderKind.OPENAI, ProviderKind.OPENROUTER],
+        "private": [ProviderKind.VLLM, ProviderKind.OLLAMA],
+    }
     prices: dict[tuple[ProviderKind, str], Price] = {}
     for p in message["providers"]:
         protocol, hosting, url, model = p["protocol"], p.get("hosting", "public"), p["base_url"], p["model"]
@@ -125,7 +138,9 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
             if not kinds:
                 return f"routeproof keys providers by kind: no free OpenAI-compatible {hosting} kind left"
             kind = kinds.pop(0)
-            provider = OpenAIProvider(kind=kind, api_key=creds.get("api_key", "k"), client=client, base_url=url, name=p["name"])
+            provider = OpenAIProvider(
+                kind=kind, api_key=creds.get("api_key", "k"), client=client, base_url=url, name=p["name"]
+            )
         elif hosting != "public":
             return f"a {protocol} provider is always public in routeproof"
         elif protocol == "anthropic":
@@ -173,7 +188,9 @@ def policy_for(chain: tuple[tuple[ProviderKind, str], ...], tier: str) -> Tenant
     """The tenant policy routing the alias through ``chain`` at privacy ``tier``."""
     (first_kind, first_model), *rest = chain
     return TenantPolicy(
-        privacy_tier={"sovereign": PrivacyTier.SOVEREIGN, "private": PrivacyTier.PRIVATE}.get(tier, PrivacyTier.STANDARD),
+        privacy_tier={"sovereign": PrivacyTier.SOVEREIGN, "private": PrivacyTier.PRIVATE}.get(
+            tier, PrivacyTier.STANDARD
+        ),
         primary={ALIAS: (first_kind, first_model)},
         fallback_chain=tuple(FallbackProvider(kind=k, model_alias_map={ALIAS: m}) for k, m in rest),
     )
@@ -199,7 +216,7 @@ def outcome_class(exc: RouterError) -> str:
 def plant(name: str) -> None:
     """Break one rule inside routeproof (module-level patches; the harness process is throwaway)."""
     if name in {"retry_400", "failover_401"}:
-        original = kernel.classify_failure
+        original: Callable[..., Classification] = vars(kernel)["classify_failure"]
         status = 400 if name == "retry_400" else 401
         broken = (
             Classification(verdict=Verdict.RETRY, reason=RetryReason.FIVE_XX)
@@ -212,16 +229,16 @@ def plant(name: str) -> None:
                 return broken
             return original(failure, context_window_failover=context_window_failover)
 
-        kernel.classify_failure = classify  # type: ignore[assignment]
+        vars(kernel)["classify_failure"] = classify
     elif name == "ignore_retry_after":
-        kernel._honours_retry_after = lambda failure: False  # type: ignore[assignment]
+        vars(kernel)["_honours_retry_after"] = lambda failure: False
     elif name == "sleep_past_budget":
         kernel.CallPlan.effective_end_ms = property(lambda self: 10**15)  # type: ignore[assignment,method-assign]
     elif name == "no_total_budget":
         kernel.CallPlan.budget_end_ms = property(lambda self: 10**15)  # type: ignore[assignment,method-assign]
     elif name == "no_jitter":
-        original_delay = kernel.retry_delay_ms
-        kernel.retry_delay_ms = lambda attempt_num, u, **kw: original_delay(attempt_num, 0.5, **kw)  # type: ignore[assignment]
+        original_delay = vars(kernel)["retry_delay_ms"]
+        vars(kernel)["retry_delay_ms"] = lambda attempt_num, u, **kw: original_delay(attempt_num, 0.5, **kw)
     elif name == "no_attempt_cap":
         defaults = kernel.CallPlan.__init__.__kwdefaults__
         assert defaults is not None
@@ -229,16 +246,21 @@ def plant(name: str) -> None:
     elif name == "accept_invalid_200":
         import routeproof.providers.openai as openai_mod
 
-        original_norm = openai_mod.normalize_or_fail
+        original_norm = vars(openai_mod)["normalize_or_fail"]
 
         def lenient(normalize: Callable[[dict[str, Any]], Any], reply: Any, **kw: Any) -> Any:
             try:
                 return original_norm(normalize, reply, **kw)
             except routeproof.errors.ProviderCallFailed:
-                stub = {"id": "x", "model": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+                stub = {
+                    "id": "x",
+                    "model": "x",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                }
                 return normalize(stub)
 
-        openai_mod.normalize_or_fail = lenient  # type: ignore[assignment]
+        vars(openai_mod)["normalize_or_fail"] = lenient
 
 
 # --- the protocol ------------------------------------------------------------------------------
@@ -389,7 +411,9 @@ def _version() -> str:
 def _request(data: Mapping[str, Any]) -> ChatRequest:
     messages = tuple(Message.user(str(m["content"])) for m in data["messages"])
     tools = tuple(
-        ToolDefinition(name=t["name"], description=t.get("description", ""), input_schema_json=json.dumps(t["input_schema"]))
+        ToolDefinition(
+            name=t["name"], description=t.get("description", ""), input_schema_json=json.dumps(t["input_schema"])
+        )
         for t in data.get("tools", ())
     )
     return ChatRequest(messages=messages, max_tokens=int(data.get("max_tokens", 64)), tools=tools, alias=ALIAS)

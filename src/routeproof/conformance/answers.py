@@ -90,14 +90,22 @@ def _body(protocol: str, model: str, text: str, tool: bool) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if tool:
             fn = {"name": TOOL_NAME, "arguments": json.dumps(args)}
-            message = {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": fn}]}
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": fn}],
+            }
         return {
             "id": "chatcmpl-conformance",
             "object": "chat.completion",
             "created": 1_700_000_000,
             "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool else "stop"}],
-            "usage": {"prompt_tokens": _USAGE_IN, "completion_tokens": _USAGE_OUT, "total_tokens": _USAGE_IN + _USAGE_OUT},
+            "usage": {
+                "prompt_tokens": _USAGE_IN,
+                "completion_tokens": _USAGE_OUT,
+                "total_tokens": _USAGE_IN + _USAGE_OUT,
+            },
         }
     if protocol == "anthropic":
         block: dict[str, Any] = (
@@ -141,7 +149,15 @@ def _stream(protocol: str, model: str, pieces: list[str], tool: bool) -> _Stream
 def _openai_stream(model: str, pieces: list[str], tool: bool) -> _Stream:
     def chunk(delta: Mapping[str, Any], finish: str | None = None) -> dict[str, Any]:
         choice = {"index": 0, "delta": dict(delta), "finish_reason": finish}
-        return {"data": {"id": "chatcmpl-conformance", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model, "choices": [choice]}}
+        return {
+            "data": {
+                "id": "chatcmpl-conformance",
+                "object": "chat.completion.chunk",
+                "created": 1_700_000_000,
+                "model": model,
+                "choices": [choice],
+            }
+        }
 
     head = [chunk({"role": "assistant", "content": None if tool else ""})]
     if tool:
@@ -166,7 +182,7 @@ def _anthropic_stream(model: str, pieces: list[str], tool: bool) -> _Stream:
     def ev(name: str, **data: Any) -> dict[str, Any]:
         return {"event": name, "data": {"type": name, **data}}
 
-    start = {
+    start: dict[str, Any] = {
         "id": "msg_conformance",
         "type": "message",
         "role": "assistant",
@@ -178,17 +194,26 @@ def _anthropic_stream(model: str, pieces: list[str], tool: bool) -> _Stream:
     }
     if tool:
         block: dict[str, Any] = {"type": "tool_use", "id": "toolu_1", "name": TOOL_NAME, "input": {}}
-        deltas = [ev("content_block_delta", index=0, delta={"type": "input_json_delta", "partial_json": p}) for p in pieces]
+        deltas = [
+            ev("content_block_delta", index=0, delta={"type": "input_json_delta", "partial_json": p}) for p in pieces
+        ]
     else:
         block = {"type": "text", "text": ""}
         deltas = [ev("content_block_delta", index=0, delta={"type": "text_delta", "text": p}) for p in pieces]
     head = [ev("message_start", message=start), ev("content_block_start", index=0, content_block=block)]
     tail = [
         ev("content_block_stop", index=0),
-        ev("message_delta", delta={"stop_reason": "tool_use" if tool else "end_turn", "stop_sequence": None}, usage={"output_tokens": _USAGE_OUT}),
+        ev(
+            "message_delta",
+            delta={"stop_reason": "tool_use" if tool else "end_turn", "stop_sequence": None},
+            usage={"output_tokens": _USAGE_OUT},
+        ),
         ev("message_stop"),
     ]
-    error = {"event": "error", "data": {"type": "error", "error": {"type": "overloaded_error", "message": "scripted in-band error"}}}
+    error = {
+        "event": "error",
+        "data": {"type": "error", "error": {"type": "overloaded_error", "message": "scripted in-band error"}},
+    }
     broken = 'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": {\n\n'
     return head, deltas, tail, error, broken
 
@@ -198,15 +223,24 @@ def _bedrock_stream(pieces: list[str], tool: bool) -> _Stream:
     if tool:
         start = {"toolUse": {"toolUseId": "tooluse_1", "name": TOOL_NAME}}
         head.append({"event": "contentBlockStart", "data": {"start": start, "contentBlockIndex": 0}})
-        deltas = [{"event": "contentBlockDelta", "data": {"delta": {"toolUse": {"input": p}}, "contentBlockIndex": 0}} for p in pieces]
+        deltas = [
+            {"event": "contentBlockDelta", "data": {"delta": {"toolUse": {"input": p}}, "contentBlockIndex": 0}}
+            for p in pieces
+        ]
     else:
-        deltas = [{"event": "contentBlockDelta", "data": {"delta": {"text": p}, "contentBlockIndex": 0}} for p in pieces]
+        deltas = [
+            {"event": "contentBlockDelta", "data": {"delta": {"text": p}, "contentBlockIndex": 0}} for p in pieces
+        ]
     usage = {"inputTokens": _USAGE_IN, "outputTokens": _USAGE_OUT, "totalTokens": _USAGE_IN + _USAGE_OUT}
     tail = [
         {"event": "contentBlockStop", "data": {"contentBlockIndex": 0}},
         {"event": "messageStop", "data": {"stopReason": "tool_use" if tool else "end_turn"}},
         {"event": "metadata", "data": {"usage": usage, "metrics": {"latencyMs": 1}}},
     ]
-    error = {"event": "modelStreamErrorException", "message_type": "exception", "data": {"message": "scripted in-band error"}}
+    error = {
+        "event": "modelStreamErrorException",
+        "message_type": "exception",
+        "data": {"message": "scripted in-band error"},
+    }
     broken = {"b64": "AAAAEAAAAABnYXJiYWdlISE="}  # a prelude whose CRC is wrong
     return head, deltas, tail, error, broken

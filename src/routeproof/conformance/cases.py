@@ -65,5 +65,7 @@ def select(cases: Sequence[Mapping[str, Any]], only: Iterable[str]) -> list[Mapp
     return [
         c
         for c in cases
-        if any(c["id"] == w or c["id"].startswith(w) or c["rule"].startswith(w) or w in c.get("acs", ()) for w in wanted)
+        if any(
+            c["id"] == w or c["id"].startswith(w) or c["rule"].startswith(w) or w in c.get("acs", ()) for w in wanted
+        )
     ]

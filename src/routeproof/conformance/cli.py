@@ -30,7 +30,9 @@ def add_conformance_parser(subparsers: argparse._SubParsersAction[argparse.Argum
     target.add_argument("--harness", metavar="CMD", help="shell command starting a harness (JSON lines on stdio)")
     target.add_argument("--gateway", metavar="URL", help="base URL of an OpenAI-compatible gateway")
     run.add_argument("--profile", type=Path, help="gateway profile (TOML, see conformance/profiles/)")
-    run.add_argument("--expect-failures", type=Path, help="file of case ids expected to fail (one per line, '# reason')")
+    run.add_argument(
+        "--expect-failures", type=Path, help="file of case ids expected to fail (one per line, '# reason')"
+    )
     _common(run)
     run.set_defaults(handler=_run)
     breaks = sub.add_parser("breaks", help="plant each of the harness's breaks and check the cases of its rule kill it")
@@ -40,11 +42,21 @@ def add_conformance_parser(subparsers: argparse._SubParsersAction[argparse.Argum
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--only", action="append", default=[], metavar="ID|PREFIX", help="case ids or id/rule prefixes (repeatable, or comma-separated)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="ID|PREFIX",
+        help="case ids or id/rule prefixes (repeatable, or comma-separated)",
+    )
     parser.add_argument("--list", action="store_true", help="list the selected cases and exit")
-    parser.add_argument("--cases", type=Path, default=Path("conformance") / "cases", help="case directory (default: conformance/cases)")
+    parser.add_argument(
+        "--cases", type=Path, default=Path("conformance") / "cases", help="case directory (default: conformance/cases)"
+    )
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="report directory (default: reports)")
-    parser.add_argument("--jobs", type=int, default=DEFAULT_JOBS, help=f"cases run concurrently (default {DEFAULT_JOBS})")
+    parser.add_argument(
+        "--jobs", type=int, default=DEFAULT_JOBS, help=f"cases run concurrently (default {DEFAULT_JOBS})"
+    )
 
 
 def read_expected(path: Path) -> dict[str, str]:
@@ -103,7 +115,14 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     args.reports.mkdir(parents=True, exist_ok=True)
     result = asyncio.run(
-        run_suite(cases, harness=args.harness, gateway=gateway, jobs=args.jobs, stderr_path=args.reports / "conformance-harness.stderr", progress=_progress)
+        run_suite(
+            cases,
+            harness=args.harness,
+            gateway=gateway,
+            jobs=args.jobs,
+            stderr_path=args.reports / "conformance-harness.stderr",
+            progress=_progress,
+        )
     )
     expected = read_expected(args.expect_failures) if args.expect_failures else None
     path = write_report(result, args.reports, expected_failures=expected)
@@ -153,6 +172,18 @@ def _breaks(args: argparse.Namespace) -> int:
             for name, rules in breaks.items():
                 print(f"{name}: {', '.join(rules)} -> {len(select(cases, rules))} cases")
             return []
+        # The baseline: a case kills a break only by failing a check it passes without the break
+        # (routeproof's own expected failures must not count as kills).
+        wanted = {c["id"] for rules in breaks.values() for c in select(cases, rules)}
+        base = await run_suite(
+            [c for c in cases if c["id"] in wanted],
+            harness=args.harness,
+            jobs=args.jobs * 2,
+            stderr_path=args.reports / "conformance-breaks.stderr",
+        )
+        baseline = {r.id: {f.check for f in r.failures} for r in base.results}
+        failing = sorted(i for i, c in baseline.items() if c)
+        print(f"baseline (no break): {len(failing)} of {len(base.results)} cases fail: {failing}", flush=True)
         gate = asyncio.Semaphore(BREAKS_AT_ONCE)
 
         async def one(name: str, rules: Sequence[str]) -> dict[str, object]:
@@ -162,12 +193,22 @@ def _breaks(args: argparse.Namespace) -> int:
                 result = await run_suite(
                     subset, harness=command, jobs=args.jobs, stderr_path=args.reports / "conformance-breaks.stderr"
                 )
-            killed_by = [r.id for r in result.results if r.verdict == "fail"]
-            print(f"{name:<24} {'killed' if killed_by else 'SURVIVED':<9} by {len(killed_by)}/{len(subset)}: {', '.join(killed_by)}", flush=True)
-            return {"break": name, "rules": list(rules), "cases": len(subset), "killed_by": killed_by, "wall_s": round(result.wall_s, 1)}
+            killed_by = [
+                r.id
+                for r in result.results
+                if r.verdict == "fail" and {f.check for f in r.failures} - baseline.get(r.id, set())
+            ]
+            verdict = "killed" if killed_by else "SURVIVED"
+            print(f"{name:<24} {verdict:<9} by {len(killed_by)}/{len(subset)}: {', '.join(killed_by)}", flush=True)
+            return {
+                "break": name,
+                "rules": list(rules),
+                "cases": len(subset),
+                "killed_by": killed_by,
+                "wall_s": round(result.wall_s, 1),
+            }
 
-        rows = await asyncio.gather(*(one(name, rules) for name, rules in breaks.items()))
-        return rows
+        return await asyncio.gather(*(one(name, rules) for name, rules in breaks.items()))
 
     args.reports.mkdir(parents=True, exist_ok=True)
     try:

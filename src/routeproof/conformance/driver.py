@@ -109,7 +109,9 @@ class HarnessDriver:
             raise HarnessError(f"the harness went away: {exc}") from exc
         if not line:
             self.kill()
-            raise HarnessError(f"the harness exited (code {proc.returncode!r}) instead of answering {message.get('op')!r}")
+            raise HarnessError(
+                f"the harness exited (code {proc.returncode!r}) instead of answering {message.get('op')!r}"
+            )
         try:
             reply = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -200,7 +202,10 @@ class GatewayDriver:
         """Check the case's chain against the profile (the gateway itself is configured outside)."""
         protocols = tuple(str(p["protocol"]) for p in message["providers"])
         if protocols != self.profile.protocols:
-            return {"op": "unsupported", "reason": f"the gateway's chain is {self.profile.protocols!r}, the case's {protocols!r}"}
+            return {
+                "op": "unsupported",
+                "reason": f"the gateway's chain is {self.profile.protocols!r}, the case's {protocols!r}",
+            }
         return {"op": "configured"}
 
     async def call(self, message: Mapping[str, Any], timeout_s: float) -> Mapping[str, Any]:
@@ -262,4 +267,10 @@ def _sse_text(raw: str) -> tuple[str, str]:
 
 
 def _gw_outcome(cls: str, started: float, *, text: str = "", error: str = "") -> dict[str, Any]:
-    return {"op": "outcome", "class": cls, "text": text, "error": error, "elapsed_ms": (time.monotonic() - started) * 1000}
+    return {
+        "op": "outcome",
+        "class": cls,
+        "text": text,
+        "error": error,
+        "elapsed_ms": (time.monotonic() - started) * 1000,
+    }

@@ -128,7 +128,11 @@ def judge_case(
     return failures
 
 
-def _step_of(req: ObservedRequest, steps: Mapping[str, Sequence[Mapping[str, Any]]], defaults: Mapping[str, Mapping[str, Any] | None]) -> Mapping[str, Any]:
+def _step_of(
+    req: ObservedRequest,
+    steps: Mapping[str, Sequence[Mapping[str, Any]]],
+    defaults: Mapping[str, Mapping[str, Any] | None],
+) -> Mapping[str, Any]:
     queue = steps.get(req.provider, ())
     if req.index < len(queue):
         return queue[req.index]
@@ -143,7 +147,9 @@ def _service_s(step: Mapping[str, Any]) -> float | None:
     return float(step.get("delay_before_headers_s", 0.0)) + float(step.get("delay_between_chunks_s", 0.0)) * len(items)
 
 
-def _universal(run: CallRun, steps: Mapping[str, Sequence[Mapping[str, Any]]], defaults: Mapping[str, Mapping[str, Any] | None]) -> list[Failure]:
+def _universal(
+    run: CallRun, steps: Mapping[str, Sequence[Mapping[str, Any]]], defaults: Mapping[str, Mapping[str, Any] | None]
+) -> list[Failure]:
     out: list[Failure] = []
     n = run.index
     wall = _ms(run.returned_s - run.sent_s)
@@ -152,14 +158,42 @@ def _universal(run: CallRun, steps: Mapping[str, Sequence[Mapping[str, Any]]], d
     if deadline is not None:
         slop = slop_ms(deadline)
         if elapsed > deadline + slop:
-            out.append(Failure(check="within_deadline", call=n, expected=f"elapsed <= deadline {deadline} ms + {slop:.0f} ms", observed=f"{elapsed:.0f} ms"))
+            out.append(
+                Failure(
+                    check="within_deadline",
+                    call=n,
+                    expected=f"elapsed <= deadline {deadline} ms + {slop:.0f} ms",
+                    observed=f"{elapsed:.0f} ms",
+                )
+            )
         elif wall > deadline + slop + IPC_MS:
-            out.append(Failure(check="within_deadline", call=n, expected=f"wall <= deadline {deadline} ms + {slop + IPC_MS:.0f} ms", observed=f"{wall:.0f} ms"))
+            out.append(
+                Failure(
+                    check="within_deadline",
+                    call=n,
+                    expected=f"wall <= deadline {deadline} ms + {slop + IPC_MS:.0f} ms",
+                    observed=f"{wall:.0f} ms",
+                )
+            )
     budget_slop = slop_ms(BUDGET_MS)
     if elapsed > BUDGET_MS + budget_slop or wall > BUDGET_MS + budget_slop + IPC_MS:
-        out.append(Failure(check="within_30s_budget", call=n, expected=f"the call ends within 30 s + {budget_slop:.0f} ms", observed=f"elapsed {elapsed:.0f} ms, wall {wall:.0f} ms"))
+        out.append(
+            Failure(
+                check="within_30s_budget",
+                call=n,
+                expected=f"the call ends within 30 s + {budget_slop:.0f} ms",
+                observed=f"elapsed {elapsed:.0f} ms, wall {wall:.0f} ms",
+            )
+        )
     if len(run.requests) > ATTEMPTS_CAP:
-        out.append(Failure(check="attempts_cap", call=n, expected=f"at most {ATTEMPTS_CAP} attempts", observed=f"{len(run.requests)} requests"))
+        out.append(
+            Failure(
+                check="attempts_cap",
+                call=n,
+                expected=f"at most {ATTEMPTS_CAP} attempts",
+                observed=f"{len(run.requests)} requests",
+            )
+        )
     cls = run.outcome.get("class")
     if run.requests and cls not in {"success", "cancelled", "deadline"} and run.spec.get("cancel_after_ms") is None:
         last = run.requests[-1]
@@ -167,7 +201,14 @@ def _universal(run: CallRun, steps: Mapping[str, Sequence[Mapping[str, Any]]], d
         if service is not None and not last.stream:
             tail = _ms(run.returned_s - last.arrived_s - service)
             if tail > TRAILING_MS:
-                out.append(Failure(check="no_trailing_sleep", call=n, expected=f"returns within {TRAILING_MS:.0f} ms of the last answer", observed=f"returned {tail:.0f} ms after the last answer ({last.provider!r})"))
+                out.append(
+                    Failure(
+                        check="no_trailing_sleep",
+                        call=n,
+                        expected=f"returns within {TRAILING_MS:.0f} ms of the last answer",
+                        observed=f"returned {tail:.0f} ms after the last answer ({last.provider!r})",
+                    )
+                )
     return out
 
 
@@ -189,7 +230,9 @@ def _expected(run: CallRun, expect: Mapping[str, Any]) -> list[Failure]:
         allowed_set = {allowed} if isinstance(allowed, str) else set(allowed)
         if cls not in allowed_set:
             detail = str(outcome.get("error") or outcome.get("text") or "")[:200]
-            out.append(Failure(check="outcome", call=n, expected=" or ".join(sorted(allowed_set)), observed=f"{cls}: {detail}"))
+            out.append(
+                Failure(check="outcome", call=n, expected=" or ".join(sorted(allowed_set)), observed=f"{cls}: {detail}")
+            )
     by_provider: dict[str, list[ObservedRequest]] = {}
     for r in run.requests:
         by_provider.setdefault(r.provider, []).append(r)
@@ -197,7 +240,14 @@ def _expected(run: CallRun, expect: Mapping[str, Any]) -> list[Failure]:
         got = len(by_provider.get(provider, []))
         if not _count_ok(want, got):
             seq = ", ".join(r.provider for r in run.requests) or "none"
-            out.append(Failure(check="requests", call=n, expected=f"{provider!r}: {want} request(s)", observed=f"{got} (sequence: {seq})"))
+            out.append(
+                Failure(
+                    check="requests",
+                    call=n,
+                    expected=f"{provider!r}: {want} request(s)",
+                    observed=f"{got} (sequence: {seq})",
+                )
+            )
     for gap in expect.get("gaps", ()):
         out += _gap(run, by_provider, gap)
     text = str(outcome.get("text") or "")
@@ -212,25 +262,52 @@ def _expected(run: CallRun, expect: Mapping[str, Any]) -> list[Failure]:
     if "tool_calls" in expect:
         tools = outcome.get("tool_calls") or []
         if len(tools) != expect["tool_calls"]:
-            out.append(Failure(check="tool_calls", call=n, expected=f"{expect['tool_calls']} complete tool call(s)", observed=f"{len(tools)}: {json.dumps(tools)[:200]}"))
+            out.append(
+                Failure(
+                    check="tool_calls",
+                    call=n,
+                    expected=f"{expect['tool_calls']} complete tool call(s)",
+                    observed=f"{len(tools)}: {json.dumps(tools)[:200]}",
+                )
+            )
         for tool in tools:
             try:
                 json.loads(str(tool.get("arguments", "")))
             except json.JSONDecodeError:
-                out.append(Failure(check="tool_arguments_json", call=n, expected="complete JSON arguments", observed=repr(tool)[:200]))
+                out.append(
+                    Failure(
+                        check="tool_arguments_json",
+                        call=n,
+                        expected="complete JSON arguments",
+                        observed=repr(tool)[:200],
+                    )
+                )
     elapsed = float(outcome.get("elapsed_ms", _ms(run.returned_s - run.sent_s)))
     bounds = expect.get("elapsed_ms")
     if bounds is not None:
         lo, hi = float(bounds[0]), float(bounds[1])
         if not lo - EARLY_MS <= elapsed <= hi + late_ms(hi):
-            out.append(Failure(check="elapsed", call=n, expected=f"[{lo:.0f}, {hi:.0f}] ms", observed=f"{elapsed:.0f} ms"))
+            out.append(
+                Failure(check="elapsed", call=n, expected=f"[{lo:.0f}, {hi:.0f}] ms", observed=f"{elapsed:.0f} ms")
+            )
     if expect.get("traceparent") == "child":
         out += _traceparent(run)
     for provider, within in expect.get("connection_closed_within_ms", {}).items():
         for r in by_provider.get(provider, []):
             if r.closed_s is None or _ms(r.closed_s - run.returned_s) > within + late_ms(within):
-                seen = "still open" if r.closed_s is None else f"closed {_ms(r.closed_s - run.returned_s):.0f} ms after the return"
-                out.append(Failure(check="connection_closed", call=n, expected=f"{provider!r} connection closed within {within} ms of the return", observed=seen))
+                seen = (
+                    "still open"
+                    if r.closed_s is None
+                    else f"closed {_ms(r.closed_s - run.returned_s):.0f} ms after the return"
+                )
+                out.append(
+                    Failure(
+                        check="connection_closed",
+                        call=n,
+                        expected=f"{provider!r} connection closed within {within} ms of the return",
+                        observed=seen,
+                    )
+                )
     return out
 
 
@@ -248,7 +325,11 @@ def _gap(run: CallRun, by_provider: Mapping[str, list[ObservedRequest]], gap: Ma
     value = _ms(b.arrived_s - a.arrived_s)
     lo, hi = float(gap.get("min_ms", 0)), float(gap.get("max_ms", 1e12))
     if not lo - EARLY_MS <= value <= hi + late_ms(hi):
-        return [Failure(check="gap", call=run.index, expected=f"{name} in [{lo:.0f}, {hi:.0f}] ms", observed=f"{value:.1f} ms")]
+        return [
+            Failure(
+                check="gap", call=run.index, expected=f"{name} in [{lo:.0f}, {hi:.0f}] ms", observed=f"{value:.1f} ms"
+            )
+        ]
     return []
 
 
@@ -259,8 +340,20 @@ def _traceparent(run: CallRun) -> list[Failure]:
     out: list[Failure] = []
     for r in run.requests:
         got = _TRACEPARENT.match(r.traceparent or "")
-        if got is None or got.group(1) != caller.group(1) or got.group(2) == caller.group(2) or got.group(2) == "0" * 16:
-            out.append(Failure(check="traceparent", call=run.index, expected=f"trace id {caller.group(1)}, a child span id (not {caller.group(2)})", observed=f"{r.provider}#{r.index}: {r.traceparent!r}"))
+        if (
+            got is None
+            or got.group(1) != caller.group(1)
+            or got.group(2) == caller.group(2)
+            or got.group(2) == "0" * 16
+        ):
+            out.append(
+                Failure(
+                    check="traceparent",
+                    call=run.index,
+                    expected=f"trace id {caller.group(1)}, a child span id (not {caller.group(2)})",
+                    observed=f"{r.provider}#{r.index}: {r.traceparent!r}",
+                )
+            )
     return out
 
 
@@ -280,5 +373,11 @@ def _case_level(case: Mapping[str, Any], calls: Sequence[CallRun]) -> list[Failu
     shown = ", ".join(f"{g:.1f}" for g in sorted(gaps))
     if len(gaps) < 2 or max(gaps) - min(gaps) < min_range:
         observed = f"range {max(gaps) - min(gaps):.1f} ms over {len(gaps)} gaps: {shown}" if gaps else "no retry gap"
-        return [Failure(check="jitter_spread", expected=f"retry gaps spread over >= {min_range:.0f} ms (jitter)", observed=observed)]
+        return [
+            Failure(
+                check="jitter_spread",
+                expected=f"retry gaps spread over >= {min_range:.0f} ms (jitter)",
+                observed=observed,
+            )
+        ]
     return []

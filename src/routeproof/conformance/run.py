@@ -15,7 +15,7 @@ from routeproof.conformance.driver import GatewayDriver, HarnessDriver, HarnessE
 from routeproof.conformance.judge import BUDGET_MS, CallRun, Failure, judge_case
 from routeproof.conformance.mocks import CaseMocks
 
-__all__ = ["CaseResult", "RunResult", "hard_bound_s", "run_suite"]
+__all__ = ["CaseResult", "RunResult", "call_bound_s", "hard_bound_s", "impl_slug", "run_case", "run_suite"]
 
 GRACE_S = 1.0  # after the last call: time for a request sent after the return to show up (> a 500 ms backoff)
 HARD_SLACK_S = 10.0  # a call that has not answered by its deadline (or the 30 s budget) + this is hung
@@ -77,17 +77,25 @@ def impl_slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "impl"
 
 
-def hard_bound_s(case: Mapping[str, Any]) -> float:
-    """The longest a case's calls may take before the implementation is declared hung."""
-    total = 0.0
-    for call in case["calls"]:
-        deadline = call.get("deadline_ms")
-        bound = BUDGET_MS if deadline is None else min(float(deadline), BUDGET_MS)
-        total += bound / 1000 + HARD_SLACK_S + call.get("pause_before_ms", 0) / 1000
-    return total
+def call_bound_s(call: Mapping[str, Any], slack_s: float = HARD_SLACK_S) -> float:
+    """The longest one call may take before the implementation is declared hung."""
+    deadline = call.get("deadline_ms")
+    return (BUDGET_MS if deadline is None else min(float(deadline), BUDGET_MS)) / 1000 + slack_s
 
 
-def _expanded_steps(case: Mapping[str, Any]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any] | None]]:
+def hard_bound_s(case: Mapping[str, Any], slack_s: float = HARD_SLACK_S) -> float:
+    """The longest a whole case may take (its calls' bounds, pauses, set-up and the grace)."""
+    calls: Sequence[Mapping[str, Any]] = case["calls"]
+    return float(
+        sum(call_bound_s(c, slack_s) + c.get("pause_before_ms", 0) / 1000 for c in calls)
+        + CONFIGURE_TIMEOUT_S
+        + GRACE_S
+    )
+
+
+def _expanded_steps(
+    case: Mapping[str, Any],
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any] | None]]:
     stream = bool(case.get("stream", False))
     steps: dict[str, list[dict[str, Any]]] = {}
     defaults: dict[str, dict[str, Any] | None] = {}
@@ -96,7 +104,9 @@ def _expanded_steps(case: Mapping[str, Any]) -> tuple[dict[str, list[dict[str, A
         model = f"model-{name}"
         steps[name] = [expand_step(s, protocol=protocol, stream=stream, model=model) for s in p.get("script", ())]
         default = p.get("default")
-        defaults[name] = None if default is None else expand_step(default, protocol=protocol, stream=stream, model=model)
+        defaults[name] = (
+            None if default is None else expand_step(default, protocol=protocol, stream=stream, model=model)
+        )
     return steps, defaults
 
 
@@ -147,7 +157,7 @@ def _missing(case: Mapping[str, Any], capabilities: Sequence[str]) -> list[str]:
     return [c for c in case.get("requires", ()) if c not in capabilities]
 
 
-async def run_case(impl: Implementation, case: Mapping[str, Any]) -> CaseResult:
+async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: float = HARD_SLACK_S) -> CaseResult:
     """Run one case on one (started) implementation."""
     started = time.monotonic()
     base = {"id": case["id"], "rule": case["rule"], "acs": tuple(case.get("acs", ())), "title": case.get("title", "")}
@@ -165,10 +175,8 @@ async def run_case(impl: Implementation, case: Mapping[str, Any]) -> CaseResult:
             pause = call.get("pause_before_ms", 0)
             if pause:
                 await asyncio.sleep(pause / 1000)
-            deadline = call.get("deadline_ms")
-            bound = (BUDGET_MS if deadline is None else min(float(deadline), BUDGET_MS)) / 1000 + HARD_SLACK_S
             sent = time.monotonic()
-            outcome = await impl.call(_call_message(case, index, call), bound)
+            outcome = await impl.call(_call_message(case, index, call), call_bound_s(call, slack_s))
             returned = time.monotonic()
             if outcome.get("op") == "unsupported":
                 return CaseResult(**base, verdict="n/a", reason=str(outcome.get("reason", "unsupported")))
@@ -217,6 +225,7 @@ async def run_suite(
     jobs: int = 4,
     stderr_path: Path | None = None,
     progress: Callable[[CaseResult], None] | None = None,
+    slack_s: float = HARD_SLACK_S,
 ) -> RunResult:
     """Run ``cases`` against a harness command (``jobs`` processes) or a gateway (one at a time)."""
     t0 = time.monotonic()
@@ -251,9 +260,13 @@ async def run_suite(
                     impl = await new_impl()
                     info.update(impl.info)
                 try:
-                    result = await asyncio.wait_for(run_case(impl, case), hard_bound_s(case) + 30)
+                    result = await asyncio.wait_for(run_case(impl, case, slack_s=slack_s), hard_bound_s(case, slack_s))
                 except (HarnessError, TimeoutError) as exc:
-                    error = exc if isinstance(exc, HarnessError) else HarnessError(f"case exceeded {hard_bound_s(case) + 30:.0f} s")
+                    error = (
+                        exc
+                        if isinstance(exc, HarnessError)
+                        else HarnessError(f"case exceeded {hard_bound_s(case, slack_s):.0f} s")
+                    )
                     result = _hung_result(case, error, started)
                     if isinstance(impl, HarnessDriver):
                         impl.kill()
