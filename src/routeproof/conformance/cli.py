@@ -150,7 +150,7 @@ def _run(args: argparse.Namespace) -> int:
 def _breaks(args: argparse.Namespace) -> int:
     from routeproof.conformance.cases import CaseError, select
     from routeproof.conformance.driver import HarnessDriver
-    from routeproof.conformance.report import write_breaks_report
+    from routeproof.conformance.report import write_breaks_report, write_report
     from routeproof.conformance.run import run_suite
 
     try:
@@ -178,12 +178,16 @@ def _breaks(args: argparse.Namespace) -> int:
         base = await run_suite(
             [c for c in cases if c["id"] in wanted],
             harness=args.harness,
-            jobs=args.jobs * 2,
+            jobs=args.jobs,
             stderr_path=args.reports / "conformance-breaks.stderr",
         )
         baseline = {r.id: {f.check for f in r.failures} for r in base.results}
+        write_report(base, args.reports / "breaks")
         failing = sorted(i for i, c in baseline.items() if c)
         print(f"baseline (no break): {len(failing)} of {len(base.results)} cases fail: {failing}", flush=True)
+        for r in base.results:
+            for f in r.failures:
+                print(f"  baseline {r.id}: {f.check}: expected {f.expected}; observed {f.observed}", flush=True)
         gate = asyncio.Semaphore(BREAKS_AT_ONCE)
 
         async def one(name: str, rules: Sequence[str]) -> dict[str, object]:
@@ -193,6 +197,7 @@ def _breaks(args: argparse.Namespace) -> int:
                 result = await run_suite(
                     subset, harness=command, jobs=args.jobs, stderr_path=args.reports / "conformance-breaks.stderr"
                 )
+            write_report(result, args.reports / "breaks")  # each break's evidence, case by case
             killed_by = [
                 r.id
                 for r in result.results

@@ -5,9 +5,11 @@ Timing tolerances, stated once (every timing check uses these and nothing else):
 
 * ``EARLY_MS`` = 2: an asyncio timer may fire up to the clock resolution early, so a gap between two
   arrivals may be that much shorter than the sleep between them.
-* ``LATE_MS`` = 40 ms + 0.1 % of the value: a gap measured between two arrivals at the mock also holds
+* ``LATE_MS`` = 60 ms + 0.1 % of the value: a gap measured between two arrivals at the mock also holds
   the mock's answer, the client's parsing and one loopback round trip, on a shared 2-core machine
-  running several cases at once; an event-loop timer may also fire ~0.1 % late.
+  running several cases at once (measured: up to 41 ms late with 12 cases in flight); an event-loop
+  timer may also fire ~0.1 % late. 60 ms stays well under the smallest difference a check must
+  separate (a 160 ms retry sleep vs "at once").
 * ``DEADLINE_SLOP_MS`` = 50 ms + 0.1 % of the bound: the contract's own slop (``DeadlineExceeded``
   within 50 ms of the deadline; a call ends within the 30 s budget + 50 ms), plus the ~0.1 % an
   event-loop timer may fire late (30 ms on the 30 s budget). Checked on the harness's ``elapsed_ms``
@@ -61,7 +63,7 @@ def slop_ms(bound_ms: float) -> float:
 
 def late_ms(value_ms: float) -> float:
     """How much later than ``value_ms`` a measured interval may be."""
-    return 40.0 + value_ms / 1000.0
+    return 60.0 + value_ms / 1000.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

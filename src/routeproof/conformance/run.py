@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,15 +94,22 @@ def hard_bound_s(case: Mapping[str, Any], slack_s: float = HARD_SLACK_S) -> floa
     )
 
 
+def model_names(case: Mapping[str, Any]) -> dict[str, str]:
+    """A model name per provider, unique to this run of the case: a request carrying another
+    name is a stray from another case (a late retry reaching a reused port) and is not judged here."""
+    tag = uuid.uuid4().hex[:8]
+    return {str(p["name"]): f"model-{p['name']}-{tag}" for p in case["providers"]}
+
+
 def _expanded_steps(
-    case: Mapping[str, Any],
+    case: Mapping[str, Any], models: Mapping[str, str]
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any] | None]]:
     stream = bool(case.get("stream", False))
     steps: dict[str, list[dict[str, Any]]] = {}
     defaults: dict[str, dict[str, Any] | None] = {}
     for p in case["providers"]:
         name, protocol = str(p["name"]), str(p["protocol"])
-        model = f"model-{name}"
+        model = models[name]
         steps[name] = [expand_step(s, protocol=protocol, stream=stream, model=model) for s in p.get("script", ())]
         default = p.get("default")
         defaults[name] = (
@@ -110,7 +118,7 @@ def _expanded_steps(
     return steps, defaults
 
 
-def _configure_message(case: Mapping[str, Any], mocks: CaseMocks) -> dict[str, Any]:
+def _configure_message(case: Mapping[str, Any], mocks: CaseMocks, models: Mapping[str, str]) -> dict[str, Any]:
     providers = []
     for p in case["providers"]:
         entry: dict[str, Any] = {
@@ -118,7 +126,7 @@ def _configure_message(case: Mapping[str, Any], mocks: CaseMocks) -> dict[str, A
             "protocol": p["protocol"],
             "hosting": p.get("hosting", "public"),
             "base_url": mocks.base_url(str(p["name"])),
-            "model": f"model-{p['name']}",
+            "model": models[str(p["name"])],
             "credentials": dict(CREDENTIALS),
         }
         if "price" in p:
@@ -164,11 +172,12 @@ async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: fl
     missing = _missing(case, impl.info.get("capabilities", ()))
     if missing:
         return CaseResult(**base, verdict="n/a", reason=f"capabilities not declared: {', '.join(missing)}")
-    steps, defaults = _expanded_steps(case)
+    models = model_names(case)
+    steps, defaults = _expanded_steps(case, models)
     runs: list[CallRun] = []
     ports = getattr(getattr(impl, "profile", None), "ports", None)
     async with CaseMocks(case["providers"], steps, defaults, ports=ports) as mocks:
-        reply = await impl.configure(_configure_message(case, mocks), CONFIGURE_TIMEOUT_S)
+        reply = await impl.configure(_configure_message(case, mocks, models), CONFIGURE_TIMEOUT_S)
         if reply.get("op") == "unsupported":
             return CaseResult(**base, verdict="n/a", reason=str(reply.get("reason", "unsupported")))
         for index, call in enumerate(case["calls"]):
@@ -182,7 +191,7 @@ async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: fl
                 return CaseResult(**base, verdict="n/a", reason=str(outcome.get("reason", "unsupported")))
             runs.append(CallRun(index=index, spec=call, sent_s=sent, returned_s=returned, outcome=outcome))
         await asyncio.sleep(GRACE_S)
-        observed = mocks.observed()
+        observed = [r for r in mocks.observed() if r.entry.model == models[r.provider]]
     failures = judge_case(case, runs, observed, steps, defaults)
     return CaseResult(
         **base,
