@@ -131,6 +131,7 @@ class Harness:
         deadline_ms = msg.get("deadline_ms")
         kwargs["timeout"] = deadline_ms / 1000 if deadline_ms is not None else _FAR_S
         text: list[str] = []
+        received = False  # a streamed chunk reached the caller: a later failure is a stream error
         try:
             if not msg.get("stream"):
                 resp = await self.router.acompletion(model="p0", messages=request["messages"], **kwargs)
@@ -145,6 +146,7 @@ class Harness:
             async for chunk in stream:
                 if not chunk.choices:
                     continue
+                received = True
                 choice = chunk.choices[0]
                 delta = choice.delta
                 if delta is not None and delta.content:
@@ -157,11 +159,12 @@ class Harness:
                 if choice.finish_reason:
                     finished = True
             cls = "success" if finished else "stream_error"
-            return {"op": "outcome", "class": cls, "text": "".join(text), "tool_calls": list(tool_args.values())}
+            tools = list(tool_args.values()) if finished else []  # only a finished message's tool calls are complete
+            return {"op": "outcome", "class": cls, "text": "".join(text), "tool_calls": tools}
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # every LiteLLM failure becomes an outcome class
-            cls = ("stream_error" if text else outcome_class(exc)) if msg.get("stream") else outcome_class(exc)
+            cls = "stream_error" if received else outcome_class(exc)
             return {
                 "op": "outcome",
                 "class": cls,
