@@ -3,6 +3,7 @@
 routeproof mock --config FILE   start the mock provider servers a TOML file describes
 routeproof report [DIR]         write DIR/index.html (default reports/) over the suites' JSON reports
 routeproof toxiproxy --port N   serve the embedded Toxiproxy-compatible API on 127.0.0.1:N
+routeproof conformance run|breaks   run the conformance suite against a router (conformance/)
 """
 
 from __future__ import annotations
@@ -141,11 +142,18 @@ def _run_toxiproxy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_conformance(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from routeproof.conformance.cli import add_conformance_parser
+
+    add_conformance_parser(subparsers)
+
+
 # name -> function adding the subparser (and setting ``handler``); other subcommands go here.
 _SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
     "mock": _add_mock,
     "report": _add_report,
     "toxiproxy": _add_toxiproxy,
+    "conformance": _add_conformance,
 }
 
 
