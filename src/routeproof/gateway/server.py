@@ -1,0 +1,46 @@
+"""Run the gateway on uvicorn: bind, serve until SIGINT/SIGTERM, then shut down gracefully.
+
+On a signal uvicorn stops accepting connections, lets in-flight calls and streams finish for the
+configured grace period (``[gateway] grace_period_ms``), then cancels what is left: a cancelled
+stream ends with an SSE error event, a cancelled call cancels its router call. Then the lifespan
+shutdown closes the router's providers and HTTP client.
+"""
+
+from __future__ import annotations
+
+import math
+import socket
+
+import uvicorn
+
+from routeproof.gateway.app import GatewayApp
+from routeproof.gateway.backend import Backend
+from routeproof.gateway.telemetry import install_telemetry
+
+__all__ = ["bind", "make_server"]
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket (``port`` 0: an ephemeral one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+def make_server(backend: Backend, *, install: bool = True) -> uvicorn.Server:
+    """A uvicorn server for ``backend`` (``install``: process-wide OpenTelemetry SDK providers)."""
+    reader = install_telemetry() if install else None
+    app = GatewayApp(backend, metrics_reader=reader)
+    config = uvicorn.Config(
+        app,
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=math.ceil(backend.settings.grace_period_ms / 1000),  # uvicorn takes whole seconds
+        server_header=False,
+    )
+    return uvicorn.Server(config)
