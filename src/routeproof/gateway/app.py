@@ -25,7 +25,7 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from opentelemetry import trace
@@ -42,7 +42,7 @@ from routeproof.gateway.openai_wire import OpenAIStream, completion
 from routeproof.gateway.settings import Tenant
 from routeproof.gateway.telemetry import prometheus_text, trace_context
 
-__all__ = ["ATTEMPTS_HEADER", "DEADLINE_HEADER", "GatewayApp"]
+__all__ = ["ATTEMPTS_HEADER", "DEADLINE_HEADER", "DEFAULT_MAX_TOKENS", "GatewayApp"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -54,6 +54,8 @@ DEADLINE_HEADER = "x-routeproof-deadline-ms"
 """The caller's deadline: relative milliseconds from the request's arrival, capped at 30 000."""
 ATTEMPTS_HEADER = "x-routeproof-attempts"
 """A success's attempt records, as a JSON list (the items of the error body's ``routeproof.attempts``)."""
+DEFAULT_MAX_TOKENS: int = next(f.default for f in fields(ChatRequest) if f.name == "max_tokens")  # type: ignore[assignment]  # the field default, an int
+"""``max_tokens`` of an OpenAI request that sets neither it nor ``max_completion_tokens``."""
 _JSON = (b"content-type", b"application/json")
 _SSE = (b"content-type", b"text/event-stream")
 
@@ -297,6 +299,8 @@ def _parse(api: Api, body: bytes) -> tuple[ChatRequest, str, bool, bool]:
         data = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _Reject(Failure(status=400, code="invalid_request", message=f"body is not JSON: {exc}")) from exc
+    if api is Api.OPENAI and isinstance(data, dict) and not {"max_tokens", "max_completion_tokens"} & data.keys():
+        data = {**data, "max_tokens": DEFAULT_MAX_TOKENS}  # optional in OpenAI's API, required by the router
     try:
         req, extras = parse_anthropic_request(data) if api is Api.ANTHROPIC else parse_openai_request(data)
     except (TranslationError, ValueError) as exc:

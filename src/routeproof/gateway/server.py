@@ -12,10 +12,10 @@ import math
 import socket
 
 import uvicorn
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof.gateway.app import GatewayApp
 from routeproof.gateway.backend import Backend
-from routeproof.gateway.telemetry import install_telemetry
 
 __all__ = ["bind", "make_server"]
 
@@ -31,10 +31,9 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def make_server(backend: Backend, *, install: bool = True) -> uvicorn.Server:
-    """A uvicorn server for ``backend`` (``install``: process-wide OpenTelemetry SDK providers)."""
-    reader = install_telemetry() if install else None
-    app = GatewayApp(backend, metrics_reader=reader)
+def make_server(backend: Backend, *, metrics_reader: InMemoryMetricReader | None = None) -> uvicorn.Server:
+    """A uvicorn server for ``backend``; ``/metrics`` prints what ``metrics_reader`` holds."""
+    app = GatewayApp(backend, metrics_reader=metrics_reader)
     config = uvicorn.Config(
         app,
         lifespan="on",
