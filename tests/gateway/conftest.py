@@ -33,6 +33,7 @@ class Stack:
     anthropic: MockProviderServer
     openai: MockProviderServer
     app: GatewayApp
+    stop: Callable[[], None]
 
     def provider_requests(self) -> int:
         """Requests the two mock providers have received so far."""
@@ -76,7 +77,9 @@ def metrics_reader() -> InMemoryMetricReader | None:
 
 
 @asynccontextmanager
-async def serve(backend: Backend, reader: InMemoryMetricReader | None) -> AsyncIterator[tuple[str, GatewayApp]]:
+async def serve(
+    backend: Backend, reader: InMemoryMetricReader | None
+) -> AsyncIterator[tuple[str, GatewayApp, Callable[[], None]]]:
     """Serve ``backend`` on an ephemeral loopback port until the block ends (a graceful stop)."""
     server = make_server(backend, metrics_reader=reader)
     sock = bind("127.0.0.1", 0)
@@ -84,11 +87,15 @@ async def serve(backend: Backend, reader: InMemoryMetricReader | None) -> AsyncI
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         async with asyncio.timeout(TIMEOUT_S):
-            while not server.started:
+            while not server.started:  # noqa: ASYNC110 - uvicorn exposes a flag, not an event
                 await asyncio.sleep(0.005)
         app = server.config.app
         assert isinstance(app, GatewayApp)
-        yield f"http://127.0.0.1:{port}", app
+
+        def stop() -> None:
+            server.should_exit = True
+
+        yield f"http://127.0.0.1:{port}", app, stop
     finally:
         server.should_exit = True
         async with asyncio.timeout(TIMEOUT_S):
@@ -108,8 +115,8 @@ def make_stack(tmp_path: Path, metrics_reader: InMemoryMetricReader | None) -> S
         async with MockProviderServer(Shape.ANTHROPIC) as anthropic, MockProviderServer(Shape.OPENAI) as openai:
             path = tmp_path / "agent.toml"
             path.write_text(agent_toml(anthropic.base_url, openai.base_url, extra=extra, gateway=gateway))
-            async with serve(Backend.load(path, environ=ENVIRON), metrics_reader) as (url, app):
-                yield Stack(url=url, anthropic=anthropic, openai=openai, app=app)
+            async with serve(Backend.load(path, environ=ENVIRON), metrics_reader) as (url, app, stop):
+                yield Stack(url=url, anthropic=anthropic, openai=openai, app=app, stop=stop)
 
     return factory
 

@@ -8,14 +8,15 @@ from collections.abc import AsyncIterator
 import anthropic
 import pytest
 import pytest_asyncio
+from anthropic.types import MessageParam, ToolParam
 
 from routeproof.gateway import ATTEMPTS_HEADER
 from routeproof.mock import DEFAULT_TEXT, DEFAULT_TOOL_INPUT, Scripted
 from tests.gateway.conftest import GATEWAY_KEY, Stack
 
 pytestmark = pytest.mark.asyncio
-HELLO = [{"role": "user", "content": "hi"}]
-TOOL = {"name": "search", "input_schema": {"type": "object"}}
+HELLO: list[MessageParam] = [{"role": "user", "content": "hi"}]
+TOOL: ToolParam = {"name": "search", "input_schema": {"type": "object"}}
 
 
 @pytest_asyncio.fixture
@@ -27,9 +28,10 @@ async def client(stack: Stack) -> AsyncIterator[anthropic.AsyncAnthropic]:
 
 async def test_plain_message(client: anthropic.AsyncAnthropic) -> None:
     """A plain message parses in the SDK with text, stop reason, usage and the attempts header."""
-    raw = await client.messages.with_raw_response.create(model="chat", max_tokens=32, messages=HELLO)  # type: ignore[arg-type]
+    raw = await client.messages.with_raw_response.create(model="chat", max_tokens=32, messages=HELLO)
     msg = await raw.parse()
-    assert msg.content[0].type == "text" and msg.content[0].text == DEFAULT_TEXT
+    assert msg.content[0].type == "text"
+    assert msg.content[0].text == DEFAULT_TEXT
     assert msg.stop_reason == "end_turn"
     assert msg.usage.output_tokens > 0
     assert json.loads(raw.headers[ATTEMPTS_HEADER])[0]["status"] == "succeeded"
@@ -37,32 +39,36 @@ async def test_plain_message(client: anthropic.AsyncAnthropic) -> None:
 
 async def test_streamed_message_accumulates(client: anthropic.AsyncAnthropic) -> None:
     """A streamed message is valid Messages SSE: the SDK's accumulated message has the text and usage."""
-    async with client.messages.stream(model="chat", max_tokens=32, messages=HELLO) as stream:  # type: ignore[arg-type]
+    async with client.messages.stream(model="chat", max_tokens=32, messages=HELLO) as stream:
         text = "".join([t async for t in stream.text_stream])
         final = await stream.get_final_message()
     assert text == DEFAULT_TEXT
     assert final.stop_reason == "end_turn"
-    assert final.usage.input_tokens > 0 and final.usage.output_tokens > 0
+    assert final.usage.input_tokens > 0
+    assert final.usage.output_tokens > 0
 
 
 async def test_tool_use_plain_and_streamed(client: anthropic.AsyncAnthropic) -> None:
     """A tool_use block comes back with its input object, plain and streamed."""
-    msg = await client.messages.create(model="chat", max_tokens=32, messages=HELLO, tools=[TOOL])  # type: ignore[arg-type,list-item]
+    msg = await client.messages.create(model="chat", max_tokens=32, messages=HELLO, tools=[TOOL])
     block = next(b for b in msg.content if b.type == "tool_use")
-    assert block.name == "search" and block.input == json.loads(DEFAULT_TOOL_INPUT)
+    assert block.name == "search"
+    assert block.input == json.loads(DEFAULT_TOOL_INPUT)
     assert msg.stop_reason == "tool_use"
-    async with client.messages.stream(model="chat", max_tokens=32, messages=HELLO, tools=[TOOL]) as stream:  # type: ignore[arg-type,list-item]
+    async with client.messages.stream(model="chat", max_tokens=32, messages=HELLO, tools=[TOOL]) as stream:
         final = await stream.get_final_message()
     streamed = next(b for b in final.content if b.type == "tool_use")
-    assert streamed.name == "search" and streamed.input == json.loads(DEFAULT_TOOL_INPUT)
+    assert streamed.name == "search"
+    assert streamed.input == json.loads(DEFAULT_TOOL_INPUT)
 
 
 async def test_streamed_failover_before_the_first_token(client: anthropic.AsyncAnthropic, stack: Stack) -> None:
     """Anthropic failing three times before any token: the stream comes from OpenAI, translated."""
     stack.anthropic.script(Scripted(status=529), Scripted(status=529), Scripted(status=529))
-    async with client.messages.stream(model="chat", max_tokens=32, messages=HELLO) as stream:  # type: ignore[arg-type]
+    async with client.messages.stream(model="chat", max_tokens=32, messages=HELLO) as stream:
         final = await stream.get_final_message()
-    assert final.content[0].type == "text" and final.content[0].text == DEFAULT_TEXT
+    assert final.content[0].type == "text"
+    assert final.content[0].text == DEFAULT_TEXT
     assert len(stack.openai.journal) == 1
 
 
@@ -87,12 +93,16 @@ async def test_error_classes(
     stack.anthropic.script(script)
     with pytest.raises(anthropic.APIStatusError) as caught:
         await client.messages.create(
-            model="chat", max_tokens=32, messages=HELLO, extra_headers={"x-routeproof-deadline-ms": "300"}  # type: ignore[arg-type]
+            model="chat",
+            max_tokens=32,
+            messages=HELLO,
+            extra_headers={"x-routeproof-deadline-ms": "300"},
         )
     assert isinstance(caught.value, error)
     assert caught.value.status_code == status
     body = caught.value.response.json()
-    assert body["type"] == "error" and body["error"]["message"]
+    assert body["type"] == "error"
+    assert body["error"]["message"]
     assert body["routeproof"]["attempts"][0]["provider"] == "anthropic"
 
 
@@ -100,9 +110,9 @@ async def test_wrong_key_and_unknown_model(stack: Stack, client: anthropic.Async
     """A wrong x-api-key is 401 authentication_error; an unknown model is 404 not_found_error."""
     async with anthropic.AsyncAnthropic(base_url=stack.url, api_key="wrong", max_retries=0) as bad:
         with pytest.raises(anthropic.AuthenticationError):
-            await bad.messages.create(model="chat", max_tokens=8, messages=HELLO)  # type: ignore[arg-type]
+            await bad.messages.create(model="chat", max_tokens=8, messages=HELLO)
     with pytest.raises(anthropic.NotFoundError) as caught:
-        await client.messages.create(model="claude-9", max_tokens=8, messages=HELLO)  # type: ignore[arg-type]
+        await client.messages.create(model="claude-9", max_tokens=8, messages=HELLO)
     assert caught.value.response.json()["error"]["type"] == "not_found_error"
     assert stack.provider_requests() == 0
 
@@ -112,7 +122,8 @@ async def test_all_failed_is_502(client: anthropic.AsyncAnthropic, stack: Stack)
     stack.anthropic.set_default(Scripted(status=500))
     stack.openai.set_default(Scripted(status=503))
     with pytest.raises(anthropic.InternalServerError) as caught:
-        await client.messages.create(model="chat", max_tokens=8, messages=HELLO)  # type: ignore[arg-type]
+        await client.messages.create(model="chat", max_tokens=8, messages=HELLO)
     body = caught.value.response.json()
-    assert caught.value.status_code == 502 and body["error"]["type"] == "api_error"
+    assert caught.value.status_code == 502
+    assert body["error"]["type"] == "api_error"
     assert len(body["routeproof"]["attempts"]) == 6

@@ -1,0 +1,86 @@
+"""The gateway's HTTP surface beyond the SDK calls: probes, metrics, tracing, limits, tenants, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import httpx
+import pytest
+
+from routeproof.mock import Scripted
+from tests.gateway.conftest import GATEWAY_KEY, OTHER_KEY, Stack, StackFactory
+
+pytestmark = pytest.mark.asyncio
+AUTH = {"authorization": f"Bearer {GATEWAY_KEY}"}
+BODY = {"model": "chat", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}
+
+
+async def test_health_ready_and_metrics(stack: Stack) -> None:
+    """healthz and readyz answer 200 while serving; /metrics shows the seed's metric names after a call."""
+    async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
+        assert (await client.get("/healthz")).status_code == 200
+        assert (await client.get("/readyz")).json() == {"ready": True}
+        assert (await client.post("/v1/chat/completions", json=BODY, headers=AUTH)).status_code == 200
+        metrics = await client.get("/metrics")
+    assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert "# TYPE ai_router_latency_ms histogram" in metrics.text
+    assert re.search(r'^ai_router_latency_ms_count\{model="claude-sonnet-4-20250514",provider="anthropic"\} \d+$',
+                     metrics.text, re.MULTILINE)  # fmt: skip
+
+
+async def test_traceparent_continues_as_a_child_span(stack: Stack) -> None:
+    """An incoming traceparent reaches the provider with the same trace id and a new span id."""
+    trace_id, span_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    headers = {**AUTH, "traceparent": f"00-{trace_id}-{span_id}-01"}
+    async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
+        assert (await client.post("/v1/chat/completions", json=BODY, headers=headers)).status_code == 200
+    outbound = stack.anthropic.journal[0].header("traceparent") or ""
+    match = re.fullmatch(r"00-([0-9a-f]{32})-([0-9a-f]{16})-01", outbound)
+    assert match is not None, outbound
+    assert match.group(1) == trace_id
+    assert match.group(2) != span_id
+
+
+async def test_limits_and_bad_headers(stack: Stack) -> None:
+    """Over max_body_bytes is 413; a bad deadline header or a non-JSON body is 400; none reach a provider."""
+    async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
+        huge = {**BODY, "messages": [{"role": "user", "content": "x" * 70_000}]}
+        too_large = await client.post("/v1/messages", json=huge, headers=AUTH)
+        bad_deadline = await client.post(
+            "/v1/chat/completions", json=BODY, headers={**AUTH, "x-routeproof-deadline-ms": "soon"}
+        )
+        not_json = await client.post("/v1/chat/completions", content=b"{nope", headers=AUTH)
+        wrong_method = await client.get("/v1/chat/completions", headers=AUTH)
+    assert too_large.status_code == 413
+    assert too_large.json()["error"]["type"] == "request_too_large"
+    assert bad_deadline.status_code == 400
+    assert "soon" in bad_deadline.json()["error"]["message"]
+    assert not_json.status_code == 400
+    assert wrong_method.status_code == 405
+    assert stack.provider_requests() == 0
+
+
+async def test_tenant_policy_follows_the_key(stack: Stack) -> None:
+    """team-b's key is Sovereign: no remote provider may take its call (503), none is contacted."""
+    async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
+        answer = await client.post("/v1/chat/completions", json=BODY, headers={"x-api-key": OTHER_KEY})
+    assert answer.status_code == 503
+    assert answer.json()["routeproof"]["code"] == "no_eligible_provider"
+    assert stack.provider_requests() == 0
+
+
+async def test_graceful_shutdown_finishes_in_flight_calls(make_stack: StackFactory) -> None:
+    """After the stop signal an in-flight slow call still completes, and new connections are refused."""
+    async with make_stack() as stack, httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
+        stack.anthropic.script(Scripted(delay_before_headers_s=0.5))
+        call = asyncio.create_task(client.post("/v1/chat/completions", json=BODY, headers=AUTH))
+        async with asyncio.timeout(5):
+            await stack.anthropic.wait_for_requests(1)
+        stack.stop()
+        await asyncio.sleep(0.1)  # bounded: lets uvicorn close its listening socket
+        with pytest.raises(httpx.ConnectError):
+            async with httpx.AsyncClient(timeout=2) as fresh:
+                await fresh.get(f"{stack.url}/healthz")
+        answer = await call
+        assert answer.status_code == 200
