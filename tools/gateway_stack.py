@@ -64,6 +64,8 @@ def _start(args: list[str], env: dict[str, str], stack: ExitStack) -> tuple[subp
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
     stack.callback(stop)
     assert proc.stdout is not None
