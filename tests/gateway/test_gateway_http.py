@@ -84,3 +84,28 @@ async def test_graceful_shutdown_finishes_in_flight_calls(make_stack: StackFacto
                 await fresh.get(f"{stack.url}/healthz")
         answer = await call
         assert answer.status_code == 200
+
+
+def _sse(text: str) -> list[tuple[str | None, str]]:
+    events = []
+    for block in text.split("\n\n"):
+        if block.strip():
+            fields = dict(line.split(": ", 1) for line in block.split("\n"))
+            events.append((fields.get("event"), fields["data"]))
+    return events
+
+
+async def test_sse_framing_is_each_apis_own(stack: Stack) -> None:
+    """Streams are framed as each API emits them: OpenAI data-only chunks ending [DONE]; Anthropic's named events."""
+    async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
+        oai = await client.post("/v1/chat/completions", json={**BODY, "stream": True}, headers=AUTH)
+        ant = await client.post("/v1/messages", json={**BODY, "stream": True}, headers={"x-api-key": GATEWAY_KEY})
+    assert oai.headers["content-type"] == "text/event-stream"
+    oai_events = _sse(oai.text)
+    assert all(name is None for name, _ in oai_events)
+    assert oai_events[-1] == (None, "[DONE]")
+    assert '"role":"assistant"' in oai_events[0][1]
+    names = [name for name, _ in _sse(ant.text)]
+    assert names[:3] == ["message_start", "ping", "content_block_start"]
+    assert names[-3:] == ["content_block_stop", "message_delta", "message_stop"]
+    assert set(names[3:-3]) == {"content_block_delta"}
