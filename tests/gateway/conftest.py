@@ -40,18 +40,26 @@ class Stack:
         return len(self.anthropic.journal) + len(self.openai.journal)
 
 
-def agent_toml(anthropic_url: str, openai_url: str, *, extra: str = FAST_BACKOFF, gateway: str = "") -> str:
-    """An agent.toml: Anthropic first, OpenAI second, aliases chat/fast, two tenants."""
+def agent_toml(
+    anthropic_url: str, openai_url: str, *, extra: str = FAST_BACKOFF, pricing: str = "", budget_usd: str = ""
+) -> str:
+    """An agent.toml: Anthropic first, OpenAI second, aliases chat/fast, two tenants (optional budgets)."""
+    top = f'pricing = "{pricing}"' if pricing else ""
+    budget = f"daily_budget_usd = {budget_usd}" if budget_usd else ""
     return f"""
+{top}
+
 [driver.providers.anthropic]
 base_url = "{anthropic_url}"
 model = "claude-sonnet-4-20250514"
 priority = 1
+{budget}
 
 [driver.providers.openai]
 base_url = "{openai_url}/v1"
 model = "gpt-4o"
 priority = 2
+{budget}
 
 {extra}
 
@@ -59,7 +67,6 @@ priority = 2
 aliases = ["chat", "fast"]
 max_body_bytes = 65536
 grace_period_ms = 2000
-{gateway}
 
 [gateway.tenants.team-a]
 key_env = "GW_KEY_A"
@@ -108,13 +115,15 @@ StackFactory = Callable[..., AbstractAsyncContextManager[Stack]]
 
 @pytest.fixture
 def make_stack(tmp_path: Path, metrics_reader: InMemoryMetricReader | None) -> StackFactory:
-    """Build a stack with a custom agent.toml tail (``extra``) or ``[gateway]`` keys (``gateway``)."""
+    """Build a stack with a custom ``[driver]`` tail (``extra``), a pricing file and a daily budget."""
 
     @asynccontextmanager
-    async def factory(*, extra: str = FAST_BACKOFF, gateway: str = "") -> AsyncIterator[Stack]:
+    async def factory(*, extra: str = FAST_BACKOFF, pricing: str = "", budget_usd: str = "") -> AsyncIterator[Stack]:
         async with MockProviderServer(Shape.ANTHROPIC) as anthropic, MockProviderServer(Shape.OPENAI) as openai:
             path = tmp_path / "agent.toml"
-            path.write_text(agent_toml(anthropic.base_url, openai.base_url, extra=extra, gateway=gateway))
+            path.write_text(
+                agent_toml(anthropic.base_url, openai.base_url, extra=extra, pricing=pricing, budget_usd=budget_usd)
+            )
             async with serve(Backend.load(path, environ=ENVIRON), metrics_reader) as (url, app, stop):
                 yield Stack(url=url, anthropic=anthropic, openai=openai, app=app, stop=stop)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 
 import httpx
 import pytest
@@ -13,6 +14,7 @@ from tests.gateway.conftest import GATEWAY_KEY, OTHER_KEY, Stack, StackFactory
 
 pytestmark = pytest.mark.asyncio
 AUTH = {"authorization": f"Bearer {GATEWAY_KEY}"}
+PRICING = Path(__file__).resolve().parents[2] / "config" / "pricing.toml"
 BODY = {"model": "chat", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}
 
 
@@ -109,3 +111,16 @@ async def test_sse_framing_is_each_apis_own(stack: Stack) -> None:
     assert names[:3] == ["message_start", "ping", "content_block_start"]
     assert names[-3:] == ["content_block_stop", "message_delta", "message_stop"]
     assert set(names[3:-3]) == {"content_block_delta"}
+
+
+async def test_budget_exhausted_is_402(make_stack: StackFactory) -> None:
+    """A daily budget smaller than one call's worst case: 402 in the client's shape, no provider contacted."""
+    async with make_stack(pricing=str(PRICING), budget_usd="0.000001") as stack:
+        async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
+            oai = await client.post("/v1/chat/completions", json=BODY, headers=AUTH)
+            ant = await client.post("/v1/messages", json=BODY, headers={"x-api-key": GATEWAY_KEY})
+        assert oai.status_code == 402
+        assert oai.json()["error"]["type"] == "insufficient_quota"
+        assert ant.status_code == 402
+        assert ant.json()["error"]["type"] == "billing_error"
+        assert stack.provider_requests() == 0
