@@ -2,7 +2,7 @@
 app on each stack (real loopback sockets, keep-alive) and print p50/p99 per request and the
 throughput with 50 requests in flight.
 
-Run: ``python tools/asgi_stack_probe.py [requests]`` (needs the ``gateway`` extra and granian).
+Run: ``python tools/asgi_stack_probe.py [requests]`` (needs the ``gateway`` extra, starlette and granian).
 The app does what the gateway's hot path does before the router: read the body, parse JSON,
 answer JSON.
 """
@@ -10,6 +10,7 @@ answer JSON.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import socket
 import statistics
@@ -43,17 +44,16 @@ async def raw_app(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 def starlette_app() -> Any:
-    """The same endpoint as a Starlette route."""
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import Response
-    from starlette.routing import Route
+    """The same endpoint as a Starlette route (imported by name: starlette is not a dependency)."""
+    applications = importlib.import_module("starlette.applications")
+    responses = importlib.import_module("starlette.responses")
+    routing = importlib.import_module("starlette.routing")
 
-    async def endpoint(request: Request) -> Response:
+    async def endpoint(request: Any) -> Any:
         json.loads(await request.body() or b"{}")
-        return Response(ANSWER, media_type="application/json")
+        return responses.Response(ANSWER, media_type="application/json")
 
-    return Starlette(routes=[Route("/v1/chat/completions", endpoint, methods=["POST"])])
+    return applications.Starlette(routes=[routing.Route("/v1/chat/completions", endpoint, methods=["POST"])])
 
 
 starlette = starlette_app() if __name__ != "__main__" else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 
@@ -45,12 +46,15 @@ async def test_traceparent_continues_as_a_child_span(stack: Stack) -> None:
 
 
 async def test_limits_and_bad_headers(stack: Stack) -> None:
-    """Over max_body_bytes is 413; a bad deadline header or a non-JSON body is 400; none reach a provider."""
+    """Over max_body_bytes is 413, a bad deadline header or a non-JSON body 400 (no provider call); a huge deadline is capped."""
     async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
         huge = {**BODY, "messages": [{"role": "user", "content": "x" * 70_000}]}
         too_large = await client.post("/v1/messages", json=huge, headers=AUTH)
         bad_deadline = await client.post(
             "/v1/chat/completions", json=BODY, headers={**AUTH, "x-routeproof-deadline-ms": "soon"}
+        )
+        capped = await client.post(
+            "/v1/chat/completions", json=BODY, headers={**AUTH, "x-routeproof-deadline-ms": "999999999"}
         )
         not_json = await client.post("/v1/chat/completions", content=b"{nope", headers=AUTH)
         wrong_method = await client.get("/v1/chat/completions", headers=AUTH)
@@ -60,7 +64,8 @@ async def test_limits_and_bad_headers(stack: Stack) -> None:
     assert "soon" in bad_deadline.json()["error"]["message"]
     assert not_json.status_code == 400
     assert wrong_method.status_code == 405
-    assert stack.provider_requests() == 0
+    assert stack.provider_requests() == 1  # only the capped one, which is served within 30 s
+    assert capped.status_code == 200
 
 
 async def test_tenant_policy_follows_the_key(stack: Stack) -> None:
@@ -124,3 +129,19 @@ async def test_budget_exhausted_is_402(make_stack: StackFactory) -> None:
         assert ant.status_code == 402
         assert ant.json()["error"]["type"] == "billing_error"
         assert stack.provider_requests() == 0
+
+
+async def test_shutdown_past_the_grace_period_cuts_streams_cleanly(make_stack: StackFactory) -> None:
+    """A stream still running when the grace period ends is cancelled and ends with an SSE error event."""
+    async with make_stack() as stack, httpx.AsyncClient(base_url=stack.url, timeout=20) as client:
+        stack.anthropic.set_default(Scripted(delay_between_chunks_s=1.0))  # ~7 s of stream; the grace is 2 s
+        async with client.stream("POST", "/v1/chat/completions", json={**BODY, "stream": True}, headers=AUTH) as answer:
+            assert answer.status_code == 200
+            attempts = json.loads(answer.headers["x-routeproof-attempts"])
+            chunks = answer.aiter_text()
+            received = await anext(chunks)
+            stack.stop()
+            received += "".join([chunk async for chunk in chunks])
+    assert attempts[-1]["status"] == "succeeded"
+    assert "stream interrupted: the gateway is shutting down" in received
+    assert "[DONE]" not in received
