@@ -46,7 +46,7 @@ async def test_traceparent_continues_as_a_child_span(stack: Stack) -> None:
 
 
 async def test_limits_and_bad_headers(stack: Stack) -> None:
-    """Over max_body_bytes is 413, a bad deadline header or a non-JSON body 400 (no provider call); a huge deadline is capped."""
+    """Too big: 413; bad deadline header or body: 400, no provider call; a huge deadline is capped, not refused."""
     async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
         huge = {**BODY, "messages": [{"role": "user", "content": "x" * 70_000}]}
         too_large = await client.post("/v1/messages", json=huge, headers=AUTH)
