@@ -63,3 +63,11 @@ def test_invalid_tables_are_refused(data: dict[str, Any], named: str) -> None:
     with pytest.raises(ConfigError, match=named) as caught:
         parse_gateway_settings(data, environ={})
     assert SECRET not in str(caught.value)
+
+
+@pytest.mark.parametrize(("header", "seconds"), [(None, 30.0), ("250", 0.25), ("30000", 30.0), ("999999999", 30.0)])
+def test_deadline_header_is_capped_at_the_budget(header: str | None, seconds: float) -> None:
+    """x-routeproof-deadline-ms is relative milliseconds, absent means 30 s, and nothing exceeds 30 s."""
+    from routeproof.gateway.app import _timeout_s
+
+    assert _timeout_s(header) == seconds
