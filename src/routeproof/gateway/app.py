@@ -21,6 +21,7 @@ overhead (``tools/asgi_stack_probe.py``) and the app needs none of its routing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -56,6 +57,8 @@ ATTEMPTS_HEADER = "x-routeproof-attempts"
 """A success's attempt records, as a JSON list (the items of the error body's ``routeproof.attempts``)."""
 DEFAULT_MAX_TOKENS: int = next(f.default for f in fields(ChatRequest) if f.name == "max_tokens")  # type: ignore[assignment]  # the field default, an int
 """``max_tokens`` of an OpenAI request that sets neither it nor ``max_completion_tokens``."""
+_API_BY_PATH = {"/v1/chat/completions": Api.OPENAI, "/v1/messages": Api.ANTHROPIC}
+"""The chat endpoints speak one API each; elsewhere ``anthropic-version`` says the client is Anthropic's."""
 _JSON = (b"content-type", b"application/json")
 _SSE = (b"content-type", b"text/event-stream")
 
@@ -147,7 +150,7 @@ class GatewayApp:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         method, path = scope["method"], scope["path"]
         headers = _headers(scope)
-        api = Api.ANTHROPIC if path == "/v1/messages" or "anthropic-version" in headers else Api.OPENAI
+        api = _API_BY_PATH.get(path) or (Api.ANTHROPIC if "anthropic-version" in headers else Api.OPENAI)
         routes = {
             "/v1/chat/completions": "POST",
             "/v1/messages": "POST",
@@ -286,7 +289,8 @@ class GatewayApp:
                     await send({"type": "http.response.body", "body": encoder.encode(event), "more_body": True})
             except asyncio.CancelledError:  # shutdown past the grace period: say so, then stop
                 cut = encoder.encode(StreamError(message="stream interrupted: the gateway is shutting down"))
-                await send({"type": "http.response.body", "body": cut})
+                with contextlib.suppress(OSError):  # best effort: the client may be gone (a disconnect)
+                    await send({"type": "http.response.body", "body": cut})
                 raise
             await send({"type": "http.response.body", "body": b""})
         finally:
