@@ -77,7 +77,8 @@ class _Reject(Exception):
 
 async def _send_json(send: Send, status: int, body: object, headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
     data = json.dumps(body, separators=(",", ":")).encode()
-    await send({"type": "http.response.start", "status": status, "headers": [_JSON, *headers]})
+    length = (b"content-length", str(len(data)).encode())
+    await send({"type": "http.response.start", "status": status, "headers": [_JSON, length, *headers]})
     await send({"type": "http.response.body", "body": data})
 
 
