@@ -33,9 +33,9 @@ async def test_health_ready_and_metrics(stack: Stack) -> None:
 
 
 async def test_traceparent_continues_as_a_child_span(stack: Stack) -> None:
-    """An incoming traceparent reaches the provider with the same trace id and a new span id."""
+    """An incoming traceparent reaches the provider with the same trace id and a new span id; tracestate too."""
     trace_id, span_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-    headers = {**AUTH, "traceparent": f"00-{trace_id}-{span_id}-01"}
+    headers = {**AUTH, "traceparent": f"00-{trace_id}-{span_id}-01", "tracestate": "vendor=opaque"}
     async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
         assert (await client.post("/v1/chat/completions", json=BODY, headers=headers)).status_code == 200
     outbound = stack.anthropic.journal[0].header("traceparent") or ""
@@ -43,6 +43,7 @@ async def test_traceparent_continues_as_a_child_span(stack: Stack) -> None:
     assert match is not None, outbound
     assert match.group(1) == trace_id
     assert match.group(2) != span_id
+    assert stack.anthropic.journal[0].header("tracestate") == "vendor=opaque"
 
 
 async def test_limits_and_bad_headers(stack: Stack) -> None:
