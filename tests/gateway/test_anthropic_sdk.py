@@ -82,6 +82,7 @@ async def test_models_in_anthropic_shape(client: anthropic.AsyncAnthropic) -> No
     ("script", "error", "status"),
     [
         (Scripted(status=400), anthropic.BadRequestError, 400),
+        (Scripted(status=404), anthropic.NotFoundError, 404),
         (Scripted(status=403), anthropic.InternalServerError, 502),
         (Scripted(delay_before_headers_s=2.0), anthropic.APIStatusError, 504),
     ],
@@ -89,7 +90,7 @@ async def test_models_in_anthropic_shape(client: anthropic.AsyncAnthropic) -> No
 async def test_error_classes(
     client: anthropic.AsyncAnthropic, stack: Stack, script: Scripted, error: type[Exception], status: int
 ) -> None:
-    """Provider 400 -> 400, provider auth -> 502 (not 401), caller deadline -> 504, in Anthropic's shape."""
+    """Provider 400/404 -> 400/404, provider auth -> 502 (not 401), deadline -> 504, in Anthropic's shape."""
     stack.anthropic.script(script)
     with pytest.raises(anthropic.APIStatusError) as caught:
         await client.messages.create(

@@ -9,7 +9,8 @@ type, in the shape of the API the client spoke, with the attempt records in an e
 | ``model`` is not a configured alias         | 404    | model_not_found            |
 | budget exhausted (``BudgetExhausted``)      | 402    | budget_exhausted           |
 | every provider failed (``AllProvidersFailed``) | 502 | all_providers_failed     |
-| a provider's 404, an invalid provider answer | 502    | upstream_error             |
+| a provider's 404 (its catalogue lacks the model) | 404 | upstream_model_not_found |
+| an invalid provider answer                  | 502    | upstream_error             |
 | a provider rejected the gateway's credentials | 502   | upstream_error (*)         |
 | no provider may take the call (tier, cooling) | 503  | no_eligible_provider       |
 | the caller's deadline elapsed (``DeadlineExceeded``) | 504 | deadline_exceeded     |
@@ -92,6 +93,8 @@ def failure_for(exc: RouterError) -> Failure:
         return Failure(status=502, code="upstream_error", message=message, attempts=attempts)
     if isinstance(exc, TerminalProviderError) and exc.status == 400:
         return Failure(status=400, code="invalid_request", message=str(exc), attempts=attempts)
+    if isinstance(exc, TerminalProviderError) and exc.status == 404:
+        return Failure(status=404, code="upstream_model_not_found", message=str(exc), attempts=attempts)
     if isinstance(exc, TranslationError):
         return Failure(status=400, code="invalid_request", message=str(exc), attempts=attempts)
     if isinstance(exc, AllProvidersFailed):
