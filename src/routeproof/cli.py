@@ -4,6 +4,9 @@ routeproof mock --config FILE   start the mock provider servers a TOML file desc
 routeproof report [DIR]         write DIR/index.html (default reports/) over the suites' JSON reports
 routeproof toxiproxy --port N   serve the embedded Toxiproxy-compatible API on 127.0.0.1:N
 routeproof conformance run|breaks   run the conformance suite against a router (conformance/)
+routeproof serve --config FILE  serve the router as an OpenAI/Anthropic-compatible gateway
+routeproof providers --config FILE [--test]   list (and test) the configured providers
+routeproof call --config FILE --alias A [--provider NAME] [--stream] PROMPT   one routed call
 """
 
 from __future__ import annotations
@@ -148,12 +151,72 @@ def _add_conformance(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     add_conformance_parser(subparsers)
 
 
+def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve the router as an OpenAI- and Anthropic-compatible HTTP gateway",
+        description="Serve POST /v1/chat/completions and /v1/messages over the router an agent.toml "
+        "describes (its [gateway] table names the keys and tenants) until SIGINT/SIGTERM, then stop "
+        "gracefully. Needs the 'gateway' extra.",
+    )
+    parser.add_argument("--config", type=Path, required=True, help="agent.toml with a [gateway] table")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8080, help="port to bind, 0 for any (default: 8080)")
+    parser.set_defaults(handler=_gateway_command("run_serve"))
+
+
+def _add_providers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "providers",
+        help="list the configured providers; --test makes one tiny call to each",
+        description="Print each provider's name, kind, model, endpoint, tier, pricing and health. "
+        "Exit 0, or 1 when a --test call failed, or 2 when the configuration is invalid.",
+    )
+    parser.add_argument("--config", type=Path, required=True, help="agent.toml")
+    parser.add_argument("--test", action="store_true", help="call each provider once and show pass/fail")
+    parser.set_defaults(handler=_gateway_command("run_providers"))
+
+
+def _add_call(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "call",
+        help="make one routed call and show its attempt records",
+        description="Route one prompt through the configured providers (or only --provider) and print "
+        "the answer and every attempt. Exit 0, or 1 when the call failed, or 2 on a configuration error.",
+    )
+    parser.add_argument("--config", type=Path, required=True, help="agent.toml")
+    parser.add_argument("--alias", default="default", help="model alias to call (default: default)")
+    parser.add_argument("--provider", default=None, help="pin the call to this configured provider")
+    parser.add_argument("--stream", action="store_true", help="stream the answer as it arrives")
+    parser.add_argument("--max-tokens", type=int, default=256, help="max_tokens of the call (default: 256)")
+    parser.add_argument("prompt", help="the user message")
+    parser.set_defaults(handler=_gateway_command("run_call"))
+
+
+def _gateway_command(name: str) -> Callable[[argparse.Namespace], int]:
+    """The handler ``name`` of routeproof.gateway.commands, imported when it runs (needs the extra)."""
+
+    def handler(args: argparse.Namespace) -> int:
+        try:
+            from routeproof.gateway import commands
+        except ImportError as exc:
+            print(f"routeproof {args.command}: {exc}; install routeproof[gateway]", file=sys.stderr)
+            return 2
+        run: Callable[[argparse.Namespace], int] = getattr(commands, name)
+        return run(args)
+
+    return handler
+
+
 # name -> function adding the subparser (and setting ``handler``); other subcommands go here.
 _SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
     "mock": _add_mock,
     "report": _add_report,
     "toxiproxy": _add_toxiproxy,
     "conformance": _add_conformance,
+    "serve": _add_serve,
+    "providers": _add_providers,
+    "call": _add_call,
 }
 
 
