@@ -1,6 +1,7 @@
 """The ``routeproof`` command. Each subcommand registers itself in ``_SUBCOMMANDS``.
 
 routeproof mock --config FILE   start the mock provider servers a TOML file describes
+routeproof cost --config FILE   spend and limits per scope, from the ledger store agent.toml names
 """
 
 from __future__ import annotations
@@ -58,9 +59,27 @@ def _run_mock(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_cost(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "cost",
+        help="show spend and limits per budget scope from the ledger store",
+        description="Read the [ledger] table of agent.toml, open that store (memory, sqlite or redis) and "
+        "print spent, reserved (calls in flight) and the limit for each budget scope. Needs no API keys.",
+    )
+    parser.add_argument("--config", type=Path, required=True, help="agent.toml with a [ledger] table")
+    parser.set_defaults(handler=_run_cost)
+
+
+def _run_cost(args: argparse.Namespace) -> int:
+    from routeproof.ledger_store.report import run_cost
+
+    return run_cost(args.config)
+
+
 # name -> function adding the subparser (and setting ``handler``); other subcommands go here.
 _SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
     "mock": _add_mock,
+    "cost": _add_cost,
 }
 
 

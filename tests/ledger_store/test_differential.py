@@ -126,7 +126,7 @@ class LedgerMachine(RuleBasedStateMachine):
         """2-4 operations at once through different store instances; some serial order must explain them."""
         ops: list[tuple[str, Any]] = []
         for _ in range(size):
-            if self.open and data.draw(st.booleans()):
+            if bool(self.open) and data.draw(st.booleans()):
                 pair = self.open.pop(data.draw(st.integers(0, len(self.open) - 1)))
                 ops.append(("commit", (pair, data.draw(st.integers(0, pair[0].amount_pico_usd)))))
             else:
@@ -189,7 +189,7 @@ def _machine(factory: StoreFactory) -> type[LedgerMachine]:
 
 def _settings() -> settings:
     return settings(
-        max_examples=min(settings.default.max_examples, 60),
+        max_examples=min(settings().max_examples, 60),
         stateful_step_count=25,
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow],

@@ -71,7 +71,9 @@ def router_on(store: LedgerStore, handler: httpx.AsyncBaseTransport) -> Router:
 async def call(router: Router) -> None:
     """One chat call for the shared session (raises BudgetExhausted when refused)."""
     loop = asyncio.get_running_loop()
-    await router.call_provider(REQUEST, resolve("chat", TENANT), loop.time() + 20, TENANT, session_id=SESSION)
+    resolved = resolve("chat", TENANT)
+    assert resolved is not None
+    await router.call_provider(REQUEST, resolved, loop.time() + 20, TENANT, session_id=SESSION)
 
 
 async def spend(spec: str, in_flight: int) -> dict[str, int]:
