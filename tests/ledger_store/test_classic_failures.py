@@ -15,7 +15,6 @@ Real processes and sockets, so real time: every wait here is bounded.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -29,9 +28,9 @@ import pytest
 
 from routeproof.core.ledger import Account
 from routeproof.core.types import ProviderKind
-from routeproof.errors import BudgetExhausted
 from routeproof.ledger_store import LedgerStore, LedgerTotals, LedgerUnavailable
 from tests.ledger_store.conftest import new_namespace
+from tests.ledger_store.shared_budget import run_shared_budget
 from tests.ledger_store.worker import (
     ANSWER,
     BUDGET_PICO_USD,
@@ -90,50 +89,20 @@ def _session(totals: LedgerTotals) -> Account:
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
 async def test_four_processes_with_twenty_calls_in_flight_never_pass_one_budget(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest, processes: list[subprocess.Popen[str]]
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """4 processes x 20 calls in flight on one $0.01 budget: no 1 ms sample passes it; the next call is refused."""
     spec = _spec(backend, tmp_path, request, lease_ms=300_000)
-
-    async def run() -> tuple[int, int, int, LedgerTotals, BudgetExhausted | None]:
-        store = open_store(spec)
-        await store.totals(now_ms=_now_ms())  # creates the schema before the processes race for it
-        processes.extend(_worker("spend", spec, str(IN_FLIGHT)) for _ in range(PROCESSES))
-        samples = peak_spent = peak_held = 0
-        deadline = time.monotonic() + RUN_TIMEOUT_S
-        while any(p.poll() is None for p in processes):
-            assert time.monotonic() < deadline, "the workers did not finish in time"
-            account = _session(await store.totals(now_ms=_now_ms()))
-            peak_spent = max(peak_spent, account.spent_pico_usd)
-            peak_held = max(peak_held, account.spent_pico_usd + account.reserved_pico_usd)
-            samples += 1
-            await asyncio.sleep(0.001)
-        final = await store.totals(now_ms=_now_ms())
-        refusal = None
-        router = router_on(store, httpx.MockTransport(lambda _: httpx.Response(200, json=ANSWER)))
-        async with router:
-            try:
-                await call(router)
-            except BudgetExhausted as exc:
-                refusal = exc
-        return samples, peak_spent, peak_held, final, refusal
-
-    samples, peak_spent, peak_held, final, refusal = await run()
-    reports = []
-    for process in processes:
-        out, err = process.communicate(timeout=30)
-        assert process.returncode == 0, err
-        reports.append(json.loads(out.strip().splitlines()[-1]))
-    granted = sum(r["granted"] for r in reports)
-    print(f"{backend}: {granted} calls granted, {samples} samples, peak spent {peak_spent}, peak held {peak_held}")
-    assert samples > 10
-    assert peak_spent <= BUDGET_PICO_USD
-    assert peak_held <= BUDGET_PICO_USD
-    assert all(r["refused"] == IN_FLIGHT for r in reports)  # every caller ended refused, none failed
-    assert _session(final) == Account(spent_pico_usd=granted * COST_PICO_USD, reserved_pico_usd=0)
-    assert BUDGET_PICO_USD - final.monthly.spent_pico_usd < WORST_PICO_USD  # stopped only when full
-    assert refusal is not None
-    assert refusal.scope == "session"
+    seen = await run_shared_budget(spec, processes=PROCESSES, in_flight=IN_FLIGHT)
+    print(f"{backend}: {seen}")
+    assert seen.samples > 10
+    assert seen.peak_spent_pico_usd <= BUDGET_PICO_USD
+    assert seen.peak_held_pico_usd <= BUDGET_PICO_USD
+    assert seen.refused == PROCESSES * IN_FLIGHT  # every caller ended refused, none failed
+    assert _session(seen.final) == Account(spent_pico_usd=seen.granted * COST_PICO_USD, reserved_pico_usd=0)
+    assert BUDGET_PICO_USD - seen.final.monthly.spent_pico_usd < WORST_PICO_USD  # stopped only when full
+    assert seen.next_call is not None
+    assert seen.next_call.scope == "session"
 
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("redis", marks=pytest.mark.redis)])

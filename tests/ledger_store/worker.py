@@ -76,8 +76,8 @@ async def call(router: Router) -> None:
     await router.call_provider(REQUEST, resolved, loop.time() + 20, TENANT, session_id=SESSION)
 
 
-async def spend(spec: str, in_flight: int) -> dict[str, int]:
-    """IN_FLIGHT callers until each is refused; what they were granted."""
+async def spend(spec: str | None, in_flight: int, *, store: LedgerStore | None = None) -> dict[str, int]:
+    """IN_FLIGHT callers until each is refused; what they were granted (on ``store`` if given)."""
     rng = random.Random()
 
     async def answer(request: httpx.Request) -> httpx.Response:
@@ -97,8 +97,9 @@ async def spend(spec: str, in_flight: int) -> dict[str, int]:
                 return
             granted += 1
 
-    router = router_on(open_store(spec), httpx.MockTransport(answer))
-    async with router:
+    shared = store if store is not None else open_store(str(spec))
+    router = router_on(shared, httpx.MockTransport(answer))
+    async with router:  # closes the store too (a no-op for the memory store the experiment hands in)
         await asyncio.gather(*(caller() for _ in range(in_flight)))
     return {"granted": granted, "refused": refused}
 
