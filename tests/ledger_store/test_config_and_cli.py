@@ -158,13 +158,13 @@ def test_cost_cli_prints_plain_text_without_rich(tmp_path: Path, monkeypatch: py
     assert lines[3].split() == ["provider_daily", "anthropic", "$0.00", "$0.00", "$5.00"]
 
 
-def test_cost_cli_reports_a_bad_config_and_an_unreachable_redis(tmp_path: Path, redis_binary: str) -> None:
+def test_cost_cli_reports_a_bad_config_and_an_unreachable_redis(tmp_path: Path) -> None:
     """A bad [ledger] table exits 2; an unreachable Redis exits 1 saying so (no password shown)."""
     bad = _agent_toml(tmp_path, 'backend = "nope"')
     err = io.StringIO()
     assert run_cost(bad, out=io.StringIO(), err=err) == 2
     assert "ledger.backend = 'nope'" in err.getvalue()
-    port = RedisServer(redis_binary, tmp_path / "unused").port  # a free port nobody listens on
+    port = RedisServer("redis-server", tmp_path / "unused").port  # a free port nobody listens on (never started)
     down = _agent_toml(tmp_path, f'backend = "redis"\nurl = "redis://u:SECRET@127.0.0.1:{port}/0"')
     err = io.StringIO()
     assert run_cost(down, out=io.StringIO(), err=err) == 1
