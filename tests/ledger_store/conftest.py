@@ -24,9 +24,7 @@ def redis_binary() -> str:
     """The redis-server binary, or the test is skipped saying why (never passed without Redis)."""
     found = redis_server_binary()
     if found is None:
-        pytest.skip(
-            "redis-server is not installed (run `python tools/redis_server.py --install`, as .ci/run and tox -e falsify do)"
-        )
+        pytest.skip("redis-server is not installed (run `python tools/redis_server.py --install`, as .ci/run does)")
     return found
 
 
