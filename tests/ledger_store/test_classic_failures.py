@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -26,9 +27,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from routeproof.core.ledger import Account
+from routeproof.core.ledger import Account, BudgetLimits, Refusal, Reservation
 from routeproof.core.types import ProviderKind
-from routeproof.ledger_store import LedgerStore, LedgerTotals, LedgerUnavailable
+from routeproof.ledger_store import LedgerStore, LedgerTotals, LedgerUnavailable, Settled, SqliteLedgerStore
 from tests.ledger_store.conftest import new_namespace
 from tests.ledger_store.shared_budget import run_shared_budget
 from tests.ledger_store.worker import (
@@ -244,3 +245,28 @@ async def test_a_cancelled_reservation_is_released_not_leaked(tmp_path: Path) ->
         assert totals.monthly == Account()
 
     await run()
+
+
+@pytest.mark.asyncio
+async def test_sqlite_locked_fails_closed_and_queues_the_settlement(tmp_path: Path) -> None:
+    """A file locked past the busy timeout: a reservation fails closed (LedgerUnavailable), a commit is
+    queued, and the next operation once the lock is gone writes it first."""
+    path = tmp_path / "ledger.sqlite3"
+    store = SqliteLedgerStore(path, BudgetLimits(session_limit_pico_usd=1_000), busy_timeout_ms=50)
+    now_ms = _now_ms()
+    held = await store.try_reserve(session_id="s", provider=ProviderKind.OPENAI, amount_pico_usd=600, now_ms=now_ms)
+    assert isinstance(held, Reservation)
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another process holding the write lock
+    try:
+        with pytest.raises(LedgerUnavailable, match="database is locked"):
+            await store.try_reserve(session_id="s", provider=ProviderKind.OPENAI, amount_pico_usd=1, now_ms=now_ms)
+        assert await store.commit(held, 250, now_ms=now_ms) is Settled.QUEUED
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    refused = await store.try_reserve(session_id="s", provider=ProviderKind.OPENAI, amount_pico_usd=751, now_ms=now_ms)
+    assert isinstance(refused, Refusal)  # the queued commit (250 spent) was written before this check
+    assert refused.spent_pico_usd == 250
+    assert refused.reserved_pico_usd == 0
+    await store.aclose()

@@ -6,6 +6,10 @@ not block the writer; a committed transaction survives a crash of the process, `
 also a power loss). The arithmetic is the pure ledger's: the transaction loads the accounts the
 operation touches, applies :mod:`routeproof.core.ledger`'s own transitions, and writes them back.
 
+A file locked past ``busy_timeout_ms`` (or unwritable) fails a reservation closed
+(:class:`~routeproof.ledger_store.protocol.LedgerUnavailable`); a commit or release it refuses is
+queued and written first by the next operation (or, if the process dies first, its lease books it).
+
 The blocking sqlite3 calls run in a worker thread; an operation whose caller is cancelled still runs
 to its end (see :func:`~routeproof.ledger_store.protocol.finish_even_if_cancelled`).
 """
@@ -87,6 +91,7 @@ class SqliteLedgerStore:
         self._lock = threading.Lock()  # one transaction at a time on the shared connection
         self._conn: sqlite3.Connection | None = None
         self._background: set[asyncio.Task[object]] = set()
+        self._pending: list[_Act] = []  # settlements the file did not take yet (locked past the timeout)
 
     @property
     def limits(self) -> BudgetLimits:
@@ -117,18 +122,24 @@ class SqliteLedgerStore:
 
     def _transaction(self, now_ms: int, act: _Act) -> object:
         with self._lock:
+            while self._pending:  # settlements that failed earlier go first, in order
+                self._one_transaction(now_ms, self._pending[0])
+                self._pending.pop(0)
+            return self._one_transaction(now_ms, act)
+
+    def _one_transaction(self, now_ms: int, act: _Act) -> object:
+        try:
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                conn = self._connection()
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    result = _Tx(conn, self._limits, now_ms).run(act)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-                return result
-            except sqlite3.Error as exc:
-                raise LedgerUnavailable(f"ledger store {self.description} failed: {exc}") from exc
+                result = _Tx(conn, self._limits, now_ms).run(act)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+        except sqlite3.Error as exc:
+            raise LedgerUnavailable(f"ledger store {self.description} failed: {exc}") from exc
 
     async def _run(self, now_ms: int, act: _Act) -> object:
         return await finish_even_if_cancelled(
@@ -155,19 +166,28 @@ class SqliteLedgerStore:
         assert isinstance(outcome, Reservation | Refusal)
         return outcome
 
-    async def commit(self, reservation: Reservation, actual_pico_usd: int, *, now_ms: int) -> Settled:
-        """Book a finished call's real cost and free the rest of its reservation."""
-        outcome = await self._run(now_ms, _Act(kind="commit", reservation=reservation, amount_pico_usd=actual_pico_usd))
+    async def _settle(self, act: _Act, now_ms: int) -> Settled:
+        def settle() -> object:
+            try:
+                return self._transaction(now_ms, act)
+            except LedgerUnavailable:
+                with self._lock:
+                    self._pending.append(act)  # written before the next operation (or the lease books it)
+                return Settled.QUEUED
+
+        outcome = await finish_even_if_cancelled(lambda: asyncio.to_thread(settle), self._background)
         assert isinstance(outcome, Settled)
         return outcome
 
+    async def commit(self, reservation: Reservation, actual_pico_usd: int, *, now_ms: int) -> Settled:
+        """Book a finished call's real cost and free the rest of its reservation."""
+        return await self._settle(_Act(kind="commit", reservation=reservation, amount_pico_usd=actual_pico_usd), now_ms)
+
     async def release(self, reservation: Reservation, billed_pico_usd: int = 0, *, now_ms: int) -> Settled:
         """End a failed attempt: free its reservation and book what was billed for it."""
-        outcome = await self._run(
-            now_ms, _Act(kind="release", reservation=reservation, amount_pico_usd=billed_pico_usd)
+        return await self._settle(
+            _Act(kind="release", reservation=reservation, amount_pico_usd=billed_pico_usd), now_ms
         )
-        assert isinstance(outcome, Settled)
-        return outcome
 
     async def roll_over(self, *, now_ms: int) -> None:
         """Roll the periods and expire lapsed leases."""
