@@ -84,13 +84,13 @@ class Call:
     def now_ms(self) -> int:
         return loop_ms(self.loop.time())
 
-    def begin(self, action: CallProvider) -> Reservation | AttemptRefused | None:
+    async def begin(self, action: CallProvider) -> Reservation | AttemptRefused | None:
         """Count a failover, then reserve the attempt's worst case (or say why it may not start)."""
         router = self.router
         entry = action.entry
         if self.last_position is not None and self.last_position != action.position and self.last_kind is not None:
             router._metrics.failover(self.last_kind, entry.provider)
-        outcome = router._reserve(entry.provider, entry.model, self.req, self.session_id)
+        outcome = await router._reserve(entry.provider, entry.model, self.req, self.session_id)
         if isinstance(outcome, LedgerRefusal):
             self.refusal = outcome
             if outcome.scope is BudgetScope.PROVIDER_DAILY:
@@ -107,19 +107,21 @@ class Call:
         self.last_kind, self.last_position = entry.provider, action.position
         return outcome
 
-    def failed(self, action: CallProvider, reservation: Reservation | None, failure: AttemptFailure) -> AttemptFailed:
+    async def failed(
+        self, action: CallProvider, reservation: Reservation | None, failure: AttemptFailure
+    ) -> AttemptFailed:
         """Settle a failed attempt (book only what is billable), count it against health, report it."""
         router = self.router
         entry = action.entry
         billed = router._cost(entry.provider, entry.model, failure.billed_usage) if is_billable(failure) else 0
-        router._settle(reservation, booked_pico_usd=billed, succeeded=False)
+        await router._settle(reservation, booked_pico_usd=billed, succeeded=False)
         return AttemptFailed(now_ms=self.now_ms(), failure=failure, draw=router._rng.random())
 
     async def attempt(self, action: CallProvider) -> Event:
         """Perform one CallProvider action and say what happened."""
         router = self.router
         entry = action.entry
-        begun = self.begin(action)
+        begun = await self.begin(action)
         if isinstance(begun, AttemptRefused):
             return begun
         reservation = begun
@@ -138,7 +140,7 @@ class Call:
                     kind=FailureKind.ATTEMPT_TIMEOUT, message=f"no answer within {action.timeout_ms} ms"
                 )
             else:
-                router._settle(
+                await router._settle(
                     reservation,
                     booked_pico_usd=router._cost(entry.provider, entry.model, response.usage),
                     succeeded=True,
@@ -147,10 +149,10 @@ class Call:
                 self.response = response
                 return AttemptSucceeded(now_ms=self.now_ms())
             settled = True
-            return self.failed(action, reservation, failure)
+            return await self.failed(action, reservation, failure)
         finally:
             if not settled:  # cancelled (or a bug escaping): never leak the reservation
-                router._settle(reservation, booked_pico_usd=0, succeeded=False)
+                await router._settle(reservation, booked_pico_usd=0, succeeded=False)
 
     def succeed(self, action: Succeed, latency_ms: int) -> ProviderResponse:
         """The response the caller gets: normalised, with the attempt history and the skips."""

@@ -175,7 +175,7 @@ class ProviderStream:
     ) -> AttemptRefused | AttemptFailed | tuple[StreamEvent, AsyncIterator[StreamEvent], Reservation | None, int]:
         """Start one streaming attempt and wait for its first event, within the attempt's timeout."""
         router = self._router
-        begun = call.begin(action)
+        begun = await call.begin(action)
         if isinstance(begun, AttemptRefused):
             return begun
         reservation = begun
@@ -204,11 +204,11 @@ class ProviderStream:
                 # defensive: providers raise STREAM_ERROR for a first in-band error instead
                 failure = AttemptFailure(kind=FailureKind.STREAM_ERROR, message=first.message)
             settled = True
-            return call.failed(action, reservation, failure)
+            return await call.failed(action, reservation, failure)
         finally:
             if not keep_open:
                 if not settled:  # cancelled while waiting for the first event: nothing was billed
-                    router._settle(reservation, booked_pico_usd=0, succeeded=False)
+                    await router._settle(reservation, booked_pico_usd=0, succeeded=False)
                 await _close(stream)
 
     async def _relay(
@@ -230,12 +230,12 @@ class ProviderStream:
         cut_by_deadline = False
         event: StreamEvent | None = first
 
-        def settle(end: StreamEnd, usage_cost_pico_usd: int = 0) -> None:
+        async def settle(end: StreamEnd, usage_cost_pico_usd: int = 0) -> None:
             nonlocal settled
             settlement = settle_stream(
                 end, reserved_pico_usd=_reserved(reservation), usage_cost_pico_usd=usage_cost_pico_usd
             )
-            router._settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
+            await router._settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
             router._health_effect(kind, settlement.health, call.now_ms())
             settled = True
 
@@ -252,13 +252,13 @@ class ProviderStream:
                     except StopAsyncIteration:
                         event = StreamError(message=f"{INTERRUPTED}: the stream ended without MessageStop")
                 if isinstance(event, MessageStop):
-                    settle(StreamEnd.COMPLETED, router._cost(kind, entry_model, event.usage))
+                    await settle(StreamEnd.COMPLETED, router._cost(kind, entry_model, event.usage))
                     for out in held:
                         yield out
                     yield event
                     return
                 if isinstance(event, StreamError):
-                    settle(StreamEnd.DEADLINE if cut_by_deadline else StreamEnd.INTERRUPTED)
+                    await settle(StreamEnd.DEADLINE if cut_by_deadline else StreamEnd.INTERRUPTED)
                     if hold_back:
                         raise StreamInterrupted(event.message)
                     self.interrupted = True
@@ -284,7 +284,7 @@ class ProviderStream:
                 event = None
         finally:
             if not settled:  # the consumer stopped reading (or was cancelled)
-                settle(StreamEnd.ABANDONED)
+                await settle(StreamEnd.ABANDONED)
             await _close(stream)
 
 
