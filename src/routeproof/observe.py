@@ -21,8 +21,10 @@ __all__ = [
     "RouterMetrics",
     "attempt_span",
     "log_auth_failure",
+    "log_budget_override",
     "log_cap_exceeded",
     "log_model_not_found",
+    "log_turn_warning",
     "logger",
 ]
 
@@ -70,6 +72,10 @@ class RouterMetrics:
         self.attempts_per_call = meter.create_histogram(
             "ai_router_attempts_per_call", description="Attempts made by one call"
         )
+        self.budget_warnings = meter.create_counter(
+            "ai_router_budget_turn_warnings_total",
+            description="Attempts whose worst-case cost exceeded the per-turn warning threshold",
+        )
         self.first_token = meter.create_histogram(
             "ai_router_first_token_ms", unit="ms", description="Time to first token per streaming attempt"
         )
@@ -93,6 +99,10 @@ class RouterMetrics:
         label = provider.as_metric_label() if provider is not None else "none"
         self.calls.add(1, {"provider": label, "model": model, "outcome": outcome})
         self.attempts_per_call.record(attempts, {"final_outcome": outcome})
+
+    def turn_warning(self, provider: ProviderKind) -> None:
+        """An attempt's worst case exceeded the per-turn warning threshold (sent anyway)."""
+        self.budget_warnings.add(1, {"provider": provider.as_metric_label()})
 
     def deadline(self) -> None:
         """The caller's deadline elapsed."""
@@ -135,3 +145,19 @@ def log_model_not_found(provider: ProviderKind, model: str) -> None:
 def log_cap_exceeded(attempts: int) -> None:
     """The attempts cap caught a failover-loop bug (sev-2)."""
     logger.error("router_attempts_cap_exceeded attempts=%s", attempts, extra={"severity": "sev-2"})
+
+
+def log_turn_warning(provider: ProviderKind, model: str, worst_case_usd: str) -> None:
+    """Seed 003's per-turn scope: the worst case of this attempt exceeds the per-turn threshold."""
+    logger.warning(
+        "router_budget_turn_warning provider=%s model=%s worst_case=%s",
+        provider.as_metric_label(),
+        model,
+        worst_case_usd,
+        extra={"provider": provider.as_metric_label(), "model": model, "worst_case_usd": worst_case_usd},
+    )
+
+
+def log_budget_override(old: object, new: object, reason: str) -> None:
+    """The explicit budget override seed 003's monthly hard stop requires: always logged."""
+    logger.warning("router_budget_override reason=%r old=%r new=%r", reason, old, new, extra={"reason": reason})

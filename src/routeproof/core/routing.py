@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import icontract
 
+from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER
 from routeproof.core.health import HealthState, earliest_return_ms, health_well_formed, is_available
 from routeproof.core.kernel import BackoffPolicy, CallPlan
 from routeproof.core.tiers import filter_chain
 from routeproof.core.types import ChainEntry, PrivacyTier, ProviderKind, ResolvedModel, SkipRecord, TenantPolicy
+from routeproof.errors import UnknownAlias
 
 __all__ = ["ChainPlan", "CoolingPolicy", "SkipReason", "Skipped", "build_chain", "call_plan", "plan_chain", "resolve"]
 
@@ -64,18 +66,23 @@ class ChainPlan:
     demoted: tuple[ChainEntry, ...] = ()  # cooling entries moved to the end of ``chain``
 
 
-def _resolve(alias: str, policy: TenantPolicy) -> ResolvedModel | None:
+def _resolve(alias: str, policy: TenantPolicy) -> ResolvedModel:
+    if not isinstance(alias, str):
+        raise TypeError(f"resolve(alias): alias must be a str, got {alias!r}")
     target = policy.primary.get(alias)
     if target is None:
-        return None
+        raise UnknownAlias(alias, tuple(policy.primary))
     kind, model = target
     return ResolvedModel(provider=kind, model=model, alias=alias, fallback_position=0)
 
 
-@icontract.ensure(lambda alias, result: result is None or result.alias == alias)
-@icontract.ensure(lambda alias, policy, result: (result is None) == (alias not in policy.primary))
-def resolve(alias: str, policy: TenantPolicy) -> ResolvedModel | None:
-    """The tenant's primary provider and model for ``alias``, or None when the alias is unknown."""
+@icontract.ensure(lambda alias, result: result.alias == alias)
+@icontract.ensure(lambda alias, policy, result: policy.primary[alias] == (result.provider, result.model))
+def resolve(alias: str, policy: TenantPolicy) -> ResolvedModel:
+    """The tenant's primary provider and model for ``alias``.
+
+    :raises UnknownAlias: when the policy does not define ``alias`` (the message names it).
+    """
     return _resolve(alias, policy)
 
 
@@ -185,6 +192,8 @@ def _call_plan(
     deadline_at_ms: int,
     backoff: BackoffPolicy,
     attempt_timeout_ms: int,
+    provider_timeouts_ms: Mapping[ProviderKind, int],
+    max_attempts_per_provider: int,
 ) -> CallPlan:
     return CallPlan(
         chain=chain_plan.chain,
@@ -192,12 +201,19 @@ def _call_plan(
         deadline_at_ms=deadline_at_ms,
         backoff=backoff,
         attempt_timeout_ms=attempt_timeout_ms,
+        provider_timeouts_ms=tuple(provider_timeouts_ms.items()),
+        max_attempts_per_provider=max_attempts_per_provider,
         # Failing over to a larger-context provider is opt-in, and never allowed under Sovereign.
         context_window_failover=policy.context_window_failover and policy.privacy_tier is not PrivacyTier.SOVEREIGN,
     )
 
 
 @icontract.ensure(lambda chain_plan, result: result.chain == chain_plan.chain)
+@icontract.ensure(
+    lambda chain_plan, attempt_timeout_ms, result: all(
+        0 < result.timeout_for(e.provider) <= attempt_timeout_ms for e in chain_plan.chain
+    )
+)
 @icontract.ensure(
     lambda policy, result: not result.context_window_failover or policy.privacy_tier is not PrivacyTier.SOVEREIGN
 )
@@ -209,6 +225,8 @@ def call_plan(
     deadline_at_ms: int,
     backoff: BackoffPolicy,
     attempt_timeout_ms: int,
+    provider_timeouts_ms: Mapping[ProviderKind, int] | None = None,
+    max_attempts_per_provider: int = MAX_ATTEMPTS_PER_PROVIDER,
 ) -> CallPlan:
     """The kernel's plan for one call over ``chain_plan``'s chain, with the policy's opt-ins."""
     return _call_plan(
@@ -218,4 +236,6 @@ def call_plan(
         deadline_at_ms=deadline_at_ms,
         backoff=backoff,
         attempt_timeout_ms=attempt_timeout_ms,
+        provider_timeouts_ms=provider_timeouts_ms or {},
+        max_attempts_per_provider=max_attempts_per_provider,
     )
