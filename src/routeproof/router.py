@@ -132,6 +132,14 @@ class Router:
             for kind, p in self._providers.items()
         }
         self._pricing = pricing
+        # Plain checks, not contracts: ``python -O`` strips icontract, and these must still hold.
+        if budget is not None and (not isinstance(budget, BudgetLimits) or not limits_ok(budget)):
+            raise ConfigError(f"budget limits must be None or non-negative int pico-USD, got {budget!r}")
+        if backoff is not None and not _backoff_valid(backoff, max_attempts_per_provider):
+            raise ConfigError(
+                f"backoff {backoff!r} is unusable: base_ms in (0, cap_ms] for full jitter, delays >= 0, "
+                f"jitter_percent in 0..100, one delay per retry"
+            )
         if budget is not None and pricing is None:
             raise ConfigError("a budget needs a pricing table: without prices no call can be bounded")
         self._ledger: LedgerState | None = new_ledger(budget) if budget is not None else None
@@ -342,3 +350,17 @@ def _provider_timeouts(timeouts: Mapping[ProviderKind, int]) -> dict[ProviderKin
             )
         checked[kind] = timeout_ms
     return checked
+
+
+def _backoff_valid(backoff: BackoffPolicy, max_attempts_per_provider: int) -> bool:
+    """The kernel's own plan check applied to ``backoff`` (plain code: kept under ``python -O``)."""
+    if not isinstance(backoff, BackoffPolicy):
+        return False
+    plan = kernel.CallPlan(
+        chain=(),
+        started_at_ms=0,
+        deadline_at_ms=0,
+        backoff=backoff,
+        max_attempts_per_provider=max_attempts_per_provider,
+    )
+    return kernel.plan_valid(plan)
