@@ -99,6 +99,7 @@ OPTIMISED = textwrap.dedent(
     import math
     from routeproof.core.kernel import BackoffPolicy
     from routeproof.core.ledger import BudgetLimits
+    from routeproof.core.pricing import PricingTable
     from routeproof.core.types import ChatRequest, Message
     from routeproof.errors import ConfigError
     from routeproof.router import Router
@@ -107,7 +108,7 @@ OPTIMISED = textwrap.dedent(
     for make in (
         lambda: ChatRequest(messages=(Message.user("x"),), temperature=math.nan),
         lambda: ChatRequest(messages=(Message.user("x"),), max_tokens=1.5),
-        lambda: Router([], budget=BudgetLimits(session_limit_pico_usd=-1)),
+        lambda: Router([], pricing=PricingTable(prices={}), budget=BudgetLimits(session_limit_pico_usd=-1)),
         lambda: Router([], backoff=BackoffPolicy(full_jitter=True, base_ms=0)),
         lambda: Router([], max_attempts_per_provider=9),
     ):

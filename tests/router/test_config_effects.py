@@ -106,7 +106,7 @@ async def test_router_refuses_bad_provider_timeouts(client: httpx.AsyncClient, b
 async def test_declared_standard_tier_lowers_a_localhost_provider(
     mock: respx.MockRouter, client: httpx.AsyncClient
 ) -> None:
-    """An Ollama on localhost declared 'standard' is skipped by a Private policy; undeclared it is used."""
+    """A localhost Ollama declared 'standard' is skipped by a Private policy; a declaration never raises privacy."""
     ollama_url = "http://localhost:11434/v1/chat/completions"
     route = mock.post(ollama_url).mock(return_value=httpx.Response(200, json=openai_body()))
     ollama = OpenAIProvider(kind=ProviderKind.OLLAMA, api_key=None, client=client, base_url="http://localhost:11434/v1")
@@ -115,7 +115,11 @@ async def test_declared_standard_tier_lowers_a_localhost_provider(
     with pytest.raises(NoEligibleProvider, match="tier"):
         await lowered.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     assert route.call_count == 0
-    proven = Router([ollama], declared_tiers={ProviderKind.OLLAMA: PrivacyTier.SOVEREIGN})  # cannot raise it
+    remote = OpenAIProvider(kind=ProviderKind.OLLAMA, api_key=None, client=client, base_url="http://203.0.113.5/v1")
+    public = Router([remote], declared_tiers={ProviderKind.OLLAMA: PrivacyTier.PRIVATE})  # cannot raise it
+    with pytest.raises(NoEligibleProvider, match="tier"):
+        await public.call_provider(request(), resolved_for(tenant), deadline(), tenant)
+    proven = Router([ollama], declared_tiers={ProviderKind.OLLAMA: PrivacyTier.SOVEREIGN})
     resp = await proven.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     assert resp.provider is ProviderKind.OLLAMA
     assert route.call_count == 1
