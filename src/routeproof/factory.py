@@ -12,6 +12,7 @@ from routeproof.config import BackoffPolicy as ConfiguredBackoff
 from routeproof.config import RoutingConfig, build_providers, load_config
 from routeproof.core.health import HealthConfig
 from routeproof.core.kernel import BackoffPolicy
+from routeproof.core.latency import LatencyConfig
 from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import PricingTable, load_pricing, parse_usd
 from routeproof.core.types import FallbackProvider, PrivacyTier, ProviderKind, TenantPolicy
@@ -52,6 +53,7 @@ def router_from_config(config: RoutingConfig, *, client: httpx.AsyncClient | Non
         provider_timeouts_ms={p.kind: p.timeout_ms for p in config.providers},
         max_attempts_per_provider=config.backoff.max_attempts_per_provider,
         declared_tiers={p.kind: p.privacy_tier for p in config.providers},
+        latency=LatencyConfig(sla_ms=config.failover.latency_sla_ms),
     )
 
 

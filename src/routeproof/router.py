@@ -31,6 +31,7 @@ from routeproof.core.kernel import (
     SleepDone,
     Succeed,
 )
+from routeproof.core.latency import LatencyConfig, LatencyState, breaching, new_latency, record_latency
 from routeproof.core.ledger import (
     BudgetLimits,
     LedgerState,
@@ -92,6 +93,7 @@ class Router:
         provider_timeouts_ms: Mapping[ProviderKind, int] | None = None,
         max_attempts_per_provider: int = MAX_ATTEMPTS_PER_PROVIDER,
         declared_tiers: Mapping[ProviderKind, PrivacyTier] | None = None,
+        latency: LatencyConfig | None = None,
     ) -> None:
         if isinstance(attempt_timeout_s, bool) or not isinstance(attempt_timeout_s, int | float):
             raise ConfigError(f"attempt_timeout_s must be a number of seconds, got {attempt_timeout_s!r}")
@@ -144,6 +146,9 @@ class Router:
             raise ConfigError("a budget needs a pricing table: without prices no call can be bounded")
         self._ledger: LedgerState | None = new_ledger(budget) if budget is not None else None
         self._health: HealthState = new_health(health or HealthConfig())
+        if latency is not None and not isinstance(latency, LatencyConfig):
+            raise ConfigError(f"latency must be a LatencyConfig, got {latency!r}")
+        self._latency: LatencyState = new_latency(latency or LatencyConfig())
         self._backoff = backoff or BackoffPolicy()
         self._metrics = metrics or RouterMetrics()
         self._rng = rng or random.Random()
@@ -170,6 +175,11 @@ class Router:
             raise ConfigError(f"budget override {limits!r} is below what is already spent and reserved")
         self._ledger = with_limits(self._ledger, limits)
         log_budget_override(old, limits, reason)
+
+    @property
+    def latency(self) -> LatencyState:
+        """Recent per-provider latencies (the latency-SLA trigger's input), a frozen value."""
+        return self._latency
 
     @property
     def health(self) -> HealthState:
@@ -221,6 +231,7 @@ class Router:
             health=self._health,
             now_ms=now_ms,
             cooling_policy=self._cooling,
+            slow=breaching(self._latency, now_ms),
         )
 
     async def call_provider(
@@ -323,6 +334,9 @@ class Router:
         """
         for record in records:
             self._metrics.attempt(record)
+            if record.http_status is not None:  # answered: the latency-SLA trigger's sample
+                latency_ms = record.first_token_ms if record.first_token_ms is not None else record.elapsed_ms
+                self._latency = record_latency(self._latency, record.provider, now_ms, latency_ms)
             effect = health_effect(record.status)
             if not (success_settled_later and effect is HealthEffect.SUCCESS):
                 self._health_effect(record.provider, effect, now_ms)

@@ -37,6 +37,7 @@ class SkipReason(enum.Enum):
     NOT_CONFIGURED = "not_configured"  # no client is configured for this provider kind
     UNSUPPORTED = "unsupported"  # declared but not implemented (Vertex)
     COOLING = "cooling"  # too many consecutive failures in earlier calls: cooling down
+    LATENCY_SLA = "latency_sla"  # its recent p99 latency exceeds the SLA (core/latency.py)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,23 +116,30 @@ def _plan_chain(
     health: HealthState,
     now_ms: int,
     cooling_policy: CoolingPolicy,
+    slow: frozenset[ProviderKind],
 ) -> ChainPlan:
     skipped = [Skipped(entry=e, reason=SkipReason.UNSUPPORTED) for e in chain if not e.provider.is_supported]
     kept, by_tier = filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)
     skipped.extend(Skipped(entry=e, reason=SkipReason.TIER) for e in by_tier)
     usable: list[ChainEntry] = []
     cooling: list[ChainEntry] = []
+    reasons: dict[int, SkipReason] = {}
     for entry in kept:
         if entry.provider not in configured:
             skipped.append(Skipped(entry=entry, reason=SkipReason.NOT_CONFIGURED))
         elif not is_available(health, entry.provider, now_ms):
             cooling.append(entry)
+            reasons[id(entry)] = SkipReason.COOLING
+        elif entry.provider in slow:  # the latency-SLA trigger: demoted like a cooling provider
+            cooling.append(entry)
+            reasons[id(entry)] = SkipReason.LATENCY_SLA
         else:
             usable.append(entry)
-    earliest = earliest_return_ms(health, tuple(e.provider for e in cooling), now_ms) if cooling else None
+    by_health = tuple(e.provider for e in cooling if reasons[id(e)] is SkipReason.COOLING)
+    earliest = earliest_return_ms(health, by_health, now_ms) if by_health else None
     order = {id(e): i for i, e in enumerate(chain)}
     if cooling_policy is CoolingPolicy.SKIP:
-        skipped.extend(Skipped(entry=e, reason=SkipReason.COOLING) for e in cooling)
+        skipped.extend(Skipped(entry=e, reason=reasons[id(e)]) for e in cooling)
         skipped.sort(key=lambda s: order[id(s.entry)])
         return ChainPlan(chain=tuple(usable), skipped=tuple(skipped), earliest_return_ms=earliest)
     skipped.sort(key=lambda s: order[id(s.entry)])
@@ -156,6 +164,10 @@ def _healthy_first_in_order(chain: tuple[ChainEntry, ...], result: ChainPlan) ->
 @icontract.ensure(lambda configured, result: all(e.provider in configured for e in result.chain))
 @icontract.ensure(_healthy_first_in_order)
 @icontract.ensure(lambda cooling_policy, result: cooling_policy is CoolingPolicy.DEMOTE or result.demoted == ())
+@icontract.ensure(
+    lambda slow, result: not any(e.provider in slow for e in result.chain if not any(e is d for d in result.demoted)),
+    "a provider in breach of the latency SLA is never ahead of a healthy one",
+)
 def plan_chain(
     chain: tuple[ChainEntry, ...],
     tier: PrivacyTier,
@@ -165,9 +177,11 @@ def plan_chain(
     health: HealthState,
     now_ms: int,
     cooling_policy: CoolingPolicy = CoolingPolicy.DEMOTE,
+    slow: frozenset[ProviderKind] = frozenset(),
 ) -> ChainPlan:
     """Filter ``chain`` by tier and configuration, keeping its order, and put cooling providers last
-    (DEMOTE) or leave them out (SKIP); list what was skipped.
+    (DEMOTE) or leave them out (SKIP); list what was skipped. Providers in ``slow`` (in breach of
+    the latency SLA) are treated exactly like cooling ones.
 
     DEMOTE is the default because SKIP turns flaky-but-working providers into an outage: under 50 %
     random failures every provider trips a 2-failure threshold within seconds, and a call with
@@ -181,6 +195,7 @@ def plan_chain(
         health=health,
         now_ms=now_ms,
         cooling_policy=cooling_policy,
+        slow=slow,
     )
 
 

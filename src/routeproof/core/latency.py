@@ -1,0 +1,159 @@
+"""The latency-SLA failover trigger (seed 003: "Latency SLA breach: P99 > configured threshold").
+
+Per provider, the latencies of its *answered* attempts (time to first token for a stream) over a
+sliding window: the last :data:`WINDOW_MS` of the shell's clock, at most :data:`MAX_SAMPLES`
+samples. When a provider has at least :data:`MIN_SAMPLES` samples in the window and their p99
+(nearest rank) exceeds ``sla_ms``, it is in breach: later calls demote it like a cooling provider
+(``routing.plan_chain``). It recovers when its p99 does: new fast answers push the slow ones out,
+and a demoted provider that gets no traffic sees its samples age out of the window, so after at
+most :data:`WINDOW_MS` it is tried first again (and, if still slow, demoted again after
+:data:`MIN_SAMPLES` answers).
+
+Pure: time is the integer milliseconds the shell passes in; every function returns a new value.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+import icontract
+
+from routeproof.core.constants import PROVIDER_DEFAULT_TIMEOUT_MS
+from routeproof.core.types import ProviderKind
+
+__all__ = [
+    "MAX_SAMPLES",
+    "MIN_SAMPLES",
+    "WINDOW_MS",
+    "LatencyConfig",
+    "LatencyState",
+    "breaching",
+    "in_breach",
+    "new_latency",
+    "p99_ms",
+    "record_latency",
+    "well_formed",
+]
+
+WINDOW_MS = 60_000
+"""How far back a latency sample counts."""
+MAX_SAMPLES = 200
+"""At most this many samples per provider (the newest)."""
+MIN_SAMPLES = 10
+"""Fewer samples than this in the window say nothing about a p99: no breach."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LatencyConfig:
+    """``[driver.failover] latency_sla_ms`` and the window it is judged over."""
+
+    sla_ms: int = PROVIDER_DEFAULT_TIMEOUT_MS
+    window_ms: int = WINDOW_MS
+    max_samples: int = MAX_SAMPLES
+    min_samples: int = MIN_SAMPLES
+
+    def __post_init__(self) -> None:  # plain code: kept under python -O
+        for name in ("sla_ms", "window_ms", "max_samples", "min_samples"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"LatencyConfig.{name} must be an int >= 1, got {value!r}")
+        if self.min_samples > self.max_samples:
+            raise ValueError(f"min_samples ({self.min_samples!r}) must be <= max_samples ({self.max_samples!r})")
+
+
+Sample = tuple[int, int]  # (at_ms, latency_ms)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LatencyState:
+    """Each provider's recent samples, oldest first."""
+
+    config: LatencyConfig = LatencyConfig()
+    samples: tuple[tuple[ProviderKind, tuple[Sample, ...]], ...] = ()
+
+    def of(self, provider: ProviderKind) -> tuple[Sample, ...]:
+        """``provider``'s samples, oldest first (empty when never recorded)."""
+        return next((s for k, s in self.samples if k is provider), ())
+
+
+def well_formed(state: LatencyState) -> bool:
+    """At most max_samples per provider, each provider once, non-negative values in time order."""
+    kinds = [k for k, _ in state.samples]
+    return len(kinds) == len(set(kinds)) and all(
+        len(samples) <= state.config.max_samples
+        and all(at >= 0 and latency >= 0 for at, latency in samples)
+        and all(a[0] <= b[0] for a, b in itertools.pairwise(samples))
+        for _, samples in state.samples
+    )
+
+
+def new_latency(config: LatencyConfig) -> LatencyState:
+    """No samples yet."""
+    return LatencyState(config=config)
+
+
+def _window(samples: tuple[Sample, ...], now_ms: int, window_ms: int) -> tuple[Sample, ...]:
+    return tuple(s for s in samples if now_ms - s[0] < window_ms)
+
+
+def _nearest_rank_p99(latencies: list[int]) -> int:
+    ordered = sorted(latencies)
+    rank = -(-99 * len(ordered) // 100)  # ceil(0.99 n), 1-based
+    return ordered[max(1, rank) - 1]
+
+
+@icontract.require(well_formed)
+@icontract.require(lambda at_ms, latency_ms: at_ms >= 0 and latency_ms >= 0)
+@icontract.require(
+    lambda state, provider, at_ms: not state.of(provider) or state.of(provider)[-1][0] <= at_ms,
+    "the shell's clock never runs back",
+)
+@icontract.ensure(lambda result: well_formed(state=result))
+@icontract.ensure(lambda provider, at_ms, latency_ms, result: result.of(provider)[-1] == (at_ms, latency_ms))
+@icontract.ensure(
+    lambda state, provider, at_ms, result: all(
+        s in state.of(provider) for s in result.of(provider)[:-1]
+    )  # only the new sample is new; old ones are kept or dropped, never changed
+)
+def record_latency(state: LatencyState, provider: ProviderKind, at_ms: int, latency_ms: int) -> LatencyState:
+    """Add one answered attempt's latency, dropping samples outside the window or beyond the cap."""
+    kept = _window(state.of(provider), at_ms, state.config.window_ms)
+    samples = (*kept, (at_ms, latency_ms))[-state.config.max_samples :]
+    others = tuple((k, s) for k, s in state.samples if k is not provider)
+    return replace(state, samples=(*others, (provider, samples)))
+
+
+@icontract.require(well_formed)
+@icontract.ensure(
+    lambda state, provider, now_ms, result: (
+        result is None
+        or min(latency for _, latency in _window(state.of(provider), now_ms, state.config.window_ms))
+        <= result
+        <= max(latency for _, latency in _window(state.of(provider), now_ms, state.config.window_ms))
+    )
+)
+def p99_ms(state: LatencyState, provider: ProviderKind, now_ms: int) -> int | None:
+    """The nearest-rank p99 of ``provider``'s latencies in the window, or None with no sample in it."""
+    latencies = [latency for _, latency in _window(state.of(provider), now_ms, state.config.window_ms)]
+    return _nearest_rank_p99(latencies) if latencies else None
+
+
+@icontract.require(well_formed)
+@icontract.ensure(
+    lambda state, provider, now_ms, result: (
+        not result or len(_window(state.of(provider), now_ms, state.config.window_ms)) >= state.config.min_samples
+    )
+)
+def in_breach(state: LatencyState, provider: ProviderKind, now_ms: int) -> bool:
+    """Whether ``provider``'s p99 exceeds the SLA, judged on at least ``min_samples`` samples."""
+    window = _window(state.of(provider), now_ms, state.config.window_ms)
+    if len(window) < state.config.min_samples:
+        return False
+    return _nearest_rank_p99([latency for _, latency in window]) > state.config.sla_ms
+
+
+@icontract.require(well_formed)
+def breaching(state: LatencyState, now_ms: int) -> frozenset[ProviderKind]:
+    """Every provider in breach of the SLA at ``now_ms``."""
+    return frozenset(k for k, _ in state.samples if in_breach(state, k, now_ms))
