@@ -31,7 +31,15 @@ from routeproof.core.kernel import (
     SleepDone,
     Succeed,
 )
-from routeproof.core.latency import LatencyConfig, LatencyState, breaching, new_latency, record_latency
+from routeproof.core.latency import (
+    LatencyConfig,
+    LatencyState,
+    breaching,
+    new_latency,
+    probe_due,
+    record_latency,
+    start_probe,
+)
 from routeproof.core.ledger import (
     BudgetLimits,
     LedgerState,
@@ -231,8 +239,16 @@ class Router:
             health=self._health,
             now_ms=now_ms,
             cooling_policy=self._cooling,
-            slow=breaching(self._latency, now_ms),
+            slow=self._slow(now_ms),
         )
+
+    def _slow(self, now_ms: int) -> frozenset[ProviderKind]:
+        """Providers to demote for the latency SLA; one due a probe is left in front, once."""
+        slow = breaching(self._latency, now_ms)
+        due = frozenset(k for k in slow if probe_due(self._latency, k, now_ms))
+        for kind in due:
+            self._latency = start_probe(self._latency, kind, now_ms)
+        return slow - due
 
     async def call_provider(
         self,

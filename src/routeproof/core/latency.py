@@ -1,13 +1,19 @@
 """The latency-SLA failover trigger (seed 003: "Latency SLA breach: P99 > configured threshold").
 
 Per provider, the latencies of its *answered* attempts (time to first token for a stream) over a
-sliding window: the last :data:`WINDOW_MS` of the shell's clock, at most :data:`MAX_SAMPLES`
-samples. When a provider has at least :data:`MIN_SAMPLES` samples in the window and their p99
-(nearest rank) exceeds ``sla_ms``, it is in breach: later calls demote it like a cooling provider
-(``routing.plan_chain``). It recovers when its p99 does: new fast answers push the slow ones out,
-and a demoted provider that gets no traffic sees its samples age out of the window, so after at
-most :data:`WINDOW_MS` it is tried first again (and, if still slow, demoted again after
-:data:`MIN_SAMPLES` answers).
+sliding window: the samples of the last :data:`WINDOW_MS` of the shell's clock (at most
+:data:`MAX_SAMPLES`), or, when fewer than :data:`MIN_SAMPLES` are that recent, the newest
+:data:`MIN_SAMPLES` whatever their age (no traffic is no evidence of recovery). When a provider has
+at least :data:`MIN_SAMPLES` samples and their p99 (nearest rank) exceeds ``sla_ms``, it is in
+breach: later calls demote it like a cooling provider (``routing.plan_chain``).
+
+It recovers when its p99 does, which takes fresh samples: a provider in breach whose newest sample
+is :data:`PROBE_INTERVAL_MS` old is *due a probe*, and the next call tries it first
+(:func:`start_probe` marks it, so concurrent calls do not all probe). A probe answered within the
+SLA makes the next call probe again at once, so fast answers push the slow samples out at the pace
+of calls; once the judged samples' p99 is within the SLA the demotion ends. A slow probe answer
+waits a probe interval again: with the defaults, while a provider stays slow at most one call a
+minute pays its latency.
 
 Pure: time is the integer milliseconds the shell passes in; every function returns a new value.
 """
@@ -25,14 +31,18 @@ from routeproof.core.types import ProviderKind
 __all__ = [
     "MAX_SAMPLES",
     "MIN_SAMPLES",
+    "PROBE_INTERVAL_MS",
     "WINDOW_MS",
     "LatencyConfig",
     "LatencyState",
     "breaching",
     "in_breach",
+    "judged",
     "new_latency",
     "p99_ms",
+    "probe_due",
     "record_latency",
+    "start_probe",
     "well_formed",
 ]
 
@@ -41,7 +51,9 @@ WINDOW_MS = 60_000
 MAX_SAMPLES = 200
 """At most this many samples per provider (the newest)."""
 MIN_SAMPLES = 10
-"""Fewer samples than this in the window say nothing about a p99: no breach."""
+"""Fewer samples than this say nothing about a p99: no breach."""
+PROBE_INTERVAL_MS = 60_000
+"""How long a provider in breach goes without a sample before one call probes it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,9 +64,10 @@ class LatencyConfig:
     window_ms: int = WINDOW_MS
     max_samples: int = MAX_SAMPLES
     min_samples: int = MIN_SAMPLES
+    probe_interval_ms: int = PROBE_INTERVAL_MS
 
     def __post_init__(self) -> None:  # plain code: kept under python -O
-        for name in ("sla_ms", "window_ms", "max_samples", "min_samples"):
+        for name in ("sla_ms", "window_ms", "max_samples", "min_samples", "probe_interval_ms"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"LatencyConfig.{name} must be an int >= 1, got {value!r}")
@@ -71,6 +84,11 @@ class LatencyState:
 
     config: LatencyConfig = LatencyConfig()
     samples: tuple[tuple[ProviderKind, tuple[Sample, ...]], ...] = ()
+    probes: tuple[tuple[ProviderKind, int], ...] = ()  # when each provider's last probe started
+
+    def probe_at(self, provider: ProviderKind) -> int | None:
+        """When ``provider``'s last probe started, or None."""
+        return next((at for k, at in self.probes if k is provider), None)
 
     def of(self, provider: ProviderKind) -> tuple[Sample, ...]:
         """``provider``'s samples, oldest first (empty when never recorded)."""
@@ -97,6 +115,13 @@ def _window(samples: tuple[Sample, ...], now_ms: int, window_ms: int) -> tuple[S
     return tuple(s for s in samples if now_ms - s[0] < window_ms)
 
 
+def judged(state: LatencyState, provider: ProviderKind, now_ms: int) -> tuple[Sample, ...]:
+    """The samples ``provider`` is judged on at ``now_ms``: the window's, or the newest min_samples."""
+    samples = state.of(provider)
+    recent = _window(samples, now_ms, state.config.window_ms)
+    return recent if len(recent) >= state.config.min_samples else samples[-state.config.min_samples :]
+
+
 def _nearest_rank_p99(latencies: list[int]) -> int:
     ordered = sorted(latencies)
     rank = -(-99 * len(ordered) // 100)  # ceil(0.99 n), 1-based
@@ -118,7 +143,9 @@ def _nearest_rank_p99(latencies: list[int]) -> int:
 )
 def record_latency(state: LatencyState, provider: ProviderKind, at_ms: int, latency_ms: int) -> LatencyState:
     """Add one answered attempt's latency, dropping samples outside the window or beyond the cap."""
-    kept = _window(state.of(provider), at_ms, state.config.window_ms)
+    previous = state.of(provider)
+    keep_newest = len(previous) - (state.config.min_samples - 1)  # the newest ones are kept whatever their age
+    kept = tuple(s for i, s in enumerate(previous) if i >= keep_newest or at_ms - s[0] < state.config.window_ms)
     samples = (*kept, (at_ms, latency_ms))[-state.config.max_samples :]
     others = tuple((k, s) for k, s in state.samples if k is not provider)
     return replace(state, samples=(*others, (provider, samples)))
@@ -128,29 +155,57 @@ def record_latency(state: LatencyState, provider: ProviderKind, at_ms: int, late
 @icontract.ensure(
     lambda state, provider, now_ms, result: (
         result is None
-        or min(latency for _, latency in _window(state.of(provider), now_ms, state.config.window_ms))
+        or min(latency for _, latency in judged(state, provider, now_ms))
         <= result
-        <= max(latency for _, latency in _window(state.of(provider), now_ms, state.config.window_ms))
+        <= max(latency for _, latency in judged(state, provider, now_ms))
     )
 )
 def p99_ms(state: LatencyState, provider: ProviderKind, now_ms: int) -> int | None:
-    """The nearest-rank p99 of ``provider``'s latencies in the window, or None with no sample in it."""
-    latencies = [latency for _, latency in _window(state.of(provider), now_ms, state.config.window_ms)]
+    """The nearest-rank p99 of the samples ``provider`` is judged on, or None with no sample."""
+    latencies = [latency for _, latency in judged(state, provider, now_ms)]
     return _nearest_rank_p99(latencies) if latencies else None
 
 
 @icontract.require(well_formed)
 @icontract.ensure(
     lambda state, provider, now_ms, result: (
-        not result or len(_window(state.of(provider), now_ms, state.config.window_ms)) >= state.config.min_samples
+        not result or len(judged(state, provider, now_ms)) >= state.config.min_samples
     )
 )
 def in_breach(state: LatencyState, provider: ProviderKind, now_ms: int) -> bool:
     """Whether ``provider``'s p99 exceeds the SLA, judged on at least ``min_samples`` samples."""
-    window = _window(state.of(provider), now_ms, state.config.window_ms)
-    if len(window) < state.config.min_samples:
+    samples = judged(state, provider, now_ms)
+    if len(samples) < state.config.min_samples:
         return False
-    return _nearest_rank_p99([latency for _, latency in window]) > state.config.sla_ms
+    return _nearest_rank_p99([latency for _, latency in samples]) > state.config.sla_ms
+
+
+@icontract.require(well_formed)
+@icontract.ensure(lambda state, provider, now_ms, result: not result or in_breach(state, provider, now_ms))
+def probe_due(state: LatencyState, provider: ProviderKind, now_ms: int) -> bool:
+    """Whether one call may try ``provider`` (in breach) first: no probe in flight, and either its newest
+    answer was within the SLA (recovery goes on at the pace of answers) or it has been silent for a
+    probe interval."""
+    if not in_breach(state, provider, now_ms):
+        return False
+    last_at, last_latency = state.of(provider)[-1]
+    probe = state.probe_at(provider)
+    if probe is not None and probe >= last_at:  # a probe is in flight (or was never answered)
+        return now_ms - probe >= state.config.probe_interval_ms
+    if last_latency <= state.config.sla_ms:  # the newest answer was within the SLA: keep probing
+        return True
+    return now_ms - last_at >= state.config.probe_interval_ms
+
+
+@icontract.require(well_formed)
+@icontract.require(probe_due)
+@icontract.ensure(lambda provider, now_ms, result: result.probe_at(provider) == now_ms)
+@icontract.ensure(lambda provider, now_ms, result: not probe_due(result, provider, now_ms))
+@icontract.ensure(lambda state, result: result.samples == state.samples)
+def start_probe(state: LatencyState, provider: ProviderKind, now_ms: int) -> LatencyState:
+    """Mark that a call now probes ``provider`` (later calls keep it demoted until its answer)."""
+    others = tuple((k, at) for k, at in state.probes if k is not provider)
+    return replace(state, probes=(*others, (provider, now_ms)))
 
 
 @icontract.require(well_formed)
