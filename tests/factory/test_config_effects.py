@@ -251,3 +251,13 @@ def mock() -> Iterator[respx.MockRouter]:
     """respx intercepting every httpx request."""
     with respx.mock(assert_all_called=False, assert_all_mocked=True) as router:
         yield router
+
+
+async def test_latency_sla_ms_reaches_the_router(tmp_path: Path) -> None:
+    """[driver.failover] latency_sla_ms is the SLA the router's latency trigger judges against."""
+    path = write(tmp_path, TWO.format(anthropic_extra="") + "[driver.failover]\nlatency_sla_ms = 1500\n")
+    router = load_router(path, environ=ENV)
+    try:
+        assert router.latency.config.sla_ms == 1500
+    finally:
+        await router.aclose()

@@ -14,6 +14,7 @@ import respx
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof import AttemptStatus, BudgetExhausted, DeadlineExceeded, NoEligibleProvider, PrivacyTier
+from routeproof.core.latency import LatencyConfig
 from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import cost_pico_usd, load_pricing, parse_usd
 from routeproof.core.types import ProviderKind, Usage
@@ -245,3 +246,24 @@ async def test_deadline_in_refuses_bad_durations(bad: object) -> None:
     """deadline_in takes a finite number of seconds >= 0."""
     with pytest.raises(ValueError, match="seconds"):
         deadline_in(bad)  # type: ignore[arg-type]
+
+
+async def test_latency_sla_demotes_a_slow_primary_for_later_calls(
+    mock: respx.MockRouter, client: httpx.AsyncClient
+) -> None:
+    """After min_samples answers slower than the SLA, later calls go to the fallback first."""
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(2)
+        return bedrock_ok()
+
+    primary = mock.post(bedrock_url()).mock(side_effect=slow)
+    mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
+    tenant = policy(B, [A])
+    router = Router(providers(client), latency=LatencyConfig(sla_ms=1_000, min_samples=2))
+    first = [await router.call_provider(request(), resolved_for(tenant), deadline(), tenant) for _ in range(2)]
+    assert [r.provider for r in first] == [B, B]
+    third = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
+    assert third.provider is A
+    assert primary.call_count == 2
+    assert [s.reason for s in third.skipped] == []  # demoted (tried last), not skipped
