@@ -23,7 +23,7 @@ from routeproof import (
     InvalidResponse,
     TerminalProviderError,
 )
-from routeproof.core.health import HealthConfig
+from routeproof.core.health import earliest_return_ms, is_available
 from routeproof.core.types import FallbackProvider, ProviderKind, RetryReason, TenantPolicy
 from routeproof.observe import RouterMetrics
 from routeproof.router import Router
@@ -292,19 +292,28 @@ def _points(reader: InMemoryMetricReader, name: str) -> dict[tuple[tuple[str, st
 async def test_ac14_metrics(
     mock: respx.MockRouter, client: httpx.AsyncClient, metrics: RouterMetrics, metric_reader: InMemoryMetricReader
 ) -> None:
-    """AC14: 90 primary successes + 8 failovers + 2 all-failed: calls_total counts 98/2 and 8 failovers."""
+    """AC14 with provider health on: 90 primary successes + 8 failovers + 2 all-failed give calls_total
+    98/2 and exactly 8 bedrock->anthropic failovers (the all-failed calls start on anthropic, bedrock cooling)."""
     tenant = policy(B, [A])
-    # cross-request health would (rightly) skip the failing Bedrock after the first failover: off here
-    router = make_router(client, metrics=metrics, health=HealthConfig(failure_threshold=1000))
+    router = make_router(client, metrics=metrics)  # default health: 2 failures, 30 s cooldown
+    loop = asyncio.get_running_loop()
     ok_route = mock.post(bedrock_url()).mock(return_value=bedrock_ok())
     for _ in range(90):
         await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     ok_route.mock(return_value=status(503))
-    mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
+    fallback = mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
     for _ in range(8):
-        await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
-    mock.post(ANTHROPIC_URL).mock(return_value=status(503))
+        await asyncio.sleep(31)  # bedrock's 30 s cooldown from the previous failover ends: it is tried first
+        resp = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
+        assert resp.provider is A
+    fallback.mock(return_value=status(503))
     for _ in range(2):
+        now_ms = round(loop.time() * 1000)
+        wake_ms = earliest_return_ms(router.health, (A,), now_ms)  # anthropic's cooldown ends first
+        assert wake_ms is not None
+        await asyncio.sleep((wake_ms - now_ms) / 1000)
+        assert is_available(router.health, A, round(loop.time() * 1000))
+        assert not is_available(router.health, B, round(loop.time() * 1000))  # bedrock cools: demoted, last
         with pytest.raises(AllProvidersFailed):
             await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     calls = _points(metric_reader, "ai_router_calls_total")
@@ -314,7 +323,7 @@ async def test_ac14_metrics(
         by_outcome[outcome] = by_outcome.get(outcome, 0) + value
     assert by_outcome == {"succeeded": 98, "all_failed": 2}
     failovers = _points(metric_reader, "ai_router_failovers_total")
-    assert failovers[(("from", "bedrock"), ("to", "anthropic"))] == 10  # 8 successful + 2 failed calls
+    assert failovers == {(("from", "bedrock"), ("to", "anthropic")): 8, (("from", "anthropic"), ("to", "bedrock")): 2}
     retries = _points(metric_reader, "ai_router_retries_total")
     assert set(retries) <= {(("provider", p), ("reason", r)) for p in ("bedrock", "anthropic") for r in ("5xx",)}
     assert sum(retries.values()) == 10 * 2 + 2 * 2  # two retries per exhausted provider
