@@ -154,8 +154,11 @@ async def test_ac07_30s_failover_budget(mock: respx.MockRouter, client: httpx.As
     assert info.value.attempts[-1].status is AttemptStatus.TIMEOUT_BEFORE_FIRST_TOKEN
 
 
-async def test_ac08_deadline_propagates(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:
-    """AC8: a 5 s deadline against a 10 s provider raises DeadlineExceeded within 50 ms of it."""
+async def test_ac08_deadline_propagates(
+    mock: respx.MockRouter, client: httpx.AsyncClient, metrics: RouterMetrics, metric_reader: InMemoryMetricReader
+) -> None:
+    """AC8: a 5 s deadline against a 10 s provider raises DeadlineExceeded within 50 ms of it, counted
+    once in ai_router_deadline_exceeded_total."""
 
     async def slow_ok(request: httpx.Request) -> httpx.Response:
         await asyncio.sleep(10)
@@ -166,8 +169,9 @@ async def test_ac08_deadline_propagates(mock: respx.MockRouter, client: httpx.As
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     with pytest.raises(DeadlineExceeded) as info:
-        await make_router(client).call_provider(request(), resolved_for(tenant), t0 + 5, tenant)
+        await make_router(client, metrics=metrics).call_provider(request(), resolved_for(tenant), t0 + 5, tenant)
     assert 5.0 <= loop.time() - t0 <= 5.05
+    assert _points(metric_reader, "ai_router_deadline_exceeded_total") == {(): 1}
     assert info.value.attempts[0].status is AttemptStatus.DEADLINE_EXCEEDED_MID_CALL
     assert info.value.attempts[0].http_status is None
 
@@ -254,17 +258,22 @@ async def test_ac12_retry_after_past_budget_fails_over(mock: respx.MockRouter, c
     assert loop.time() - t0 < 0.05
 
 
-async def test_ac13_attempts_cap(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:
-    """AC13: eight failing providers stop at 16 attempts with InvalidResponse("attempts cap exceeded")."""
+async def test_ac13_attempts_cap(
+    mock: respx.MockRouter, client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """AC13: eight failing providers stop at 16 attempts with InvalidResponse("attempts cap exceeded")
+    and one sev-2 log line."""
     route = mock.post(url__regex=r"/model/[^/]+/converse$").mock(return_value=status(503))
     tenant = TenantPolicy(
         primary={ALIAS: (B, "m0")},
         fallback_chain=tuple(FallbackProvider(kind=B, model_alias_map={ALIAS: f"m{i}"}) for i in range(1, 8)),
     )
-    with pytest.raises(InvalidResponse) as info:
+    with caplog.at_level(logging.WARNING, logger="routeproof"), pytest.raises(InvalidResponse) as info:
         await make_router(client, attempt_timeout_s=0.5).call_provider(
             request(), resolved_for(tenant), deadline(120), tenant
         )
+    capped = [r for r in caplog.records if r.getMessage().startswith("router_attempts_cap_exceeded")]
+    assert [(r.levelno, getattr(r, "severity", None)) for r in capped] == [(logging.ERROR, "sev-2")]
     # 503s are instant here, but 8 x (200 + 800 ms) of sleeps fit in 30 s, so the cap is what stops it
     assert "attempts cap exceeded" in str(info.value)
     assert route.call_count == ATTEMPTS_CAP
