@@ -126,9 +126,15 @@ class ProviderStream:
                 now_ms = loop_ms(asyncio.get_running_loop().time())
                 if not may_restart_turn(restarts, now_ms, deadline_ms(self._deadline)):
                     self.interrupted = True
+                    self._count_outcome("all_failed")  # the call is settled: cut, and no restart is left
                     yield StreamError(message=f"{INTERRUPTED}: the turn was retried from scratch and cut again")
                     return
                 restarts += 1
+
+    def _count_outcome(self, outcome: str) -> None:
+        """``ai_router_calls_total`` and ``ai_router_attempts_per_call`` for this settled stream."""
+        if self.provider is not None:
+            self._router._metrics.call(self.provider, self.model, outcome, len(self.attempts))
 
     async def _one_call(self, *, hold_back: bool) -> AsyncGenerator[StreamEvent, None]:
         router = self._router
@@ -149,7 +155,6 @@ class ProviderStream:
                     self.attempts = action.records
                     self.provider, self.model = action.entry.provider, action.entry.model
                     self.first_token_ms = first_token_ms
-                    router._metrics.call(action.entry.provider, action.entry.model, "succeeded", len(action.records))
                     relay = self._relay(
                         call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back
                     )
@@ -238,6 +243,12 @@ class ProviderStream:
             router._settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
             router._health_effect(kind, settlement.health, call.now_ms())
             settled = True
+            # The call's one terminal row, counted when the stream is settled (not at its first token):
+            # a cut stream is a final failure, unless a restart of the turn will settle it later.
+            if end is StreamEnd.COMPLETED:
+                self._count_outcome("succeeded")
+            elif end is not StreamEnd.ABANDONED and not hold_back:
+                self._count_outcome("all_failed")
 
         try:
             while True:
