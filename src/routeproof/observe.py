@@ -63,9 +63,9 @@ class RouterMetrics:
         self.failovers = meter.create_counter(
             "ai_router_failovers_total", description="Switches from one provider to the next"
         )
-        self.latency = meter.create_histogram(
-            "ai_router_latency_ms", unit="ms", description="Per-attempt latency in milliseconds"
-        )
+        # No ``unit=``: the names already end in _ms (seed 000), and the Prometheus exporter would
+        # append the unit again (ai_router_latency_ms_milliseconds).
+        self.latency = meter.create_histogram("ai_router_latency_ms", description="Per-attempt latency in milliseconds")
         self.deadline_exceeded = meter.create_counter(
             "ai_router_deadline_exceeded_total", description="Calls that hit the caller's deadline"
         )
@@ -77,7 +77,7 @@ class RouterMetrics:
             description="Attempts whose worst-case cost exceeded the per-turn warning threshold",
         )
         self.first_token = meter.create_histogram(
-            "ai_router_first_token_ms", unit="ms", description="Time to first token per streaming attempt"
+            "ai_router_first_token_ms", description="Time to first token per streaming attempt, in milliseconds"
         )
 
     def attempt(self, record: AttemptRecord) -> None:
