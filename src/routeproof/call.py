@@ -50,6 +50,7 @@ from routeproof.errors import (
 )
 from routeproof.observe import (
     attempt_span,
+    call_trace_context,
     log_auth_failure,
     log_cap_exceeded,
     log_model_not_found,
@@ -89,6 +90,7 @@ class Call:
         self.loop = asyncio.get_running_loop()
         self.turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
         self.cost_pico_usd: int | None = None  # the answered attempt's exact cost; None = unpriced
+        self.trace_context = call_trace_context()  # one trace for all of this call's attempts
 
     def now_ms(self) -> int:
         return loop_ms(self.loop.time())
@@ -141,7 +143,7 @@ class Call:
         settled = False
         try:
             try:
-                with attempt_span(entry.provider, entry.model, action.attempt_num):
+                with attempt_span(entry.provider, entry.model, action.attempt_num, parent=self.trace_context):
                     async with asyncio.timeout_at(timeout_at):
                         response = await provider.complete(self.req, entry.model, timeout_at=timeout_at)
             except ProviderCallFailed as exc:

@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from opentelemetry import metrics, trace
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from routeproof.core.types import AttemptRecord, AttemptStatus, ProviderKind
 
@@ -20,6 +23,7 @@ __all__ = [
     "RETRY_REASONS",
     "RouterMetrics",
     "attempt_span",
+    "call_trace_context",
     "log_auth_failure",
     "log_budget_override",
     "log_cap_exceeded",
@@ -109,17 +113,54 @@ class RouterMetrics:
         self.deadline_exceeded.add(1)
 
 
+_IDS = RandomIdGenerator()
+
+
+def call_trace_context() -> Context | None:
+    """The trace a call's attempts belong to: None when the caller has a valid span (its trace is
+    used), else a new trace made once for the whole call, so every attempt shares one trace id."""
+    if trace.get_current_span().get_span_context().is_valid:
+        return None
+    root = SpanContext(
+        trace_id=_IDS.generate_trace_id(), span_id=_IDS.generate_span_id(), is_remote=False, trace_flags=TraceFlags()
+    )
+    return trace.set_span_in_context(NonRecordingSpan(root))
+
+
 @contextmanager
-def attempt_span(provider: ProviderKind, model: str, attempt_num: int) -> Iterator[trace.Span]:
-    """A CLIENT span around one attempt: the provider injects its context, so the outbound
-    ``traceparent`` carries the caller's trace id and this span's new id."""
+def attempt_span(
+    provider: ProviderKind, model: str, attempt_num: int, *, parent: Context | None = None
+) -> Iterator[trace.Span]:
+    """A CLIENT span around one attempt, current while it runs: the provider injects its context, so
+    the outbound ``traceparent`` carries the call's trace id and a new span id of its own.
+
+    ``parent`` is the call's :func:`call_trace_context` (None: the current context). With an
+    OpenTelemetry SDK the span is a real child span. Without one the API's no-op tracer would hand the
+    parent's ids on unchanged; a non-recording child with a fresh span id is made instead (AC-17).
+    """
+    outer = trace.get_current_span(parent).get_span_context()
     tracer = trace.get_tracer("routeproof")
     with tracer.start_as_current_span(
         "routeproof.attempt",
+        context=parent,
         kind=trace.SpanKind.CLIENT,
         attributes={"llm.provider": provider.as_metric_label(), "llm.model": model, "llm.attempt": attempt_num},
     ) as span:
-        yield span
+        made = span.get_span_context()
+        if made.is_valid and made.span_id != outer.span_id:
+            yield span
+            return
+        child = NonRecordingSpan(
+            SpanContext(
+                trace_id=outer.trace_id if outer.is_valid else _IDS.generate_trace_id(),
+                span_id=_IDS.generate_span_id(),
+                is_remote=False,
+                trace_flags=outer.trace_flags,
+                trace_state=outer.trace_state,
+            )
+        )
+        with trace.use_span(child, end_on_exit=False):
+            yield child
 
 
 def log_auth_failure(provider: ProviderKind, status: int | None) -> None:

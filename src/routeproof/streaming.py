@@ -55,6 +55,7 @@ from routeproof.core.types import (
     ToolUseStart,
 )
 from routeproof.errors import ProviderCallFailed
+from routeproof.observe import attempt_span
 
 if TYPE_CHECKING:
     from routeproof.router import Router
@@ -195,7 +196,8 @@ class ProviderStream:
         try:
             try:
                 async with asyncio.timeout_at(timeout_at):
-                    first = await anext(aiter(stream))
+                    with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
+                        first = await anext(aiter(stream))  # the request (and its traceparent) goes out here
             except ProviderCallFailed as exc:
                 failure = exc.failure
             except TimeoutError:
