@@ -12,6 +12,7 @@ import pytest
 import respx
 
 from routeproof.config import load_config
+from routeproof.core.health import earliest_return_ms
 from routeproof.core.routing import resolve
 from routeproof.core.types import AttemptStatus, ChatRequest, Message, PrivacyTier, ProviderKind
 from routeproof.errors import ConfigError, NoEligibleProvider
@@ -261,3 +262,58 @@ async def test_latency_sla_ms_reaches_the_router(tmp_path: Path) -> None:
         assert router.latency.config.sla_ms == 1500
     finally:
         await router.aclose()
+
+
+async def test_backoff_keys_take_effect(tmp_path: Path, mock: respx.MockRouter) -> None:
+    """policy = "full_jitter" with base_ms = cap_ms = 1 sleeps <= 1 ms before a retry; "band" sleeps 160-240 ms."""
+    route = mock.post(ANTHROPIC_URL).mock(side_effect=[httpx.Response(503), anthropic_ok()] * 2)
+    loop = asyncio.get_running_loop()
+    jitter = TWO.format(anthropic_extra="") + '[driver.backoff]\npolicy = "full_jitter"\nbase_ms = 1\ncap_ms = 1\n'
+    t0 = loop.time()
+    await _call(write(tmp_path, jitter), ENV)
+    assert loop.time() - t0 <= 0.002
+    t0 = loop.time()
+    await _call(write(tmp_path, TWO.format(anthropic_extra="")), ENV)
+    assert 0.16 <= loop.time() - t0 <= 0.24
+    assert route.call_count == 4
+
+
+async def test_failure_threshold_and_cooldown_ms_take_effect(tmp_path: Path, mock: respx.MockRouter) -> None:
+    """failure_threshold = 1, cooldown_ms = 1000: one failed call cools anthropic for exactly 1 s."""
+    mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(503))
+    mock.post(OPENAI_URL).mock(return_value=openai_ok())
+    body = TWO.format(anthropic_extra="") + "[driver.failover]\nfailure_threshold = 1\ncooldown_ms = 1000\n"
+    body += "[driver.backoff]\nmax_retries = 1\n"
+    path = write(tmp_path, body)
+    router = load_router(path, environ=ENV)
+    tenant = tenant_policy(load_config(path, environ=ENV), "chat")
+    req = ChatRequest(messages=(Message.user("2+2?"),), alias="chat")
+    loop = asyncio.get_running_loop()
+    try:
+        await router.call_provider(req, resolve("chat", tenant), loop.time() + 30, tenant)
+        now_ms = round(loop.time() * 1000)  # respx answers at once: the failure was at this instant
+        assert earliest_return_ms(router.health, (ProviderKind.ANTHROPIC,), now_ms) == now_ms + 1000
+    finally:
+        await router.aclose()
+
+
+async def test_private_hosts_admit_a_named_host_to_the_private_tier(tmp_path: Path, mock: respx.MockRouter) -> None:
+    """A vLLM on gpu-box.internal serves a Private policy only when private_hosts lists it."""
+    route = mock.post("http://gpu-box.internal:8000/v1/chat/completions").mock(return_value=openai_ok())
+    provider = '[driver.providers.vllm]\nbase_url = "http://gpu-box.internal:8000/v1"\nmodel = "m"\n'
+    for listed in (True, False):
+        body = ('[driver]\nprivate_hosts = ["gpu-box.internal"]\n' if listed else "") + provider
+        path = write(tmp_path, body)
+        router = load_router(path, environ={})
+        tenant = tenant_policy(load_config(path, environ={}), "chat", privacy_tier=PrivacyTier.PRIVATE)
+        req = ChatRequest(messages=(Message.user("hi"),), alias="chat")
+        try:
+            call = router.call_provider(req, resolve("chat", tenant), asyncio.get_running_loop().time() + 5, tenant)
+            if listed:
+                assert (await call).provider is ProviderKind.VLLM
+            else:
+                with pytest.raises(NoEligibleProvider, match="tier"):
+                    await call
+        finally:
+            await router.aclose()
+    assert route.call_count == 1
