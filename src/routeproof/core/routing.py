@@ -223,6 +223,12 @@ def _call_plan(
     )
 
 
+@icontract.require(
+    lambda attempt_timeout_ms, provider_timeouts_ms: (
+        attempt_timeout_ms > 0 and all(t > 0 for t in (provider_timeouts_ms or {}).values())
+    ),
+    "attempt timeouts are positive",
+)
 @icontract.ensure(lambda chain_plan, result: result.chain == chain_plan.chain)
 @icontract.ensure(
     lambda chain_plan, attempt_timeout_ms, result: all(
