@@ -94,6 +94,8 @@ class ProviderStream:
         self.model = ""
         self.interrupted = False
         self.first_token_ms: int | None = None
+        self.cost_pico_usd: int | None = None  # the completed stream's exact cost; None = unpriced or not completed
+        self.budget_turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
         self._router = router
         self._req = req
         self._resolved = resolved
@@ -156,6 +158,7 @@ class ProviderStream:
                     self.attempts = action.records
                     self.provider, self.model = action.entry.provider, action.entry.model
                     self.first_token_ms = first_token_ms
+                    self.budget_turn_warning = call.turn_warning
                     relay = self._relay(
                         call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back
                     )
@@ -265,7 +268,8 @@ class ProviderStream:
                     except StopAsyncIteration:
                         event = StreamError(message=f"{INTERRUPTED}: the stream ended without MessageStop")
                 if isinstance(event, MessageStop):
-                    settle(StreamEnd.COMPLETED, router._cost(kind, entry_model, event.usage))
+                    self.cost_pico_usd = router._known_cost(kind, entry_model, event.usage)
+                    settle(StreamEnd.COMPLETED, self.cost_pico_usd or 0)
                     for out in held:
                         yield out
                     yield event

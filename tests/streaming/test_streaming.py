@@ -13,7 +13,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from routeproof import AttemptStatus, DeadlineExceeded
 from routeproof.core.health import HealthConfig
 from routeproof.core.ledger import BudgetLimits, session_account
-from routeproof.core.pricing import parse_usd, worst_case_cost_pico_usd
+from routeproof.core.pricing import cost_pico_usd, parse_usd, worst_case_cost_pico_usd
 from routeproof.core.types import (
     MessageStop,
     ProviderKind,
@@ -308,3 +308,17 @@ async def test_stream_outcome_is_counted_when_settled_not_at_the_first_token() -
         restarted = await collect(open_stream(f, policy(A), deadline(), restart_on_interrupt=True))
         assert isinstance(restarted[-1], MessageStop)
         assert _outcomes(reader) == {"all_failed": 1, "succeeded": 2}
+
+
+async def test_completed_stream_carries_its_cost_and_the_turn_warning() -> None:
+    """A completed stream's exact cost and the per-turn warning flag are on the ProviderStream."""
+    budget = BudgetLimits(turn_warning_pico_usd=1)
+    async with asyncio.timeout(LIMIT_S), fleet(budget=budget) as f:
+        stream = open_stream(f, policy(A), deadline())
+        events = await collect(stream)
+    stop = events[-1]
+    assert isinstance(stop, MessageStop)
+    price = PRICING.price_for(A, MODELS[A])
+    assert stream.cost_pico_usd == cost_pico_usd(price, stop.usage)
+    assert stream.cost_pico_usd
+    assert stream.budget_turn_warning is True
