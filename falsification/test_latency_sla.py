@@ -16,6 +16,13 @@ failover trigger "Latency SLA breach: P99 > configured threshold"; core/latency.
 * **Verdict.** The claim survives iff, in the trigger arm, the drift phase's p99 is within the SLA
   (3 s) while the control's is above it (the drift is real), and after the drift A answers >= 90 %
   of calls again (the demotion ends when A's p99 does).
+
+**Measured sensitivity.** While A stays slow, one call per probe interval (60 s) is sent to it to see
+whether it recovered, so the probes are 1/(60 s x rate) of the calls. At 2 calls/s that is 0.8 %, and
+the drift phase's p99 is 2.00 s (trigger) vs 5.98 s (control); at 1 call/s (the constant changed by
+hand, not committed) it is 1.3 %, and the drift p99 is 4.16 s: above the SLA, the claim would be
+falsified at that rate. A p99 guarantee at any rate needs the probe share bounded per call, not per
+minute (not done).
 """
 
 from __future__ import annotations
