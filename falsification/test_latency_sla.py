@@ -17,12 +17,13 @@ failover trigger "Latency SLA breach: P99 > configured threshold"; core/latency.
   (3 s) while the control's is above it (the drift is real), and after the drift A answers >= 90 %
   of calls again (the demotion ends when A's p99 does).
 
-**Measured sensitivity.** While A stays slow, one call per probe interval (60 s) is sent to it to see
-whether it recovered, so the probes are 1/(60 s x rate) of the calls. At 2 calls/s that is 0.8 %, and
-the drift phase's p99 is 2.00 s (trigger) vs 5.98 s (control); at 1 call/s (the constant changed by
-hand, not committed) it is 1.3 %, and the drift p99 is 4.16 s: above the SLA, the claim would be
-falsified at that rate. A p99 guarantee at any rate needs the probe share bounded per call, not per
-minute (not done).
+**Measured sensitivity** (the rate constant changed by hand, not committed). While A stays slow,
+probes are paced by time *and* by calls (one per 60 s and per 200 demoting calls, core/latency.py), so
+they are at most 0.5 % of calls at any rate. Drift-phase p99 (trigger vs control) and A's share after
+the drift: 2 calls/s 2.00 vs 5.98 s, 100 %; 1 call/s 1.98 vs 5.98 s, 94.3 %; 0.5 calls/s 1.99 vs
+5.98 s, 90.6 % (recovery waits for the next probe, 200 calls away, so at low rates it is slower).
+A first version paced probes by time only: at 1 call/s the probes were 1.3 % of calls and the drift
+p99 was 4.16 s, which would have falsified the claim; the call-count pacing was added for that.
 """
 
 from __future__ import annotations

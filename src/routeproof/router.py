@@ -37,6 +37,7 @@ from routeproof.core.latency import (
     breaching,
     new_latency,
     probe_due,
+    record_demotion,
     record_latency,
     start_probe,
 )
@@ -239,15 +240,18 @@ class Router:
             health=self._health,
             now_ms=now_ms,
             cooling_policy=self._cooling,
-            slow=self._slow(now_ms),
+            slow=self._slow(now_ms, resolved, policy),
         )
 
-    def _slow(self, now_ms: int) -> frozenset[ProviderKind]:
-        """Providers to demote for the latency SLA; one due a probe is left in front, once."""
-        slow = breaching(self._latency, now_ms)
+    def _slow(self, now_ms: int, resolved: ResolvedModel, policy: TenantPolicy) -> frozenset[ProviderKind]:
+        """This call's providers to demote for the latency SLA; one due a probe is left in front, once."""
+        chain = frozenset(e.provider for e in build_chain(resolved, policy))
+        slow = breaching(self._latency, now_ms) & chain
         due = frozenset(k for k in slow if probe_due(self._latency, k, now_ms))
         for kind in due:
             self._latency = start_probe(self._latency, kind, now_ms)
+        for kind in slow - due:
+            self._latency = record_demotion(self._latency, kind)
         return slow - due
 
     async def call_provider(

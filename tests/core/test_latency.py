@@ -17,6 +17,7 @@ from routeproof.core.latency import (
     new_latency,
     p99_ms,
     probe_due,
+    record_demotion,
     record_latency,
     start_probe,
     well_formed,
@@ -25,7 +26,7 @@ from routeproof.core.routing import CoolingPolicy, SkipReason, plan_chain
 from routeproof.core.types import ChainEntry, PrivacyTier, ProviderKind
 
 A, B = ProviderKind.ANTHROPIC, ProviderKind.OPENAI
-CONFIG = LatencyConfig(sla_ms=1_000, window_ms=60_000, max_samples=50, min_samples=10)
+CONFIG = LatencyConfig(sla_ms=1_000, window_ms=60_000, max_samples=50, min_samples=10, probe_every_calls=20)
 
 
 def _fed(latencies: list[int], *, start_ms: int = 0, step_ms: int = 100, provider: ProviderKind = A) -> LatencyState:
@@ -70,17 +71,23 @@ def test_recovers_only_on_fresh_fast_answers_never_by_silence() -> None:
 
 
 def test_probe_is_due_after_silence_once_and_again_after_a_fast_answer() -> None:
-    """A provider in breach is probed after a probe interval, by one call; a fast answer keeps probing."""
+    """A provider in breach is probed after a probe interval and probe_every_calls demotions, by one
+    call; a fast answer keeps probing; a slow one waits for both again."""
     slow = _fed([5_000] * 20)  # newest sample at 1_900 ms
-    assert not probe_due(slow, A, 1_900 + CONFIG.probe_interval_ms - 1)
     at = 1_900 + CONFIG.probe_interval_ms
+    for _ in range(CONFIG.probe_every_calls - 1):
+        slow = record_demotion(slow, A)
+    assert not probe_due(slow, A, at)  # one demotion short
+    slow = record_demotion(slow, A)
+    assert not probe_due(slow, A, at - 1)  # one millisecond short
     assert probe_due(slow, A, at)
     probing = start_probe(slow, A, at)
     assert not probe_due(probing, A, at + 1_000)  # in flight: concurrent calls keep it demoted
     answered = record_latency(probing, A, at + 200, 200)  # fast probe answer
     assert probe_due(answered, A, at + 201)
     slow_answer = record_latency(probing, A, at + 6_000, 6_000)
-    assert not probe_due(slow_answer, A, at + 6_001)
+    assert probing.demoted_calls(A) == 0  # the probe reset the count
+    assert not probe_due(slow_answer, A, at + 6_000 + CONFIG.probe_interval_ms)  # no demotions since
     recovered = probing
     for i in range(CONFIG.min_samples):
         recovered = record_latency(recovered, A, at + 200 * (i + 1), 200)

@@ -8,12 +8,13 @@ at least :data:`MIN_SAMPLES` samples and their p99 (nearest rank) exceeds ``sla_
 breach: later calls demote it like a cooling provider (``routing.plan_chain``).
 
 It recovers when its p99 does, which takes fresh samples: a provider in breach whose newest sample
-is :data:`PROBE_INTERVAL_MS` old is *due a probe*, and the next call tries it first
-(:func:`start_probe` marks it, so concurrent calls do not all probe). A probe answered within the
-SLA makes the next call probe again at once, so fast answers push the slow samples out at the pace
-of calls; once the judged samples' p99 is within the SLA the demotion ends. A slow probe answer
-waits a probe interval again: with the defaults, while a provider stays slow at most one call a
-minute pays its latency.
+is :data:`PROBE_INTERVAL_MS` old *and* that has been demoted by :data:`PROBE_EVERY_CALLS` calls since
+its last probe is *due a probe*, and the next call tries it first (:func:`start_probe` marks it, so
+concurrent calls do not all probe). A probe answered within the SLA makes the next call probe again at
+once, so fast answers push the slow samples out at the pace of calls; once the judged samples' p99 is
+within the SLA the demotion ends. A slow probe answer waits again: while a provider stays slow, at
+most one call in :data:`PROBE_EVERY_CALLS` (0.5 %) pays its latency, whatever the call rate, so the
+chain's p99 is not the slow provider's.
 
 Pure: time is the integer milliseconds the shell passes in; every function returns a new value.
 """
@@ -31,6 +32,7 @@ from routeproof.core.types import ProviderKind
 __all__ = [
     "MAX_SAMPLES",
     "MIN_SAMPLES",
+    "PROBE_EVERY_CALLS",
     "PROBE_INTERVAL_MS",
     "WINDOW_MS",
     "LatencyConfig",
@@ -41,6 +43,7 @@ __all__ = [
     "new_latency",
     "p99_ms",
     "probe_due",
+    "record_demotion",
     "record_latency",
     "start_probe",
     "well_formed",
@@ -54,6 +57,8 @@ MIN_SAMPLES = 10
 """Fewer samples than this say nothing about a p99: no breach."""
 PROBE_INTERVAL_MS = 60_000
 """How long a provider in breach goes without a sample before one call probes it."""
+PROBE_EVERY_CALLS = 200
+"""...and how many calls must have demoted it since its last probe (bounds the probe share at 0.5 %)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,9 +70,11 @@ class LatencyConfig:
     max_samples: int = MAX_SAMPLES
     min_samples: int = MIN_SAMPLES
     probe_interval_ms: int = PROBE_INTERVAL_MS
+    probe_every_calls: int = PROBE_EVERY_CALLS
 
     def __post_init__(self) -> None:  # plain code: kept under python -O
-        for name in ("sla_ms", "window_ms", "max_samples", "min_samples", "probe_interval_ms"):
+        names = ("sla_ms", "window_ms", "max_samples", "min_samples", "probe_interval_ms", "probe_every_calls")
+        for name in names:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"LatencyConfig.{name} must be an int >= 1, got {value!r}")
@@ -85,6 +92,11 @@ class LatencyState:
     config: LatencyConfig = LatencyConfig()
     samples: tuple[tuple[ProviderKind, tuple[Sample, ...]], ...] = ()
     probes: tuple[tuple[ProviderKind, int], ...] = ()  # when each provider's last probe started
+    demotions: tuple[tuple[ProviderKind, int], ...] = ()  # calls that demoted it since its last probe
+
+    def demoted_calls(self, provider: ProviderKind) -> int:
+        """How many calls demoted ``provider`` since its last probe."""
+        return next((n for k, n in self.demotions if k is provider), 0)
 
     def probe_at(self, provider: ProviderKind) -> int | None:
         """When ``provider``'s last probe started, or None."""
@@ -190,11 +202,14 @@ def probe_due(state: LatencyState, provider: ProviderKind, now_ms: int) -> bool:
         return False
     last_at, last_latency = state.of(provider)[-1]
     probe = state.probe_at(provider)
-    if probe is not None and probe >= last_at:  # a probe is in flight (or was never answered)
-        return now_ms - probe >= state.config.probe_interval_ms
-    if last_latency <= state.config.sla_ms:  # the newest answer was within the SLA: keep probing
+    in_flight = probe is not None and probe >= last_at  # a probe is in flight (or was never answered)
+    if not in_flight and last_latency <= state.config.sla_ms:  # the newest answer was fast: keep probing
         return True
-    return now_ms - last_at >= state.config.probe_interval_ms
+    quiet_since = probe if in_flight and probe is not None else last_at
+    return (
+        now_ms - quiet_since >= state.config.probe_interval_ms
+        and state.demoted_calls(provider) >= state.config.probe_every_calls
+    )
 
 
 @icontract.require(well_formed)
@@ -205,7 +220,17 @@ def probe_due(state: LatencyState, provider: ProviderKind, now_ms: int) -> bool:
 def start_probe(state: LatencyState, provider: ProviderKind, now_ms: int) -> LatencyState:
     """Mark that a call now probes ``provider`` (later calls keep it demoted until its answer)."""
     others = tuple((k, at) for k, at in state.probes if k is not provider)
-    return replace(state, probes=(*others, (provider, now_ms)))
+    counts = tuple((k, n) for k, n in state.demotions if k is not provider)
+    return replace(state, probes=(*others, (provider, now_ms)), demotions=counts)
+
+
+@icontract.require(well_formed)
+@icontract.ensure(lambda state, provider, result: result.demoted_calls(provider) == state.demoted_calls(provider) + 1)
+@icontract.ensure(lambda state, result: result.samples == state.samples and result.probes == state.probes)
+def record_demotion(state: LatencyState, provider: ProviderKind) -> LatencyState:
+    """One more call demoted ``provider`` (the count that paces its probes)."""
+    counts = tuple((k, n) for k, n in state.demotions if k is not provider)
+    return replace(state, demotions=(*counts, (provider, state.demoted_calls(provider) + 1)))
 
 
 @icontract.require(well_formed)
