@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from routeproof.config import RoutingConfig, load_config
 from routeproof.core.routing import resolve
+from routeproof.errors import UnknownAlias
 from routeproof.core.types import (
     ChatRequest,
     FallbackProvider,
@@ -85,8 +86,11 @@ class Backend:
     def route(self, tenant: Tenant, alias: str) -> Route | None:
         """Where ``alias`` goes for ``tenant``; None when the alias is not configured."""
         policy = self._policies[tenant.name]
-        resolved = resolve(alias, policy)
-        return None if resolved is None else Route(policy=policy, resolved=resolved)
+        try:
+            resolved = resolve(alias, policy)
+        except UnknownAlias:
+            return None
+        return Route(policy=policy, resolved=resolved)
 
     async def call(self, route: Route, req: ChatRequest, timeout_s: float) -> ProviderResponse:
         """One routed call, within ``timeout_s`` from now."""
