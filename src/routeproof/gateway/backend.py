@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 
 from routeproof.config import RoutingConfig, load_config
 from routeproof.core.routing import resolve
-from routeproof.errors import UnknownAlias
 from routeproof.core.types import (
     ChatRequest,
     FallbackProvider,
@@ -21,6 +20,7 @@ from routeproof.core.types import (
     ResolvedModel,
     TenantPolicy,
 )
+from routeproof.errors import UnknownAlias
 from routeproof.factory import router_from_config, tenant_policy
 from routeproof.gateway.settings import GatewaySettings, Tenant, load_gateway_settings
 from routeproof.router import Router
