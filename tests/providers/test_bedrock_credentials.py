@@ -7,6 +7,7 @@ metadata, /dev/null config files); each test here points it at a temp file or a 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -16,10 +17,12 @@ from pathlib import Path
 import httpx
 import pytest
 from botocore.credentials import RefreshableCredentials  # type: ignore[import-untyped]
+from botocore.exceptions import CredentialRetrievalError  # type: ignore[import-untyped]
 
 from routeproof.config import build_providers, load_config
-from routeproof.errors import ConfigError
-from routeproof.providers.bedrock import BedrockProvider
+from routeproof.core.types import FailureKind
+from routeproof.errors import ConfigError, ProviderCallFailed
+from routeproof.providers.bedrock import SIGNING_LOG_FILTER, BedrockProvider
 
 from .conftest import BEDROCK_MODEL, BEDROCK_OK, request_hello
 
@@ -200,3 +203,47 @@ def test_container_credentials_from_a_loopback_endpoint(tmp_path: Path, containe
     headers = provider.sign(provider.url_for(BEDROCK_MODEL), b"{}")
     assert "Credential=AKIDCONTAINER0CANARY/" in headers["Authorization"]
     assert headers["X-Amz-Security-Token"] == "container-token-SECRET"
+
+
+@pytest.mark.parametrize(
+    ("message", "secret"),
+    [
+        (
+            "CanonicalRequest:\nPOST\n/\n\nhost:h\nx-amz-security-token:tok-UNSEEN-1\n\nhost;x-amz-security-token",
+            "tok-UNSEEN-1",
+        ),
+        (
+            "CanonicalRequest:\nGET\n/\nX-Amz-Credential=a&X-Amz-Security-Token=tok-UNSEEN-2&X-Amz-Signature=s",
+            "tok-UNSEEN-2",
+        ),
+    ],
+)
+def test_signing_log_filter_redacts_tokens_it_was_never_told(message: str, secret: str) -> None:
+    """The botocore.auth filter redacts the security-token header or query value by name, so a token
+    that a refresh has not yet handed to any provider is redacted too."""
+    record = logging.LogRecord("botocore.auth", logging.DEBUG, __file__, 1, "%s", (message,), None)
+    assert SIGNING_LOG_FILTER.filter(record)
+    assert secret not in record.getMessage()
+    assert "<redacted>" in record.getMessage()
+    assert SIGNING_LOG_FILTER in logging.getLogger("botocore.auth").filters
+
+
+@pytest.mark.asyncio
+async def test_a_failed_refresh_fails_the_attempt_over_without_the_message() -> None:
+    """A refresh that raises becomes ProviderCallFailed (persistent: fail over), naming only the error type."""
+    refresher = _Refresher()
+    credentials = RefreshableCredentials.create_from_metadata(
+        metadata=refresher(), refresh_using=refresher, method="test-refresh"
+    )
+
+    def broken() -> dict[str, str]:
+        raise CredentialRetrievalError(provider="test", error_msg="answer quoted refresh-secret-9")
+
+    credentials._refresh_using = broken
+    async with httpx.AsyncClient(transport=httpx.MockTransport(lambda _: httpx.Response(500))) as client:
+        provider = BedrockProvider(region="us-east-1", credentials=credentials, client=client)
+        with pytest.raises(ProviderCallFailed) as info:
+            await provider.complete(request_hello(), BEDROCK_MODEL, timeout_at=float("inf"))
+    assert info.value.failure.kind is FailureKind.CONN_REFUSED
+    assert "CredentialRetrievalError" in str(info.value)
+    assert "refresh-secret" not in str(info.value)

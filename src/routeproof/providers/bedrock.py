@@ -49,7 +49,14 @@ from routeproof.providers._http import JSON_HEADERS, encode_json, normalize_or_f
 from routeproof.providers._stream import EVENT_STREAM, stream_events
 from routeproof.providers.bedrock_stream import ConverseStreamDecoder
 
-__all__ = ["SIGNING_SERVICE", "AwsCredentials", "BedrockProvider", "RedactSigningLog", "default_endpoint"]
+__all__ = [
+    "SIGNING_LOG_FILTER",
+    "SIGNING_SERVICE",
+    "AwsCredentials",
+    "BedrockProvider",
+    "RedactSigningLog",
+    "default_endpoint",
+]
 
 SIGNING_SERVICE = "bedrock"
 REDACTED = "<redacted>"
