@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
 from routeproof.core.constants import (
@@ -38,6 +38,7 @@ from routeproof.errors import ConfigError
 if TYPE_CHECKING:
     import httpx
 
+    from routeproof.providers.bedrock import AwsCredentials
     from routeproof.providers.protocol import Provider
 
 __all__ = [
@@ -76,13 +77,15 @@ _DEFAULT_BASE_URLS: Mapping[ProviderKind, str] = MappingProxyType(
     }
 )
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
+_PROFILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,@/-]{0,63}$")  # an AWS config profile name
+_AWS_KEY_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
 _TIERS: Mapping[str, PrivacyTier] = MappingProxyType({tier.name.lower(): tier for tier in PrivacyTier})
 
 _TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger"})
 _DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "budget"})
 _PROVIDER_KEYS = frozenset(
     {"kind", "base_url", "model", "priority", "privacy_tier", "daily_budget_usd", "api_key_env", "timeout_ms", "region"}
-)
+) | {"profile"}  # profile: Bedrock's AWS config profile
 _FAILOVER_KEYS = frozenset({"failure_threshold", "latency_sla_ms", "cooldown_ms"})
 _BACKOFF_KEYS = frozenset({"policy", "base_ms", "cap_ms", "max_retries"})
 _BUDGET_KEYS = frozenset({"turn_warning_usd", "session_usd", "monthly_usd"})
@@ -114,10 +117,13 @@ class ProviderConfig:
     api_key_env: str | None = None
     timeout_ms: int = PROVIDER_DEFAULT_TIMEOUT_MS
     region: str | None = None  # Bedrock only
+    profile: str | None = None  # Bedrock only: the AWS config profile botocore's chain resolves
     api_key: str | None = field(default=None, repr=False)
     aws_access_key_id: str | None = field(default=None, repr=False)
     aws_secret_access_key: str | None = field(default=None, repr=False)
     aws_session_token: str | None = field(default=None, repr=False)
+    aws_credentials: object | None = field(default=None, repr=False, compare=False)
+    """Bedrock without explicit keys: the botocore credentials object its chain resolved at load."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -317,17 +323,37 @@ def _provider(
     if region is not None and kind is not ProviderKind.BEDROCK:
         raise _fail(f"{where}.region", region, "only bedrock takes a region")
     aws: dict[str, str | None] = {}
+    profile: str | None = None
+    aws_credentials: object | None = None
     if kind is ProviderKind.BEDROCK:
         region = region or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
         if region is None or not _REGION.match(region):
             raise _fail(f"{where}.region", region, "set region, AWS_REGION or AWS_DEFAULT_REGION to an AWS region")
-        aws = {
-            "aws_access_key_id": _secret(environ, "AWS_ACCESS_KEY_ID", f"{where} credentials", missing),
-            "aws_secret_access_key": _secret(environ, "AWS_SECRET_ACCESS_KEY", f"{where} credentials", missing),
-            "aws_session_token": None,
-        }
-        if environ.get("AWS_SESSION_TOKEN"):
-            aws["aws_session_token"] = _secret(environ, "AWS_SESSION_TOKEN", f"{where} credentials", missing)
+        profile = _str(table, "profile", where)
+        if profile is not None and not _PROFILE.match(profile):
+            raise _fail(f"{where}.profile", profile, "must be an AWS config profile name (letters, digits, _.-+=,@/)")
+        if profile is None and any(environ.get(variable) for variable in _AWS_KEY_ENV):
+            aws = {
+                "aws_access_key_id": _secret(environ, "AWS_ACCESS_KEY_ID", f"{where} credentials", missing),
+                "aws_secret_access_key": _secret(environ, "AWS_SECRET_ACCESS_KEY", f"{where} credentials", missing),
+                "aws_session_token": None,
+            }
+            if environ.get("AWS_SESSION_TOKEN"):
+                aws["aws_session_token"] = _secret(environ, "AWS_SESSION_TOKEN", f"{where} credentials", missing)
+        else:
+            credentials = resolve_aws_credentials(profile, where)
+            if credentials is None:
+                tried = f"profile {profile!r}" if profile else "AWS_PROFILE or the default profile"
+                missing.variables.append(
+                    (
+                        " and ".join(_AWS_KEY_ENV),
+                        f"{where} credentials; botocore's chain ({tried} in the shared config and"
+                        " credentials files, SSO, container credentials, instance metadata) found none either",
+                    )
+                )
+            aws_credentials = credentials
+    elif table.get("profile") is not None:
+        raise _fail(f"{where}.profile", table.get("profile"), "only bedrock takes an AWS profile")
     return ProviderConfig(
         name=name,
         kind=kind,
@@ -339,9 +365,35 @@ def _provider(
         api_key_env=key_env,
         timeout_ms=_timeout_ms(table, where),
         region=region,
+        profile=profile,
         api_key=api_key,
+        aws_credentials=aws_credentials,
         **aws,
     )
+
+
+def resolve_aws_credentials(profile: str | None, where: str) -> object | None:
+    """What botocore's own credential chain resolves (``profile``, or ``AWS_PROFILE``/default when None):
+    environment, shared config and credentials files, SSO, assume-role, container credentials,
+    instance metadata. None when it finds nothing.
+
+    Blocking I/O (files; the container and instance-metadata endpoints over HTTP), so it runs at
+    load, never on a call's path. It reads the process environment, as botocore does (set
+    ``AWS_EC2_METADATA_DISABLED=true`` where no instance metadata service should be asked). A
+    botocore error (an unknown profile, an unreachable container endpoint) is a ``ConfigError``
+    naming the profile and the error, never a credential.
+    """
+    import botocore.session  # type: ignore[import-untyped]  # lazily: only Bedrock needs it
+    from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped]
+
+    try:
+        session = botocore.session.Session(profile=profile)
+        credentials: object | None = session.get_credentials()
+        return credentials
+    except (BotoCoreError, ValueError) as exc:  # ValueError: botocore refusing a container URL's host
+        raise ConfigError(
+            f"{where}: botocore could not resolve AWS credentials (profile {profile!r}): {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _timeout_ms(table: Mapping[str, object], where: str) -> int:
@@ -493,13 +545,12 @@ def build_providers(config: RoutingConfig, client: httpx.AsyncClient) -> dict[st
             built[p.name] = AnthropicProvider(api_key=p.api_key, client=client, base_url=p.base_url, name=p.name)
         elif p.kind is ProviderKind.BEDROCK:
             assert p.region is not None, "parse_config guarantees a region"
-            assert p.aws_access_key_id is not None, "parse_config guarantees credentials"
-            assert p.aws_secret_access_key is not None, "parse_config guarantees credentials"
             built[p.name] = BedrockProvider(
                 region=p.region,
                 access_key_id=p.aws_access_key_id,
                 secret_access_key=p.aws_secret_access_key,
                 session_token=p.aws_session_token,
+                credentials=cast("AwsCredentials | None", p.aws_credentials),
                 client=client,
                 base_url=p.base_url,
                 name=p.name,

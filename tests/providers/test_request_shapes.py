@@ -120,14 +120,14 @@ def test_openai_refuses_foreign_kind() -> None:
         OpenAIProvider(kind=ProviderKind.ANTHROPIC)
 
 
-def _bedrock(client: httpx.AsyncClient, **extra: str) -> BedrockProvider:
+def _bedrock(client: httpx.AsyncClient, base_url: str | None = None) -> BedrockProvider:
     return BedrockProvider(
         region="us-east-1",
         access_key_id=AWS_ACCESS_KEY_ID,
         secret_access_key=AWS_SECRET_ACCESS_KEY,
         session_token=AWS_SESSION_TOKEN,
         client=client,
-        **extra,
+        base_url=base_url,
     )
 
 

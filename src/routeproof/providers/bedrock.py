@@ -4,31 +4,120 @@
 ``.../converse-stream``, an AWS event-stream decoded by ``bedrock_stream``). The signature
 covers the exact bytes sent; the trace headers are added after signing (unsigned, which SigV4
 allows). The response id is the ``x-amzn-requestid`` header.
+
+Credentials are a botocore credentials object: static keys, or whatever botocore's own chain
+resolved (``config.resolve_aws_credentials``: profile, SSO, container, instance metadata), possibly
+``RefreshableCredentials``. Every request is signed with ``get_frozen_credentials()`` taken just
+then, so expiring role credentials are refreshed; a refresh that needs I/O runs in a worker thread,
+never on the event loop.
+
+botocore's ``SigV4Auth`` logs the canonical request (with the ``x-amz-security-token`` header) at
+DEBUG on the ``botocore.auth`` logger. :class:`RedactSigningLog`, installed on that logger when this
+module is imported, rewrites those records before any handler sees them (see its docstring).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import re
 from collections.abc import AsyncGenerator, Mapping
 from functools import partial
+from typing import Protocol
 
 import httpx
 
 # botocore ships no type information; these three names are all we use of it.
 from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
 from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
-from botocore.credentials import Credentials  # type: ignore[import-untyped]
+from botocore.credentials import Credentials, RefreshableCredentials  # type: ignore[import-untyped]
+from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped]
 from botocore.utils import percent_encode  # type: ignore[import-untyped]
 
 from routeproof.core.normalize import normalize_bedrock_converse
 from routeproof.core.translate import request_to_bedrock_converse
-from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
+from routeproof.core.types import (
+    AttemptFailure,
+    ChatRequest,
+    FailureKind,
+    ProviderKind,
+    ProviderResponse,
+    StreamEvent,
+)
+from routeproof.errors import ProviderCallFailed
 from routeproof.providers._http import JSON_HEADERS, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import EVENT_STREAM, stream_events
 from routeproof.providers.bedrock_stream import ConverseStreamDecoder
 
-__all__ = ["SIGNING_SERVICE", "BedrockProvider", "default_endpoint"]
+__all__ = [
+    "SIGNING_LOG_FILTER",
+    "SIGNING_SERVICE",
+    "AwsCredentials",
+    "BedrockProvider",
+    "RedactSigningLog",
+    "default_endpoint",
+]
 
 SIGNING_SERVICE = "bedrock"
+REDACTED = "<redacted>"
+
+
+class AwsCredentials(Protocol):
+    """What signing needs of a botocore credentials object (``Credentials``, ``RefreshableCredentials``)."""
+
+    def get_frozen_credentials(self) -> object:
+        """A consistent (access_key, secret_key, token) snapshot, refreshed first if expiring."""
+        ...
+
+
+# A signed header or query parameter that carries a credential: its value up to the end of the line
+# (canonical headers) or the next "&" (canonical query string).
+_SECRET_FIELD = re.compile(r"(?im)(x-amz-security-token[:=])[^\n&]*")
+
+
+class RedactSigningLog(logging.Filter):
+    """Redacts the session token from botocore's signing DEBUG records (a filter on ``botocore.auth``).
+
+    Why a logger filter and not a handler filter or a quieter signer: a filter on the logger that
+    creates the record runs before the record reaches *any* handler (the application's, pytest's,
+    a root handler added later), and before it propagates; it matches the header by name, so it
+    covers tokens that a refresh has not produced yet; and signing stays botocore's own code, not a
+    copy of ``SigV4Auth.add_auth`` that would drift. The secret key itself is only an HMAC key and is
+    never logged by botocore; the filter still replaces every value registered with ``add_secret``
+    (the keys a provider signs with) in case a future botocore logs more.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("botocore.auth")
+        self._secrets: set[str] = set()
+
+    def add_secret(self, value: str | None) -> None:
+        """Also replace ``value`` (a key this process signs with) wherever it appears."""
+        if value:
+            self._secrets.add(value)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite ``record`` with its credentials redacted; never drop it."""
+        message = record.getMessage()
+        redacted = _SECRET_FIELD.sub(lambda m: m.group(1) + REDACTED, message)
+        for secret in tuple(self._secrets):
+            redacted = redacted.replace(secret, REDACTED)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
+def _install_redaction() -> RedactSigningLog:
+    logger = logging.getLogger("botocore.auth")
+    for existing in logger.filters:
+        if isinstance(existing, RedactSigningLog):
+            return existing
+    installed = RedactSigningLog()
+    logger.addFilter(installed)
+    return installed
+
+
+SIGNING_LOG_FILTER = _install_redaction()
 
 
 def default_endpoint(region: str) -> str:
@@ -37,31 +126,36 @@ def default_endpoint(region: str) -> str:
 
 
 class BedrockProvider:
-    """One Bedrock region (or a test endpoint via ``base_url``), with static AWS credentials."""
+    """One Bedrock region (or a test endpoint via ``base_url``), with static keys or a botocore
+    credentials object (``credentials``), refreshed before each request when it expires."""
 
-    __slots__ = ("_client", "_credentials", "_owns_client", "_region", "_secrets", "base_url", "kind", "name")
+    __slots__ = ("_client", "_credentials", "_owns_client", "_region", "base_url", "kind", "name")
 
     def __init__(
         self,
         *,
         region: str,
-        access_key_id: str,
-        secret_access_key: str,
+        access_key_id: str | None = None,
+        secret_access_key: str | None = None,
         session_token: str | None = None,
+        credentials: AwsCredentials | None = None,
         client: httpx.AsyncClient | None = None,
         base_url: str | None = None,
         name: str = "bedrock",
     ) -> None:
         if not region:
             raise ValueError(f"{name!r}: a Bedrock region is required")
-        if not access_key_id or not secret_access_key:
-            raise ValueError(f"{name!r}: AWS credentials are required")
+        if credentials is None:
+            if not access_key_id or not secret_access_key:
+                raise ValueError(f"{name!r}: AWS credentials are required (keys or a credentials object)")
+            credentials = Credentials(access_key_id, secret_access_key, session_token or None)
+        elif access_key_id or secret_access_key or session_token:
+            raise ValueError(f"{name!r}: give either AWS keys or a credentials object, not both")
         self.kind = ProviderKind.BEDROCK
         self.name = name
         self.base_url: str | None = (base_url or default_endpoint(region)).rstrip("/")
         self._region = region
-        self._credentials = Credentials(access_key_id, secret_access_key, session_token or None)
-        self._secrets = tuple(s for s in (secret_access_key, session_token, access_key_id) if s)
+        self._credentials: AwsCredentials = credentials
         self._owns_client = client is None
         self._client = client if client is not None else httpx.AsyncClient()
 
@@ -74,46 +168,81 @@ class BedrockProvider:
         operation = "converse-stream" if stream else "converse"
         return f"{self.base_url}/model/{percent_encode(model)}/{operation}"
 
-    def sign(self, url: str, content: bytes, *, headers: Mapping[str, str] = JSON_HEADERS) -> dict[str, str]:
-        """The headers of a SigV4-signed POST of ``content`` to ``url`` (botocore computes them)."""
+    def sign(
+        self, url: str, content: bytes, *, headers: Mapping[str, str] = JSON_HEADERS, frozen: object | None = None
+    ) -> dict[str, str]:
+        """The headers of a SigV4-signed POST of ``content`` to ``url`` (botocore computes them), signed
+        with ``frozen`` (a ``ReadOnlyCredentials``) or a snapshot taken now."""
+        if frozen is None:
+            frozen = self._credentials.get_frozen_credentials()
         aws_request = AWSRequest(method="POST", url=url, data=content, headers=dict(headers))
-        SigV4Auth(self._credentials, SIGNING_SERVICE, self._region).add_auth(aws_request)
+        SigV4Auth(frozen, SIGNING_SERVICE, self._region).add_auth(aws_request)
         return {str(name): str(value) for name, value in aws_request.headers.items()}
+
+    async def _frozen(self) -> tuple[object, tuple[str, ...]]:
+        """This request's credentials snapshot and its secret values (to redact from errors).
+
+        A ``RefreshableCredentials`` due for refresh may fetch over the network (container endpoint,
+        STS, SSO): that runs in a worker thread. A failed refresh fails the attempt over, naming the
+        error type only (botocore's messages can quote a credential source's answer).
+        """
+        credentials = self._credentials
+        try:
+            if isinstance(credentials, RefreshableCredentials) and credentials.refresh_needed():
+                frozen = await asyncio.to_thread(credentials.get_frozen_credentials)
+            else:
+                frozen = credentials.get_frozen_credentials()
+        except BotoCoreError as exc:
+            failure = AttemptFailure(
+                kind=FailureKind.CONN_REFUSED, message=f"AWS credentials could not be refreshed: {type(exc).__name__}"
+            )
+            raise ProviderCallFailed(failure) from exc
+        secrets = tuple(str(s) for s in (frozen.secret_key, frozen.token, frozen.access_key) if s)
+        for secret in secrets:
+            SIGNING_LOG_FILTER.add_secret(secret)
+        return frozen, secrets
 
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Converse call, normalised; failures raise ``ProviderCallFailed``."""
         url = self.url_for(model)
         content = encode_json(request_to_bedrock_converse(request))
+        frozen, secrets = await self._frozen()
         reply = await post_json(
             self._client,
             url,
             content=content,
-            headers=self.sign(url, content),
+            headers=self.sign(url, content, frozen=frozen),
             timeout_at=timeout_at,
-            secrets=self._secrets,
+            secrets=secrets,
         )
         request_id = reply.headers.get("x-amzn-requestid", "")
         normalize = partial(normalize_bedrock_converse, response_id=request_id, model=model)
-        return stamp(normalize_or_fail(normalize, reply, secrets=self._secrets), self.kind, model)
+        return stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
 
-    def stream(
+    async def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         """One signed ConverseStream call as events; see ``providers._stream`` and ``bedrock_stream``."""
         url = self.url_for(model, stream=True)
         content = encode_json(request_to_bedrock_converse(request))
-        signed = self.sign(url, content, headers={"content-type": "application/json", "accept": EVENT_STREAM})
-        return stream_events(
+        frozen, secrets = await self._frozen()
+        headers = {"content-type": "application/json", "accept": EVENT_STREAM}
+        events = stream_events(
             self._client,
             url,
             content=content,
-            headers=signed,
+            headers=self.sign(url, content, headers=headers, frozen=frozen),
             timeout_at=timeout_at,
             decoder=ConverseStreamDecoder(),
-            secrets=self._secrets,
+            secrets=secrets,
             idle_timeout_s=idle_timeout_s,
             accept=EVENT_STREAM,
         )
+        try:
+            async for event in events:
+                yield event
+        finally:
+            await events.aclose()
 
     async def aclose(self) -> None:
         """Close the HTTP client if this provider made it."""
