@@ -83,8 +83,8 @@ async def _arm(arm: str, base_url: str) -> tuple[Call, Stream, Callable[[], Awai
 
         tenant = TenantPolicy(primary={"a": (ProviderKind.OPENAI, "gpt-4o")})
         request = ChatRequest(messages=(Message.user("What is 2 + 2?"),), max_tokens=16, alias="a")
-        client = httpx.AsyncClient() if arm == "routeproof-httpx" else None
-        router = Router([OpenAIProvider(api_key=KEY, base_url=f"{base_url}/v1", client=client)])
+        plain = httpx.AsyncClient() if arm == "routeproof-httpx" else None
+        router = Router([OpenAIProvider(api_key=KEY, base_url=f"{base_url}/v1", client=plain)])
         resolved = resolve("a", tenant)
         assert resolved is not None
         loop = asyncio.get_running_loop()
@@ -99,8 +99,8 @@ async def _arm(arm: str, base_url: str) -> tuple[Call, Stream, Callable[[], Awai
 
         async def close() -> None:
             await router.aclose()
-            if client is not None:
-                await client.aclose()
+            if plain is not None:
+                await plain.aclose()
 
         return call, stream, close
     if arm == "litellm":

@@ -39,7 +39,7 @@ def _arms() -> list[str]:
     return arms
 
 
-def _run(arm: str, mode: str, in_flight: int, calls: int, base_url: str, timeout_s: float) -> dict[str, Any]:
+def _run(arm: str, mode: str, in_flight: int, calls: int, base_url: str, *, timeout_s: float) -> dict[str, Any]:
     name, _, flag = arm.partition(" ")
     cmd = [sys.executable, *([flag] if flag else []), "-m", "benchmarks._arms", name, mode, str(in_flight)]
     cmd += [str(calls), base_url]
@@ -182,7 +182,9 @@ def _table(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run(rounds: int, levels: tuple[int, ...], stream_calls: int, lateness_calls: int, timeout_s: float) -> dict[str, Any]:
+def run(
+    rounds: int, levels: tuple[int, ...], stream_calls: int, lateness_calls: int, timeout_s: float
+) -> dict[str, Any]:
     """Start the mock, run every arm at every level for ``rounds`` rotated rounds, and return bench.json."""
     arms = _arms()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -199,9 +201,11 @@ def run(rounds: int, levels: tuple[int, ...], stream_calls: int, lateness_calls:
             for level in levels:
                 for arm in order:
                     calls = max(200, level)
-                    raw.setdefault((arm, level), []).append(_run(arm, "calls", level, calls, base_url, timeout_s))
+                    raw.setdefault((arm, level), []).append(
+                        _run(arm, "calls", level, calls, base_url, timeout_s=timeout_s)
+                    )
             for arm in order:
-                streams.setdefault(arm, []).append(_run(arm, "stream", 1, stream_calls, base_url, timeout_s))
+                streams.setdefault(arm, []).append(_run(arm, "stream", 1, stream_calls, base_url, timeout_s=timeout_s))
     finally:
         assert mock.stdin is not None
         mock.stdin.close()
@@ -233,7 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stream-calls", type=int, default=100)
     parser.add_argument("--lateness-calls", type=int, default=1000, help="0 skips the deadline-lateness runs")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per arm run before it counts as failed")
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("ROUTEPROOF_REPORT_DIR", "reports")) / "bench.json")
+    parser.add_argument(
+        "--out", type=Path, default=Path(os.environ.get("ROUTEPROOF_REPORT_DIR", "reports")) / "bench.json"
+    )
     args = parser.parse_args(argv)
     levels = tuple(int(x) for x in args.levels.split(","))
     doc = run(args.rounds, levels, args.stream_calls, args.lateness_calls, args.timeout)
