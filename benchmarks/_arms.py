@@ -6,9 +6,9 @@
   warm-up of IN_FLIGHT calls): latency p50/p99, calls/s, CPU per call, peak RSS, failures.
 * MODE ``stream``: CALLS streamed calls one at a time: time to first and to last token.
 
-ARM is ``httpx``, ``aiohttp``, ``routeproof`` (the router as a user builds it: one ``OpenAIProvider``
-with its default client), ``routeproof-httpx`` (the router over a plain ``httpx.AsyncClient``
-whatever the default transport) or ``litellm`` (the LiteLLM Router, when installed).
+ARM is ``httpx``, ``aiohttp``, ``routeproof`` (the router as ``load_router`` builds it: one
+``OpenAIProvider`` over ``transport.make_client()``; before that existed, over the provider's default
+client), ``routeproof-httpx`` (the router over a plain default ``httpx.AsyncClient``) or ``litellm`` (the LiteLLM Router, when installed).
 """
 
 from __future__ import annotations
@@ -83,7 +83,14 @@ async def _arm(arm: str, base_url: str) -> tuple[Call, Stream, Callable[[], Awai
 
         tenant = TenantPolicy(primary={"a": (ProviderKind.OPENAI, "gpt-4o")})
         request = ChatRequest(messages=(Message.user("What is 2 + 2?"),), max_tokens=16, alias="a")
-        plain = httpx.AsyncClient() if arm == "routeproof-httpx" else None
+        plain: httpx.AsyncClient | None = httpx.AsyncClient()
+        if arm == "routeproof":  # as the factory builds it: the measured default transport, when there is one
+            try:
+                from routeproof.transport import make_client
+            except ImportError:  # before issue 13: the provider's default client
+                plain = None
+            else:
+                plain = make_client()
         router = Router([OpenAIProvider(api_key=KEY, base_url=f"{base_url}/v1", client=plain)])
         resolved = resolve("a", tenant)
         assert resolved is not None

@@ -16,13 +16,14 @@ from routeproof.core.pricing import load_pricing, parse_usd
 from routeproof.core.types import FallbackProvider, PrivacyTier, TenantPolicy
 from routeproof.errors import ConfigError
 from routeproof.router import Router
+from routeproof.transport import make_client
 
 __all__ = ["load_router", "router_from_config", "tenant_policy"]
 
 
 def router_from_config(config: RoutingConfig, *, client: httpx.AsyncClient | None = None) -> Router:
     """A Router over the configured providers, sharing one pooled client that the Router closes."""
-    pooled = client or httpx.AsyncClient()
+    pooled = client or make_client()  # transport.py: the measured default
     providers = build_providers(config, pooled)
     pricing = None
     if config.pricing_path is not None:

@@ -48,8 +48,6 @@ from typing import Protocol
 import httpx
 
 from routeproof.core.types import FailureKind, MessageStop, StreamError, StreamEvent
-
-# The status and exception mappings are _http's; importing its private helpers keeps them in one place.
 from routeproof.providers._http import (
     MAX_MESSAGE_CHARS,
     _status_failure,
@@ -58,6 +56,9 @@ from routeproof.providers._http import (
     redact,
     transport_failure,
 )
+
+# The status and exception mappings are _http's; importing its private helpers keeps them in one place.
+from routeproof.transport import drain_for_reuse
 
 __all__ = ["EVENT_STREAM", "INTERRUPTED", "SSE", "EventDecoder", "interrupted", "stream_events"]
 
@@ -184,6 +185,8 @@ async def stream_events(
             )
         # --- committed: from here on nothing is raised, the stream ends in one terminal event ---
         for event in first:
+            if _is_terminal(event):
+                await drain_for_reuse(chunks)  # transport.py: give the connection back to the pool
             yield _committed(event, secret_values)
             if _is_terminal(event):
                 return
@@ -198,6 +201,8 @@ async def stream_events(
                 return
             events = decoder.finish() if chunk is None else decoder.feed(chunk)
             for event in events:
+                if _is_terminal(event) and chunk is not None:
+                    await drain_for_reuse(chunks)  # transport.py: give the connection back to the pool
                 yield _committed(event, secret_values)
                 if _is_terminal(event):
                     return
