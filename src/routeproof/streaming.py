@@ -25,6 +25,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
+from routeproof import clock
 from routeproof.call import Call, deadline_ms, loop_ms
 from routeproof.core import kernel
 from routeproof.core.kernel import (
@@ -189,7 +190,7 @@ class ProviderStream:
         settled = False
         try:
             try:
-                async with asyncio.timeout_at(timeout_at):
+                async with clock.timeout_at(timeout_at):  # clock.py: the final wake-up is short
                     first = await anext(aiter(stream))
             except ProviderCallFailed as exc:
                 failure = exc.failure
