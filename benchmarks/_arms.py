@@ -4,11 +4,14 @@
 
 * MODE ``calls``: CALLS non-streamed calls with IN_FLIGHT of them in flight at any time (after a
   warm-up of IN_FLIGHT calls): latency p50/p99, calls/s, CPU per call, peak RSS, failures.
+* MODE ``burst``: CALLS calls started at once (IN_FLIGHT is ignored): failures, and the peak RSS
+  growth per call in flight.
 * MODE ``stream``: CALLS streamed calls one at a time: time to first and to last token.
 
-ARM is ``httpx``, ``aiohttp``, ``routeproof`` (the router as ``load_router`` builds it: one
+ARM is ``httpx``, ``httpx+aiohttp`` (httpx over routeproof's chosen aiohttp transport), ``aiohttp``, ``routeproof`` (the router as ``load_router`` builds it: one
 ``OpenAIProvider`` over ``transport.make_client()``; before that existed, over the provider's default
-client), ``routeproof-httpx`` (the router over a plain default ``httpx.AsyncClient``) or ``litellm`` (the LiteLLM Router, when installed).
+client), ``routeproof-httpx`` (the router over a plain default ``httpx.AsyncClient``) or ``litellm``
+(the LiteLLM Router, when installed).
 """
 
 from __future__ import annotations
@@ -40,10 +43,15 @@ async def _arm(arm: str, base_url: str) -> tuple[Call, Stream, Callable[[], Awai
     """The arm's one-call and one-stream coroutines, and how to close it."""
     url = f"{base_url}/v1/chat/completions"
     headers = {"authorization": f"Bearer {KEY}"}
-    if arm == "httpx":
+    if arm in ("httpx", "httpx+aiohttp"):
         import httpx
 
-        client = httpx.AsyncClient()
+        if arm == "httpx":
+            client = httpx.AsyncClient()
+        else:  # the transport routeproof picks (transport.py), with no router on top
+            from routeproof.transport import make_client
+
+            client = make_client("aiohttp")
 
         async def call() -> None:
             response = await client.post(url, json=PAYLOAD, headers=headers)
@@ -179,6 +187,31 @@ async def _calls(call: Call, in_flight: int, calls: int) -> dict[str, object]:
     }
 
 
+async def _burst(call: Call, calls: int) -> dict[str, object]:
+    """CALLS calls started at once, no warm-up: failures, wall time, and RSS per call in flight."""
+    errors: Counter[str] = Counter()
+    rss0_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    async def one() -> None:
+        try:
+            await call()
+        except Exception as exc:  # counted and reported: a failure is a result here, not a crash
+            errors[type(exc).__name__] += 1
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(calls)))
+    wall_s = time.perf_counter() - t0
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "calls": calls,
+        "failures": sum(errors.values()),
+        "errors": dict(errors),
+        "calls_per_s": calls / wall_s,
+        "wall_s": wall_s,
+        "rss_kb_per_call_in_flight": (rss_mb - rss0_mb) * 1024 / calls,
+    }
+
+
 async def _streams(stream: Stream, calls: int) -> dict[str, object]:
     first: list[float] = []
     last: list[float] = []
@@ -202,7 +235,12 @@ async def _streams(stream: Stream, calls: int) -> dict[str, object]:
 async def _main(arm: str, mode: str, in_flight: int, calls: int, base_url: str) -> dict[str, object]:
     call, stream, close = await _arm(arm, base_url)
     try:
-        result = await (_calls(call, in_flight, calls) if mode == "calls" else _streams(stream, calls))
+        if mode == "calls":
+            result = await _calls(call, in_flight, calls)
+        elif mode == "burst":
+            result = await _burst(call, calls)
+        else:
+            result = await _streams(stream, calls)
     finally:
         await close()
     return result

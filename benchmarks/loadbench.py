@@ -34,6 +34,8 @@ ROUTEPROOF_ARMS = ("routeproof", "routeproof -O")
 
 def _arms() -> list[str]:
     arms = ["routeproof", "routeproof -O", "httpx", "aiohttp"]
+    if importlib.util.find_spec("routeproof.transport") is not None and importlib.util.find_spec("httpx_aiohttp"):
+        arms.insert(3, "httpx+aiohttp")  # the transport routeproof picks, with no router on top
     if importlib.util.find_spec("litellm") is not None:
         arms.append("litellm")
     return arms
@@ -170,6 +172,13 @@ def _table(doc: dict[str, Any]) -> str:
             f"{_fmt(s.get('ttlt_p50_ms')):>10}{_fmt(s.get('ttlt_p99_ms')):>10}"
         )
     lines.append("")
+    for b in doc["bursts"]:
+        lines.append(
+            f"routeproof, {b['calls']:,} calls at once: {b.get('failures', '?')} failures {b.get('errors', {})}, "
+            f"{_fmt(b.get('calls_per_s'))} calls/s, "
+            f"{_fmt(b.get('rss_kb_per_call_in_flight'))} kB RSS per call in flight"
+        )
+    lines.append("")
     lines.append("SSE decoding, one data line: " + ", ".join(f"{s['line_mb']} MB {s['seconds'] * 1e3:.0f} ms"
                                                           for s in doc["sse"]))  # fmt: skip
     lines.append("")
@@ -183,7 +192,13 @@ def _table(doc: dict[str, Any]) -> str:
 
 
 def run(
-    rounds: int, levels: tuple[int, ...], stream_calls: int, lateness_calls: int, timeout_s: float
+    rounds: int,
+    levels: tuple[int, ...],
+    *,
+    stream_calls: int,
+    lateness_calls: int,
+    timeout_s: float,
+    burst_calls: tuple[int, ...] = (1_000, 10_000),
 ) -> dict[str, Any]:
     """Start the mock, run every arm at every level for ``rounds`` rotated rounds, and return bench.json."""
     arms = _arms()
@@ -206,6 +221,7 @@ def run(
                     )
             for arm in order:
                 streams.setdefault(arm, []).append(_run(arm, "stream", 1, stream_calls, base_url, timeout_s=timeout_s))
+        bursts = [_run("routeproof", "burst", 0, n, base_url, timeout_s=4 * timeout_s) for n in burst_calls]
     finally:
         assert mock.stdin is not None
         mock.stdin.close()
@@ -224,6 +240,7 @@ def run(
         "arms": arms,
         "rows": [_median_row(rows) for rows in raw.values()],
         "streaming": [_median_row(rows) for rows in streams.values()],
+        "bursts": bursts,
         "sse": _sse((2, 4, 8)),
         "lateness": _lateness(lateness_calls) if lateness_calls else [],
     }
@@ -236,13 +253,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--levels", default=",".join(map(str, LEVELS)), help="in-flight levels, comma-separated")
     parser.add_argument("--stream-calls", type=int, default=100)
     parser.add_argument("--lateness-calls", type=int, default=1000, help="0 skips the deadline-lateness runs")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per arm run before it counts as failed")
+    parser.add_argument("--bursts", default="1000,10000", help="routeproof calls started at once (admission)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per arm run before it counts as failed")
     parser.add_argument(
         "--out", type=Path, default=Path(os.environ.get("ROUTEPROOF_REPORT_DIR", "reports")) / "bench.json"
     )
     args = parser.parse_args(argv)
     levels = tuple(int(x) for x in args.levels.split(","))
-    doc = run(args.rounds, levels, args.stream_calls, args.lateness_calls, args.timeout)
+    bursts = tuple(int(x) for x in args.bursts.split(",") if x)
+    doc = run(
+        args.rounds,
+        levels,
+        stream_calls=args.stream_calls,
+        lateness_calls=args.lateness_calls,
+        timeout_s=args.timeout,
+        burst_calls=bursts,
+    )
     print(_table(doc))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
