@@ -8,9 +8,10 @@
   growth per call in flight.
 * MODE ``stream``: CALLS streamed calls one at a time: time to first and to last token.
 
-ARM is ``httpx``, ``httpx+aiohttp`` (httpx over routeproof's chosen aiohttp transport), ``aiohttp``, ``routeproof`` (the router as ``load_router`` builds it: one
-``OpenAIProvider`` over ``transport.make_client()``; before that existed, over the provider's default
-client), ``routeproof-httpx`` (the router over a plain default ``httpx.AsyncClient``) or ``litellm``
+ARM is ``httpx``, ``httpx+aiohttp`` (httpx over routeproof's chosen aiohttp transport), ``aiohttp``,
+``routeproof`` (the router as ``load_router`` builds it: one ``OpenAIProvider`` over
+``transport.make_client()``; before that existed, over the provider's default client),
+``routeproof-httpx`` (the router over a plain default ``httpx.AsyncClient``) or ``litellm``
 (the LiteLLM Router, when installed).
 """
 
