@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_KEY_ENV",
+    "AdmissionConfig",
     "BackoffConfig",
     "BackoffPolicy",
     "FailoverConfig",
@@ -75,7 +76,7 @@ _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 _TIERS: Mapping[str, PrivacyTier] = MappingProxyType({tier.name.lower(): tier for tier in PrivacyTier})
 
 _TOP_KEYS = frozenset({"driver", "pricing"})
-_DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts"})
+_DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "admission"})
 _PROVIDER_KEYS = frozenset(
     {"kind", "base_url", "model", "priority", "privacy_tier", "daily_budget_usd", "api_key_env", "timeout_ms", "region"}
 )
@@ -130,6 +131,18 @@ class BackoffConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AdmissionConfig:
+    """``[driver.admission]`` (issue 13): in-flight limits (0: none) and the HTTP transport.
+
+    The factory's providers share one client, so the router-wide limit defaults to its pool size.
+    """
+
+    max_in_flight: int = 100
+    max_in_flight_per_provider: int = 100
+    transport: str | None = None  # "aiohttp" | "httpx"; None: aiohttp when installed (transport.py)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RoutingConfig:
     """The whole file: providers in priority order, failover, backoff, the pricing file's path."""
 
@@ -138,6 +151,7 @@ class RoutingConfig:
     backoff: BackoffConfig = field(default_factory=BackoffConfig)
     pricing_path: Path | None = None
     private_hosts: frozenset[str] = frozenset()
+    admission: AdmissionConfig = field(default_factory=AdmissionConfig)
 
     def provider(self, name: str) -> ProviderConfig:
         """The provider configured as ``name``."""
@@ -297,6 +311,19 @@ def _failover(raw: object) -> FailoverConfig:
     )
 
 
+def _admission(raw: object) -> AdmissionConfig:
+    where = "driver.admission"
+    table = _table(raw, where, frozenset({"max_in_flight", "max_in_flight_per_provider", "transport"}))
+    transport = _str(table, "transport", where)
+    if transport is not None and transport not in ("aiohttp", "httpx"):
+        raise _fail(f"{where}.transport", transport, "must be 'aiohttp' or 'httpx'")
+    return AdmissionConfig(
+        max_in_flight=_int(table, "max_in_flight", where, 100, minimum=0),
+        max_in_flight_per_provider=_int(table, "max_in_flight_per_provider", where, 100, minimum=0),
+        transport=transport,
+    )
+
+
 def _backoff(raw: object) -> BackoffConfig:
     where = "driver.backoff"
     table = _table(raw, where, _BACKOFF_KEYS)
@@ -349,6 +376,7 @@ def parse_config(data: Mapping[str, object], *, environ: Mapping[str, str], base
         backoff=_backoff(driver.get("backoff", {})),
         pricing_path=pricing_path,
         private_hosts=private_hosts,
+        admission=_admission(driver.get("admission", {})),
     )
 
 

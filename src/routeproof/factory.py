@@ -23,7 +23,8 @@ __all__ = ["load_router", "router_from_config", "tenant_policy"]
 
 def router_from_config(config: RoutingConfig, *, client: httpx.AsyncClient | None = None) -> Router:
     """A Router over the configured providers, sharing one pooled client that the Router closes."""
-    pooled = client or make_client()  # transport.py: the measured default
+    admission = config.admission
+    pooled = client or make_client(admission.transport)  # transport.py: the measured default
     providers = build_providers(config, pooled)
     pricing = None
     if config.pricing_path is not None:
@@ -54,6 +55,8 @@ def router_from_config(config: RoutingConfig, *, client: httpx.AsyncClient | Non
         backoff=backoff,
         private_allow_list=config.private_hosts,
         client=pooled,
+        max_in_flight=admission.max_in_flight or None,  # 0: no limit
+        max_in_flight_per_provider=admission.max_in_flight_per_provider or None,
     )
 
 
