@@ -137,27 +137,34 @@ class ProviderStream:
         while True:
             event: Event
             if isinstance(action, CallProvider):
-                opened = await self._open(call, action)
-                if not isinstance(opened, tuple):
-                    event = opened
-                else:
-                    first, stream, reservation, first_token_ms = opened
-                    event = AttemptSucceeded(now_ms=call.now_ms(), first_token_ms=first_token_ms)
-                    before = len(state.records)
-                    state, action = kernel.step(state, event)
-                    router._observe(state.records[before:], call.now_ms(), success_settled_later=True)
-                    assert isinstance(action, Succeed)  # the kernel always accepts a first token
-                    self.attempts = action.records
-                    self.provider, self.model = action.entry.provider, action.entry.model
-                    self.first_token_ms = first_token_ms
-                    router._metrics.call(action.entry.provider, action.entry.model, "succeeded", len(action.records))
-                    relay = self._relay(
-                        call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back
-                    )
-                    async with aclosing(relay) as relayed:
-                        async for out in relayed:
-                            yield out
-                    return
+                # admission (admission.py): queue for a local slot; time queued is not the provider's
+                state, action, slot = await router._admission.admit(state, action)
+                if slot is None or not isinstance(action, CallProvider):
+                    continue  # the call ended while it queued: the kernel's Fail is handled below
+                with slot:  # held until the attempt fails or the committed stream ends
+                    opened = await self._open(call, action)
+                    if not isinstance(opened, tuple):
+                        event = opened
+                    else:
+                        first, stream, reservation, first_token_ms = opened
+                        event = AttemptSucceeded(now_ms=call.now_ms(), first_token_ms=first_token_ms)
+                        before = len(state.records)
+                        state, action = kernel.step(state, event)
+                        router._observe(state.records[before:], call.now_ms(), success_settled_later=True)
+                        assert isinstance(action, Succeed)  # the kernel always accepts a first token
+                        self.attempts = action.records
+                        self.provider, self.model = action.entry.provider, action.entry.model
+                        self.first_token_ms = first_token_ms
+                        router._metrics.call(
+                            action.entry.provider, action.entry.model, "succeeded", len(action.records)
+                        )
+                        relay = self._relay(
+                            call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back
+                        )
+                        async with aclosing(relay) as relayed:
+                            async for out in relayed:
+                                yield out
+                        return
             elif isinstance(action, Sleep):
                 await asyncio.sleep(action.duration_ms / 1000)
                 event = SleepDone(now_ms=call.now_ms())

@@ -15,9 +15,11 @@ from routeproof.core.types import (
     ChatRequest,
     Choice,
     FinishReason,
+    MessageStop,
     ProviderKind,
     ProviderResponse,
     StreamEvent,
+    TextDelta,
     Usage,
 )
 from routeproof.errors import ConfigError
@@ -54,10 +56,18 @@ class SlowProvider:
             finish_reason=FinishReason.STOP,
         )  # fmt: skip
 
-    def stream(
+    async def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
     ) -> AsyncIterator[StreamEvent]:
-        raise NotImplementedError("not streamed in these tests")
+        self.calls += 1
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            yield TextDelta(text="4")
+            await asyncio.sleep(self.seconds)
+            yield MessageStop(stop_reason=FinishReason.STOP, usage=Usage(prompt_tokens=1, completion_tokens=1))
+        finally:
+            self.in_flight -= 1
 
     async def aclose(self) -> None:
         return None
@@ -172,3 +182,19 @@ async def test_slots_held_while_queueing_for_the_next_limit_are_given_back() -> 
     assert isinstance(await first, ProviderResponse)
     assert router._admission.in_flight(OPENAI) == 0
     assert router._admission.in_flight() == 0
+
+
+async def test_streams_hold_their_slot_until_the_stream_ends() -> None:
+    """Three concurrent streams with a limit of 1 run one after another and all end with MessageStop."""
+    provider = SlowProvider(1.0)
+    router = Router([provider], max_in_flight_per_provider=1)
+    tenant = policy(OPENAI)
+    end = deadline(30)
+
+    async def one() -> list[StreamEvent]:
+        return [e async for e in router.call_provider_streaming(request(), resolved_for(tenant), end, tenant)]
+
+    results = await asyncio.gather(one(), one(), one())
+    assert all(isinstance(events[-1], MessageStop) for events in results)
+    assert provider.peak == 1
+    assert router._admission.in_flight(OPENAI) == 0
