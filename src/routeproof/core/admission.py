@@ -23,7 +23,7 @@ import icontract
 from routeproof.core.kernel import Action, CallProvider, Fail, KernelState, _issue, well_formed
 from routeproof.core.types import ChainEntry
 
-__all__ = ["readmit", "waited"]
+__all__ = ["pending_as_issued", "readmit", "waited"]
 
 
 def waited(action: CallProvider, admitted_at_ms: int) -> bool:
@@ -52,7 +52,25 @@ def _same_attempt(state: KernelState, result: tuple[KernelState, Action]) -> boo
     )
 
 
-@icontract.require(lambda state: isinstance(state.pending, CallProvider) and not state.done)
+def pending_as_issued(state: KernelState) -> bool:
+    """The state the kernel leaves after issuing its pending attempt (the one :func:`readmit` undoes):
+    a well-formed, unfinished call whose pending attempt is at its chain position, counted last."""
+    pending = state.pending
+    if not isinstance(pending, CallProvider) or state.done or not well_formed(state):
+        return False
+    chain = state.plan.chain
+    return (
+        0 <= pending.position < len(chain)
+        and chain[pending.position] == pending.entry
+        and pending.attempt_num >= 1
+        and state.attempts_on(pending.entry) == pending.attempt_num
+        and len(state.used) >= 1
+        and state.used[-1][0] == (pending.entry.provider.value, pending.entry.model)
+        and state.calls_issued >= 1
+    )
+
+
+@icontract.require(pending_as_issued)
 @icontract.require(
     lambda state, admitted_at_ms: (
         isinstance(state.pending, CallProvider) and admitted_at_ms >= state.pending.issued_at_ms
