@@ -48,6 +48,8 @@ from typing import Protocol
 import httpx
 
 from routeproof.core.types import FailureKind, MessageStop, StreamError, StreamEvent
+
+# The status and exception mappings are _http's; importing its private helpers keeps them in one place.
 from routeproof.providers._http import (
     MAX_MESSAGE_CHARS,
     _status_failure,
@@ -56,9 +58,7 @@ from routeproof.providers._http import (
     redact,
     transport_failure,
 )
-
-# The status and exception mappings are _http's; importing its private helpers keeps them in one place.
-from routeproof.transport import drain_for_reuse
+from routeproof.transport import drain_for_reuse  # finished streams give their connection back
 
 __all__ = ["EVENT_STREAM", "INTERRUPTED", "SSE", "EventDecoder", "interrupted", "stream_events"]
 
