@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stream-calls", type=int, default=100)
     parser.add_argument("--lateness-calls", type=int, default=1000, help="0 skips the deadline-lateness runs")
     parser.add_argument("--bursts", default="1000,10000", help="routeproof calls started at once (admission)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per arm run before it counts as failed")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per arm run before it counts as failed")
     parser.add_argument(
         "--out", type=Path, default=Path(os.environ.get("ROUTEPROOF_REPORT_DIR", "reports")) / "bench.json"
     )
