@@ -13,6 +13,7 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from routeproof import clock
 from routeproof.core import kernel
 from routeproof.core.classify import is_billable
 from routeproof.core.kernel import (
@@ -146,7 +147,7 @@ class Call:
         try:
             try:
                 with attempt_span(entry.provider, entry.model, action.attempt_num, parent=self.trace_context):
-                    async with asyncio.timeout_at(timeout_at):
+                    async with clock.timeout_at(timeout_at):  # clock.py: the final wake-up is short
                         response = await provider.complete(self.req, entry.model, timeout_at=timeout_at)
             except ProviderCallFailed as exc:
                 failure = exc.failure

@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_KEY_ENV",
     "DEFAULT_PROVIDER_ENV",
     "SESSION_BUDGET_ENV",
+    "AdmissionConfig",
     "BackoffConfig",
     "BackoffPolicy",
     "BudgetConfig",
@@ -82,7 +83,7 @@ _AWS_KEY_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
 _TIERS: Mapping[str, PrivacyTier] = MappingProxyType({tier.name.lower(): tier for tier in PrivacyTier})
 
 _TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger"})
-_DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "budget"})
+_DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "budget", "admission"})
 _PROVIDER_KEYS = frozenset(
     {"kind", "base_url", "model", "priority", "privacy_tier", "daily_budget_usd", "api_key_env", "timeout_ms", "region"}
 ) | {"profile"}  # profile: Bedrock's AWS config profile
@@ -161,6 +162,18 @@ class BudgetConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AdmissionConfig:
+    """``[driver.admission]`` (issue 13): in-flight limits (0: none) and the HTTP transport.
+
+    The factory's providers share one client, so the router-wide limit defaults to its pool size.
+    """
+
+    max_in_flight: int = 100
+    max_in_flight_per_provider: int = 100
+    transport: str | None = None  # "aiohttp" | "httpx"; None: ROUTEPROOF_TRANSPORT, else httpx (transport.py)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RoutingConfig:
     """The whole file: providers in priority order, failover, backoff, the pricing file's path."""
 
@@ -170,6 +183,7 @@ class RoutingConfig:
     pricing_path: Path | None = None
     private_hosts: frozenset[str] = frozenset()
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    admission: AdmissionConfig = field(default_factory=AdmissionConfig)
 
     def provider(self, name: str) -> ProviderConfig:
         """The provider configured as ``name``."""
@@ -413,6 +427,19 @@ def _failover(raw: object) -> FailoverConfig:
     )
 
 
+def _admission(raw: object) -> AdmissionConfig:
+    where = "driver.admission"
+    table = _table(raw, where, frozenset({"max_in_flight", "max_in_flight_per_provider", "transport"}))
+    transport = _str(table, "transport", where)
+    if transport is not None and transport not in ("aiohttp", "httpx"):
+        raise _fail(f"{where}.transport", transport, "must be 'aiohttp' or 'httpx'")
+    return AdmissionConfig(
+        max_in_flight=_int(table, "max_in_flight", where, 100, minimum=0),
+        max_in_flight_per_provider=_int(table, "max_in_flight_per_provider", where, 100, minimum=0),
+        transport=transport,
+    )
+
+
 def _backoff(raw: object) -> BackoffConfig:
     where = "driver.backoff"
     table = _table(raw, where, _BACKOFF_KEYS)
@@ -511,6 +538,7 @@ def parse_config(data: Mapping[str, object], *, environ: Mapping[str, str], base
         pricing_path=pricing_path,
         private_hosts=private_hosts,
         budget=_budget_config(driver.get("budget", {}), environ),
+        admission=_admission(driver.get("admission", {})),
     )
 
 

@@ -19,6 +19,7 @@ from routeproof.core.types import FallbackProvider, PrivacyTier, ProviderKind, T
 from routeproof.errors import ConfigError
 from routeproof.ledger_store import LedgerConfig, load_ledger_config, open_store
 from routeproof.router import Router
+from routeproof.transport import make_client
 
 __all__ = ["load_router", "router_from_config", "tenant_policy"]
 
@@ -28,6 +29,7 @@ def router_from_config(
 ) -> Router:
     """A Router over the configured providers, sharing one pooled client that the Router closes;
     its budget ledger lives where ``ledger`` (the ``[ledger]`` table) says, in memory by default."""
+    admission = config.admission
     pricing = None
     if config.pricing_path is not None:
         try:
@@ -37,7 +39,7 @@ def router_from_config(
     budget = _budget_limits(config)
     if budget is not None:
         _check_priced(config, pricing)
-    pooled = client or httpx.AsyncClient()
+    pooled = client or make_client(admission.transport)  # transport.py: the measured default
     providers = build_providers(config, pooled)
     backoff = BackoffPolicy(
         full_jitter=config.backoff.policy is ConfiguredBackoff.FULL_JITTER,
@@ -64,6 +66,8 @@ def router_from_config(
         max_attempts_per_provider=config.backoff.max_attempts_per_provider,
         declared_tiers={p.kind: p.privacy_tier for p in config.providers},
         latency=LatencyConfig(sla_ms=config.failover.latency_sla_ms),
+        max_in_flight=admission.max_in_flight or None,  # 0: no limit
+        max_in_flight_per_provider=admission.max_in_flight_per_provider or None,
     )
 
 

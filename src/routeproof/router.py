@@ -17,6 +17,7 @@ from dataclasses import replace
 
 import httpx
 
+from routeproof.admission import DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER, Admission
 from routeproof.call import Call, deadline_ms, loop_ms
 from routeproof.core import kernel
 from routeproof.core.classify import HealthEffect, health_effect
@@ -100,6 +101,8 @@ class Router:
         max_attempts_per_provider: int = MAX_ATTEMPTS_PER_PROVIDER,
         declared_tiers: Mapping[ProviderKind, PrivacyTier] | None = None,
         latency: LatencyConfig | None = None,
+        max_in_flight: int | None = None,
+        max_in_flight_per_provider: int | None = DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER,
     ) -> None:
         if isinstance(attempt_timeout_s, bool) or not isinstance(attempt_timeout_s, int | float):
             raise ConfigError(f"attempt_timeout_s must be a number of seconds, got {attempt_timeout_s!r}")
@@ -167,6 +170,7 @@ class Router:
         self._rng = rng or random.Random()
         self._wall_clock = wall_clock
         self._client = client
+        self._admission = Admission(max_in_flight=max_in_flight, max_in_flight_per_provider=max_in_flight_per_provider)
 
     # --- read-only views ---------------------------------------------------------------------
 
@@ -288,7 +292,12 @@ class Router:
         started_ms = state.plan.started_at_ms
         while True:
             if isinstance(action, CallProvider):
-                event = await call.attempt(action)
+                # admission (admission.py): queue for a local slot; time queued is not the provider's
+                state, action, slot = await self._admission.admit(state, action)
+                if slot is None or not isinstance(action, CallProvider):
+                    continue  # the call ended while it queued: the kernel's Fail is handled above
+                with slot:
+                    event = await call.attempt(action)
             elif isinstance(action, Sleep):
                 await asyncio.sleep(action.duration_ms / 1000)
                 event = SleepDone(now_ms=loop_ms(loop.time()))

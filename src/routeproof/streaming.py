@@ -25,6 +25,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
+from routeproof import clock
 from routeproof.call import Call, deadline_ms, loop_ms
 from routeproof.core import kernel
 from routeproof.core.kernel import (
@@ -145,27 +146,32 @@ class ProviderStream:
         while True:
             event: Event
             if isinstance(action, CallProvider):
-                opened = await self._open(call, action)
-                if not isinstance(opened, tuple):
-                    event = opened
-                else:
-                    first, stream, reservation, first_token_ms = opened
-                    event = AttemptSucceeded(now_ms=call.now_ms(), first_token_ms=first_token_ms)
-                    before = len(state.records)
-                    state, action = kernel.step(state, event)
-                    router._observe(state.records[before:], call.now_ms(), success_settled_later=True)
-                    assert isinstance(action, Succeed)  # the kernel always accepts a first token
-                    self.attempts = action.records
-                    self.provider, self.model = action.entry.provider, action.entry.model
-                    self.first_token_ms = first_token_ms
-                    self.budget_turn_warning = call.turn_warning
-                    relay = self._relay(
-                        call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back
-                    )
-                    async with aclosing(relay) as relayed:
-                        async for out in relayed:
-                            yield out
-                    return
+                # admission (admission.py): queue for a local slot; time queued is not the provider's
+                state, action, slot = await router._admission.admit(state, action)
+                if slot is None or not isinstance(action, CallProvider):
+                    continue  # the call ended while it queued: the kernel's Fail is handled below
+                with slot:  # held until the attempt fails or the committed stream ends
+                    opened = await self._open(call, action)
+                    if not isinstance(opened, tuple):
+                        event = opened
+                    else:
+                        first, stream, reservation, first_token_ms = opened
+                        event = AttemptSucceeded(now_ms=call.now_ms(), first_token_ms=first_token_ms)
+                        before = len(state.records)
+                        state, action = kernel.step(state, event)
+                        router._observe(state.records[before:], call.now_ms(), success_settled_later=True)
+                        assert isinstance(action, Succeed)  # the kernel always accepts a first token
+                        self.attempts = action.records
+                        self.provider, self.model = action.entry.provider, action.entry.model
+                        self.first_token_ms = first_token_ms
+                        self.budget_turn_warning = call.turn_warning
+                        relay = self._relay(
+                            call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back
+                        )
+                        async with aclosing(relay) as relayed:
+                            async for out in relayed:
+                                yield out
+                        return
             elif isinstance(action, Sleep):
                 await asyncio.sleep(action.duration_ms / 1000)
                 event = SleepDone(now_ms=call.now_ms())
@@ -198,7 +204,7 @@ class ProviderStream:
         settled = False
         try:
             try:
-                async with asyncio.timeout_at(timeout_at):
+                async with clock.timeout_at(timeout_at):  # clock.py: the final wake-up is short
                     with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
                         first = await anext(aiter(stream))  # the request (and its traceparent) goes out here
             except ProviderCallFailed as exc:

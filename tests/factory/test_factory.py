@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import httpx
 import pytest
 
 from routeproof.config import load_config
@@ -80,3 +81,28 @@ async def test_sovereign_policy_from_config(tmp_path: Path) -> None:
     tenant = tenant_policy(load_config(path, environ=ENV), privacy_tier=PrivacyTier.SOVEREIGN)
     assert tenant.privacy_tier is PrivacyTier.SOVEREIGN
     assert [f.kind for f in tenant.fallback_chain] == [ProviderKind.ANTHROPIC]
+
+
+async def test_admission_limits_and_transport_come_from_config(tmp_path: Path) -> None:
+    """[driver.admission] sets the router-wide and per-provider limits (0: none) and the transport."""
+    path = write(tmp_path, AGENT + "[driver.admission]\nmax_in_flight = 0\nmax_in_flight_per_provider = 7\n"
+                 'transport = "httpx"\n')  # fmt: skip
+    router = load_router(path, environ=ENV)
+    assert router._admission.max_in_flight is None
+    assert router._admission.max_in_flight_per_provider == 7
+    assert isinstance(router._client, httpx.AsyncClient)
+    assert type(router._client._transport).__name__ == "AsyncHTTPTransport"
+    await router.aclose()
+    default = load_config(write(tmp_path, AGENT), environ=ENV).admission
+    assert (default.max_in_flight, default.max_in_flight_per_provider) == (100, 100)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [("max_in_flight = -1", "must be >= 0"), ('transport = "curl"', "must be 'aiohttp' or 'httpx'"),
+     ("limit = 3", "unknown key")],
+)  # fmt: skip
+async def test_bad_admission_config_is_refused(tmp_path: Path, line: str, message: str) -> None:
+    """A negative limit, an unknown transport or an unknown key in [driver.admission] is a ConfigError."""
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, AGENT + f"[driver.admission]\n{line}\n"), environ=ENV)

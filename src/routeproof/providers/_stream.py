@@ -58,6 +58,7 @@ from routeproof.providers._http import (
     redact,
     transport_failure,
 )
+from routeproof.transport import drain_for_reuse  # finished streams give their connection back
 
 __all__ = ["EVENT_STREAM", "INTERRUPTED", "SSE", "EventDecoder", "interrupted", "stream_events"]
 
@@ -184,6 +185,8 @@ async def stream_events(
             )
         # --- committed: from here on nothing is raised, the stream ends in one terminal event ---
         for event in first:
+            if _is_terminal(event):
+                await drain_for_reuse(chunks)  # transport.py: give the connection back to the pool
             yield _committed(event, secret_values)
             if _is_terminal(event):
                 return
@@ -198,6 +201,8 @@ async def stream_events(
                 return
             events = decoder.finish() if chunk is None else decoder.feed(chunk)
             for event in events:
+                if _is_terminal(event) and chunk is not None:
+                    await drain_for_reuse(chunks)  # transport.py: give the connection back to the pool
                 yield _committed(event, secret_values)
                 if _is_terminal(event):
                     return

@@ -12,6 +12,7 @@ from routeproof.core.translate import request_to_anthropic
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import stream_events
+from routeproof.transport import Transport, make_client
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_BASE_URL", "AnthropicProvider"]
 
@@ -39,7 +40,7 @@ class AnthropicProvider:
         self.base_url: str | None = base_url.rstrip("/")
         self._api_key = api_key
         self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient()
+        self._client = client if client is not None else make_client(Transport.HTTPX)  # tuned pool (transport.py)
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r})"

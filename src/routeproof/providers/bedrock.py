@@ -48,6 +48,7 @@ from routeproof.errors import ProviderCallFailed
 from routeproof.providers._http import JSON_HEADERS, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import EVENT_STREAM, stream_events
 from routeproof.providers.bedrock_stream import ConverseStreamDecoder
+from routeproof.transport import Transport, make_client
 
 __all__ = [
     "SIGNING_LOG_FILTER",
@@ -157,7 +158,7 @@ class BedrockProvider:
         self._region = region
         self._credentials: AwsCredentials = credentials
         self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient()
+        self._client = client if client is not None else make_client(Transport.HTTPX)  # tuned pool (transport.py)
 
     def __repr__(self) -> str:
         return f"BedrockProvider(name={self.name!r}, region={self._region!r}, base_url={self.base_url!r})"

@@ -19,6 +19,7 @@ from routeproof.core.translate import request_to_openai
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import stream_events
+from routeproof.transport import Transport, make_client
 
 __all__ = ["DEFAULT_BASE_URLS", "OPENAI_COMPATIBLE_KINDS", "OpenAIProvider"]
 
@@ -60,7 +61,7 @@ class OpenAIProvider:
         self.base_url: str | None = url.rstrip("/")
         self._api_key = api_key or None
         self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient()
+        self._client = client if client is not None else make_client(Transport.HTTPX)  # tuned pool (transport.py)
 
     def __repr__(self) -> str:
         return f"OpenAIProvider(kind={self.kind.value!r}, name={self.name!r}, base_url={self.base_url!r})"

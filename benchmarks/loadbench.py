@@ -1,0 +1,280 @@
+"""``python -m benchmarks.loadbench``: routeproof side by side with the direct clients, over real sockets.
+
+The mock provider runs in its own process (``benchmarks._mockproc``) and every arm at every level
+in its own process too (``benchmarks._arms``), so CPU per call and peak RSS are the arm's own. Arms:
+routeproof with contracts on, routeproof under ``python -O`` (icontract's checks off), direct httpx,
+direct aiohttp, and the LiteLLM Router when it is installed. Rounds are rotated (round r starts
+with arm r) and each cell is the median over rounds: the machine is shared, so the ratios to the
+direct clients are the result, not the absolute times. Nothing is asserted.
+
+Prints one table per run and writes ``reports/bench.json`` (shape: :data:`SCHEMA`, documented in
+``routeproof.report.bench``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from routeproof.core.sse import StreamDecoder, WireProtocol
+
+SCHEMA = "routeproof-bench/1"
+LEVELS = (1, 10, 100, 1000)
+ROUTEPROOF_ARMS = ("routeproof", "routeproof -O")
+
+
+def _arms() -> list[str]:
+    arms = ["routeproof", "routeproof -O", "httpx", "aiohttp"]
+    if importlib.util.find_spec("routeproof.transport") is not None and importlib.util.find_spec("httpx_aiohttp"):
+        arms.insert(3, "httpx+aiohttp")  # the transport routeproof picks, with no router on top
+    if importlib.util.find_spec("litellm") is not None:
+        arms.append("litellm")
+    return arms
+
+
+def _run(arm: str, mode: str, in_flight: int, calls: int, base_url: str, *, timeout_s: float) -> dict[str, Any]:
+    name, _, flag = arm.partition(" ")
+    cmd = [sys.executable, *([flag] if flag else []), "-m", "benchmarks._arms", name, mode, str(in_flight)]
+    cmd += [str(calls), base_url]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return {"arm": arm, "in_flight": in_flight, "calls": calls, "failures": calls, "errors": {"timed_out": 1}}
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
+        return {"arm": arm, "in_flight": in_flight, "calls": calls, "failures": calls, "errors": {tail[0]: 1}}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["arm"] = arm
+    return result
+
+
+def _median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out = dict(rows[0])
+    out.pop("errors", None)
+    for key, value in rows[0].items():
+        if isinstance(value, float) or key == "peak_rss_mb":
+            values = [r[key] for r in rows if isinstance(r.get(key), int | float)]
+            out[key] = statistics.median(values) if values else None
+    out["failures"] = sum(int(r.get("failures", 0)) for r in rows)
+    out["calls"] = sum(int(r.get("calls", 0)) for r in rows)
+    errors: dict[str, int] = {}
+    for r in rows:
+        for k, v in r.get("errors", {}).items():
+            errors[k] = errors.get(k, 0) + v
+    out["errors"] = errors
+    out["rounds"] = len(rows)
+    return out
+
+
+def _sse(sizes_mb: tuple[int, ...]) -> list[dict[str, Any]]:
+    """Decode one OpenAI SSE event whose data line is N MB, fed in 64 KiB chunks."""
+    out = []
+    for size_mb in sizes_mb:
+        text = "x" * (size_mb * 1024 * 1024)
+        chunk = {"id": "c", "model": "gpt-4o", "choices": [{"index": 0, "delta": {"content": text}}]}
+        data = b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n"
+        decoder = StreamDecoder(WireProtocol.OPENAI)
+        t0 = time.perf_counter()
+        for i in range(0, len(data), 65536):
+            decoder.feed(data[i : i + 65536])
+        decoder.finish()
+        seconds = time.perf_counter() - t0
+        out.append({"line_mb": size_mb, "seconds": seconds, "mb_per_s": size_mb / seconds})
+    return out
+
+
+def _lateness(calls: int) -> list[dict[str, Any]]:
+    """DeadlineExceeded lateness (ms) for CALLS concurrent calls and for single calls, per arm."""
+    out = []
+    for label, flags in (("routeproof", []), ("routeproof -O", ["-O"])):
+        for n in (1, calls):
+            code = (
+                "import asyncio,json,sys; from tools.deadline_lateness import router_lateness, single_lateness;"
+                f"s = asyncio.run(router_lateness({n})) if {n} > 1 else single_lateness(20);"
+                "print(json.dumps(s))"
+            )
+            done = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True, check=False)
+            samples = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else []
+            out.append(_lateness_row(label, n, samples))
+    code = (
+        "import asyncio,json; from tools.deadline_lateness import httpx_lateness;"
+        f"print(json.dumps(asyncio.run(httpx_lateness({calls}))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    samples = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else []
+    out.append(_lateness_row("httpx + asyncio.timeout_at", calls, samples))
+    return out
+
+
+def _lateness_row(arm: str, calls: int, samples_s: list[float]) -> dict[str, Any]:
+    ordered = sorted(s * 1e3 for s in samples_s)
+    if not ordered:
+        return {"arm": arm, "calls": calls, "samples_ms": []}
+    return {
+        "arm": arm,
+        "calls": calls,
+        "p50_ms": statistics.median(ordered),
+        "p99_ms": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))],
+        "max_ms": ordered[-1],
+        "samples_ms": [round(v, 3) for v in ordered],
+    }
+
+
+def _fmt(value: object, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.2f}{unit}" if value < 100 else f"{value:,.0f}{unit}"
+    return f"{value}{unit}"
+
+
+def _table(doc: dict[str, Any]) -> str:
+    lines = [
+        f"routeproof bench {doc['meta']['started_at']} · {doc['meta']['rounds']} rotated rounds, median per cell · "
+        f"{doc['meta']['cpus']} CPUs (shared: read the ratios, not the times)",
+        "",
+        f"{'arm':<15}{'in flight':>10}{'p50 ms':>10}{'p99 ms':>10}{'calls/s':>10}{'CPU ms/call':>12}"
+        f"{'RSS MB':>8}{'fail':>7}{'p50 ×httpx':>11}{'calls/s ×httpx':>15}{'×aiohttp':>10}",
+    ]
+    by = {(r["arm"], r["in_flight"]): r for r in doc["rows"]}
+    for level in doc["meta"]["levels"]:
+        for arm in doc["arms"]:
+            r = by.get((arm, level))
+            if r is None:
+                continue
+            base, aio = by.get(("httpx", level), {}), by.get(("aiohttp", level), {})
+
+            def ratio(a: object, b: object) -> str:
+                ok = isinstance(a, int | float) and isinstance(b, int | float) and b
+                return f"{a / b:.2f}" if ok else "-"  # type: ignore[operator]
+
+            lines.append(
+                f"{arm:<15}{level:>10}{_fmt(r.get('p50_ms')):>10}{_fmt(r.get('p99_ms')):>10}"
+                f"{_fmt(r.get('calls_per_s')):>10}{_fmt(r.get('cpu_ms_per_call')):>12}{_fmt(r.get('peak_rss_mb')):>8}"
+                f"{r.get('failures', 0):>7}{ratio(r.get('p50_ms'), base.get('p50_ms')):>11}"
+                f"{ratio(r.get('calls_per_s'), base.get('calls_per_s')):>15}"
+                f"{ratio(r.get('calls_per_s'), aio.get('calls_per_s')):>10}"
+            )
+        lines.append("")
+    lines.append(f"{'streaming (1 in flight)':<26}{'TTFT p50':>10}{'TTFT p99':>10}{'TTLT p50':>10}{'TTLT p99':>10}")
+    for s in doc["streaming"]:
+        lines.append(
+            f"{s['arm']:<26}{_fmt(s.get('ttft_p50_ms')):>10}{_fmt(s.get('ttft_p99_ms')):>10}"
+            f"{_fmt(s.get('ttlt_p50_ms')):>10}{_fmt(s.get('ttlt_p99_ms')):>10}"
+        )
+    lines.append("")
+    for b in doc["bursts"]:
+        lines.append(
+            f"routeproof, {b['calls']:,} calls at once: {b.get('failures', '?')} failures {b.get('errors', {})}, "
+            f"{_fmt(b.get('calls_per_s'))} calls/s, "
+            f"{_fmt(b.get('rss_kb_per_call_in_flight'))} kB RSS per call in flight"
+        )
+    lines.append("")
+    lines.append("SSE decoding, one data line: " + ", ".join(f"{s['line_mb']} MB {s['seconds'] * 1e3:.0f} ms"
+                                                          for s in doc["sse"]))  # fmt: skip
+    lines.append("")
+    lines.append(f"{'deadline lateness':<28}{'calls':>7}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    for lat in doc["lateness"]:
+        lines.append(
+            f"{lat['arm']:<28}{lat['calls']:>7}{_fmt(lat.get('p50_ms')):>9}{_fmt(lat.get('p99_ms')):>9}"
+            f"{_fmt(lat.get('max_ms')):>9}"
+        )
+    return "\n".join(lines)
+
+
+def run(
+    rounds: int,
+    levels: tuple[int, ...],
+    *,
+    stream_calls: int,
+    lateness_calls: int,
+    timeout_s: float,
+    burst_calls: tuple[int, ...] = (1_000, 10_000),
+) -> dict[str, Any]:
+    """Start the mock, run every arm at every level for ``rounds`` rotated rounds, and return bench.json."""
+    arms = _arms()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    mock = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks._mockproc"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert mock.stdout is not None
+        base_url = mock.stdout.readline().strip()
+        raw: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        streams: dict[str, list[dict[str, Any]]] = {}
+        for r in range(rounds):
+            order = arms[r % len(arms) :] + arms[: r % len(arms)]
+            for level in levels:
+                for arm in order:
+                    calls = max(200, level)
+                    raw.setdefault((arm, level), []).append(
+                        _run(arm, "calls", level, calls, base_url, timeout_s=timeout_s)
+                    )
+            for arm in order:
+                streams.setdefault(arm, []).append(_run(arm, "stream", 1, stream_calls, base_url, timeout_s=timeout_s))
+        bursts = [_run("routeproof", "burst", 0, n, base_url, timeout_s=4 * timeout_s) for n in burst_calls]
+    finally:
+        assert mock.stdin is not None
+        mock.stdin.close()
+        mock.wait(timeout=30)
+    return {
+        "schema": SCHEMA,
+        "meta": {
+            "started_at": started,
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "rounds": rounds,
+            "levels": list(levels),
+            "calls_per_level": {str(level): max(200, level) for level in levels},
+            "note": "shared machine: cells are medians over rotated rounds; compare ratios, not times",
+        },
+        "arms": arms,
+        "rows": [_median_row(rows) for rows in raw.values()],
+        "streaming": [_median_row(rows) for rows in streams.values()],
+        "bursts": bursts,
+        "sse": _sse((2, 4, 8)),
+        "lateness": _lateness(lateness_calls) if lateness_calls else [],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run, print the table, write the JSON."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.loadbench", description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--levels", default=",".join(map(str, LEVELS)), help="in-flight levels, comma-separated")
+    parser.add_argument("--stream-calls", type=int, default=100)
+    parser.add_argument("--lateness-calls", type=int, default=1000, help="0 skips the deadline-lateness runs")
+    parser.add_argument("--bursts", default="1000,10000", help="routeproof calls started at once (admission)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per arm run before it counts as failed")
+    parser.add_argument(
+        "--out", type=Path, default=Path(os.environ.get("ROUTEPROOF_REPORT_DIR", "reports")) / "bench.json"
+    )
+    args = parser.parse_args(argv)
+    levels = tuple(int(x) for x in args.levels.split(","))
+    bursts = tuple(int(x) for x in args.bursts.split(",") if x)
+    doc = run(
+        args.rounds,
+        levels,
+        stream_calls=args.stream_calls,
+        lateness_calls=args.lateness_calls,
+        timeout_s=args.timeout,
+        burst_calls=bursts,
+    )
+    print(_table(doc))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""Admission control: bounded in-flight attempts, queued within the caller's deadline.
+
+A router-wide limit and a per-provider limit (``max_in_flight``, ``max_in_flight_per_provider``)
+bound how many attempts are in flight at once; an attempt beyond them waits here, in FIFO order,
+before it starts. The per-provider default (100) equals the connection-pool size of httpx's and
+aiohttp's default clients, so an admitted attempt never waits for a connection inside the pool,
+where the wait would count against the provider's timeout. The time queued here is local, not the
+provider's: the attempt is re-issued when its slot is granted (:func:`routeproof.core.admission.readmit`),
+so queueing writes no attempt record and has no health effect. If the caller's deadline (or the
+30 s budget) passes while an attempt queues, the call ends with :class:`AdmissionTimeout`.
+
+The shell performs; the rule is in core.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from types import TracebackType
+
+from routeproof import clock
+from routeproof.call import loop_ms
+from routeproof.core.admission import readmit, waited
+from routeproof.core.kernel import Action, CallProvider, KernelState
+from routeproof.core.types import ProviderKind
+from routeproof.errors import ConfigError, DeadlineExceeded
+
+__all__ = ["DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER", "Admission", "AdmissionTimeout", "Limiter", "Slot"]
+
+DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER = 100
+"""httpx's and aiohttp's default connection-pool size: admission, not the pool, does the queueing."""
+
+
+class AdmissionTimeout(DeadlineExceeded):
+    """The caller's deadline (or the 30 s budget) passed while an attempt waited for a local slot."""
+
+
+class Limiter:
+    """A FIFO counting limiter whose waiters expire at their call's end.
+
+    Unlike ``asyncio.Semaphore`` + ``asyncio.timeout_at`` per waiter, expiry costs O(1) per waiter:
+    waiters sharing an end instant share one timer, which fails their futures directly (no task
+    cancellation), and expired waiters are skipped lazily instead of removed from the middle of the
+    queue. With thousands of calls queued on one deadline this is what keeps the error on time.
+    """
+
+    __slots__ = ("_ends", "_free", "_waiters", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._free = limit
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._ends: dict[float, list[asyncio.Future[None]]] = {}
+
+    @property
+    def in_use(self) -> int:
+        """Slots held now."""
+        return self.limit - self._free
+
+    def try_acquire(self) -> bool:
+        """Take a slot if one is free and nobody queues before us."""
+        if self._free > 0 and not self._waiters:
+            self._free -= 1
+            return True
+        return False
+
+    async def acquire(self, end_s: float) -> None:
+        """Queue for a slot until loop time ``end_s``; ``TimeoutError`` if none is granted by then."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(future)
+        group = self._ends.get(end_s)
+        if group is None:
+            group = self._ends[end_s] = []
+            loop.call_at(end_s, self._expire, end_s)
+            clock.waypoint(loop, end_s)  # the expiry's final wake-up is short (clock.py)
+        group.append(future)
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled() and future.exception() is None:
+                self.release()  # granted as the caller was cancelled: pass it on
+            raise
+
+    def _expire(self, end_s: float) -> None:
+        for future in self._ends.pop(end_s, ()):
+            if not future.done():
+                future.set_exception(TimeoutError())
+
+    def release(self) -> None:
+        """Hand the slot to the first live waiter, or free it."""
+        while self._waiters:
+            future = self._waiters.popleft()
+            if not future.done():
+                future.set_result(None)
+                return
+        self._free += 1
+
+
+class Slot:
+    """The in-flight slots one attempt holds; released exactly once (``with slot:`` or ``release``)."""
+
+    __slots__ = ("_held",)
+
+    def __init__(self, held: tuple[Limiter, ...]) -> None:
+        self._held = held
+
+    def release(self) -> None:
+        """Give the slots back (idempotent)."""
+        held, self._held = self._held, ()
+        for limiter in held:
+            limiter.release()
+
+    def __enter__(self) -> Slot:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
+
+
+def _limit(name: str, value: int | None) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ConfigError(f"{name} must be a positive integer or None (no limit), got {value!r}")
+    return value
+
+
+class Admission:
+    """The router's in-flight limits. ``None`` means no limit at that level."""
+
+    def __init__(
+        self,
+        *,
+        max_in_flight: int | None = None,
+        max_in_flight_per_provider: int | None = DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER,
+    ) -> None:
+        self.max_in_flight = _limit("max_in_flight", max_in_flight)
+        self.max_in_flight_per_provider = _limit("max_in_flight_per_provider", max_in_flight_per_provider)
+        self._router = Limiter(max_in_flight) if max_in_flight is not None else None
+        self._providers: dict[ProviderKind, Limiter] = {}
+
+    def _limiters(self, kind: ProviderKind) -> tuple[Limiter, ...]:
+        out: list[Limiter] = []
+        if self.max_in_flight_per_provider is not None:
+            limiter = self._providers.get(kind)
+            if limiter is None:
+                limiter = self._providers[kind] = Limiter(self.max_in_flight_per_provider)
+            out.append(limiter)
+        if self._router is not None:
+            out.append(self._router)  # always after the provider's: one order, no deadlock
+        return tuple(out)
+
+    def in_flight(self, kind: ProviderKind | None = None) -> int:
+        """Attempts holding a slot now, on ``kind`` or in all; for tests and metrics."""
+        if kind is not None:
+            limiter = self._providers.get(kind)
+            return 0 if limiter is None else limiter.in_use
+        if self._router is not None:
+            return self._router.in_use
+        return sum(limiter.in_use for limiter in self._providers.values())
+
+    async def admit(self, state: KernelState, action: CallProvider) -> tuple[KernelState, Action, Slot | None]:
+        """Wait for ``action``'s slots within the call's end; the (possibly re-issued) action and
+        its slot, or the kernel's end of the call (no slot) when the wait used up the time left."""
+        limiters = self._limiters(action.entry.provider)
+        held: list[Limiter] = []
+        loop = asyncio.get_running_loop()
+        try:
+            for limiter in limiters:
+                if not limiter.try_acquire():
+                    await limiter.acquire(state.plan.effective_end_ms / 1000)
+                held.append(limiter)
+        except TimeoutError as exc:
+            Slot(tuple(held)).release()
+            queued_ms = loop_ms(loop.time()) - action.issued_at_ms
+            raise AdmissionTimeout(
+                f"caller deadline exceeded after {queued_ms} ms queued for a local in-flight slot "
+                f"({action.entry.provider.value}: limit {self.max_in_flight_per_provider}, "
+                f"router: limit {self.max_in_flight}); no request was sent for this attempt",
+                attempts=state.records,
+            ) from exc
+        except BaseException:
+            Slot(tuple(held)).release()
+            raise
+        slot = Slot(tuple(held))
+        now_ms = loop_ms(loop.time())
+        if not waited(action, now_ms):
+            return state, action, slot
+        state, again = readmit(state, now_ms)
+        if not isinstance(again, CallProvider):
+            slot.release()
+            return state, again, None
+        return state, again, slot

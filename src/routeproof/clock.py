@@ -1,0 +1,56 @@
+"""Deadlines on time: long waits are split so the final wake-up is short.
+
+On Linux an ``epoll_wait`` of T may return up to ~0.1 % of T late (the kernel's timer slack for a
+normal task, capped at 100 ms): a 30 s attempt timer fires up to ~30 ms late before any work is
+done. :func:`timeout_at` is ``asyncio.timeout_at`` plus a no-op waypoint :data:`LAST_LEG_S` before
+the deadline: the loop wakes there (a little late, harmlessly), and the last wait is short, so its
+slack is at most ~0.1 % of :data:`LAST_LEG_S`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+
+__all__ = ["LAST_LEG_S", "PreciseTimeout", "timeout_at", "waypoint"]
+
+LAST_LEG_S = 0.2
+"""The final wait before a deadline: its timer slack is at most ~0.2 ms."""
+
+
+def _wake() -> None:
+    """Nothing: the loop only has to wake so that its next wait is short."""
+
+
+def waypoint(loop: asyncio.AbstractEventLoop, when: float) -> asyncio.TimerHandle | None:
+    """Schedule the waypoint for a wait ending at ``when`` (None if the wait is short already)."""
+    if when - loop.time() <= 2 * LAST_LEG_S:
+        return None
+    return loop.call_at(when - LAST_LEG_S, _wake)
+
+
+class PreciseTimeout:
+    """``async with timeout_at(when):`` -- ``asyncio.timeout_at`` whose final wake-up is short."""
+
+    __slots__ = ("_handle", "_timeout", "_when")
+
+    def __init__(self, when: float) -> None:
+        self._when = when
+        self._timeout = asyncio.timeout_at(when)
+        self._handle: asyncio.TimerHandle | None = None
+
+    async def __aenter__(self) -> asyncio.Timeout:
+        self._handle = waypoint(asyncio.get_running_loop(), self._when)
+        return await self._timeout.__aenter__()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        await self._timeout.__aexit__(exc_type, exc, tb)
+
+
+def timeout_at(when: float) -> PreciseTimeout:
+    """Like ``asyncio.timeout_at(when)`` (raises ``TimeoutError``), split so it fires on time."""
+    return PreciseTimeout(when)
