@@ -9,6 +9,7 @@ Run: ``tox -e bench -- -k gateway`` (or ``pytest benchmarks/test_gateway_bench.p
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import statistics
@@ -18,7 +19,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+import uvloop
 
+from routeproof.core.translate import parse_openai_request
+from routeproof.gateway.backend import Backend
 from tools.gateway_stack import GatewayStack, gateway_stack
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
@@ -55,10 +59,10 @@ def _p(samples: list[float], q: float) -> float:
 def test_gateway_added_latency(stack: GatewayStack) -> None:
     """p50/p99 of the same request direct to the mock and through the gateway, and the gateway's CPU per call."""
     direct = _latencies(f"{stack.mock_url}/v1/chat/completions", {"authorization": "Bearer sk"}, SEQUENTIAL)
-    cpu_before = stack.gateway_cpu_s()
+    cpu_before, preempted_before = stack.gateway_cpu_s(), stack.gateway_preemptions()
     gateway_url, auth = f"{stack.gateway_url}/v1/chat/completions", {"authorization": f"Bearer {stack.key}"}
     via = _latencies(gateway_url, auth, SEQUENTIAL)
-    cpu_after = stack.gateway_cpu_s()
+    cpu_after, preempted_after = stack.gateway_cpu_s(), stack.gateway_preemptions()
     d50, g50 = statistics.median(direct) * 1000, statistics.median(via) * 1000
     print(f"\ndirect to the mock, {SEQUENTIAL} sequential calls: p50 {d50:.3f} ms, p99 {_p(direct, 0.99):.3f} ms")
     print(f"through the gateway: p50 {g50:.3f} ms, p99 {_p(via, 0.99):.3f} ms; added p50 {g50 - d50:.3f} ms")
@@ -66,6 +70,37 @@ def test_gateway_added_latency(stack: GatewayStack) -> None:
         per_call_ms = (cpu_after - cpu_before) / (SEQUENTIAL + 50) * 1000
         load = os.getloadavg()[0]
         print(f"gateway CPU per call: {per_call_ms:.3f} ms (user + system from /proc; load average {load:.1f})")
+    if preempted_before is not None and preempted_after is not None:  # the CPU taken away mid-call
+        print(f"gateway preempted per call: {(preempted_after - preempted_before) / (SEQUENTIAL + 50):.2f} times")
+
+
+def test_router_in_process(stack: GatewayStack) -> None:
+    """The same routed call made in this process, on uvloop, with no HTTP in front: its p50 and CPU per call."""
+    body = json.dumps(PAYLOAD).encode()
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bench", "ROUTEPROOF_BENCH_KEY": stack.key}
+
+    async def run() -> tuple[list[float], float]:
+        backend = Backend.load(stack.agent_toml, environ=env)
+        tenant = backend.settings.tenants[0]
+        try:
+            samples, cpu0 = [], 0.0
+            for i in range(50 + SEQUENTIAL):
+                if i == 50:  # after the warm-up
+                    cpu0 = time.process_time()
+                t0 = time.perf_counter()
+                req, extras = parse_openai_request(json.loads(body))
+                route = backend.route(tenant, extras.model)
+                assert route is not None
+                await backend.call(route, req, 30)
+                if i >= 50:
+                    samples.append(time.perf_counter() - t0)
+            return samples, (time.process_time() - cpu0) / SEQUENTIAL * 1000
+        finally:
+            await backend.aclose()
+
+    samples, cpu_ms = uvloop.run(run())  # the loop the gateway runs on
+    print(f"\nthe router in process, {SEQUENTIAL} sequential calls: p50 {statistics.median(samples) * 1000:.3f} ms,"
+          f" p99 {_p(samples, 0.99):.3f} ms; CPU per call {cpu_ms:.3f} ms")  # fmt: skip
 
 
 async def _throughput(url: str, headers: dict[str, str], in_flight: int, total: int) -> float:

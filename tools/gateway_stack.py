@@ -53,6 +53,14 @@ class GatewayStack:
             return None
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
+    def gateway_preemptions(self) -> int | None:
+        """Times the scheduler has taken the CPU from the gateway so far (involuntary context switches)."""
+        try:
+            status = Path(f"/proc/{self.gateway_pid}/status").read_text()
+        except OSError:
+            return None
+        return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("nonvoluntary_ctxt"))
+
 
 def _start(args: list[str], env: dict[str, str], stack: ExitStack) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, "-c", _ENTRY, *args], stdout=subprocess.PIPE, text=True, env=env)

@@ -6,6 +6,7 @@ Metric names and label sets are defined here once. Provider labels come only fro
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,13 @@ __all__ = [
 ]
 
 logger = logging.getLogger("routeproof")
+
+
+@functools.lru_cache(maxsize=8)
+def _tracer(provider: trace.TracerProvider) -> trace.Tracer:
+    """One tracer per provider: an SDK ``get_tracer`` per attempt cost about as much as the span."""
+    return provider.get_tracer("routeproof")
+
 
 METRIC_NAMES = (
     "ai_router_calls_total",
@@ -139,8 +147,7 @@ def attempt_span(
     parent's ids on unchanged; a non-recording child with a fresh span id is made instead (AC-17).
     """
     outer = trace.get_current_span(parent).get_span_context()
-    tracer = trace.get_tracer("routeproof")
-    with tracer.start_as_current_span(
+    with _tracer(trace.get_tracer_provider()).start_as_current_span(
         "routeproof.attempt",
         context=parent,
         kind=trace.SpanKind.CLIENT,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import time
 import uuid
@@ -61,6 +62,12 @@ _API_BY_PATH = {"/v1/chat/completions": Api.OPENAI, "/v1/messages": Api.ANTHROPI
 """The chat endpoints speak one API each; elsewhere ``anthropic-version`` says the client is Anthropic's."""
 _JSON = (b"content-type", b"application/json")
 _SSE = (b"content-type", b"text/event-stream")
+
+
+@functools.lru_cache(maxsize=8)
+def _tracer(provider: trace.TracerProvider) -> trace.Tracer:
+    """One tracer per provider: an SDK ``get_tracer`` per request cost about as much as the span itself."""
+    return provider.get_tracer("routeproof.gateway")
 
 
 class _ClientGone(Exception):
@@ -214,8 +221,9 @@ class GatewayApp:
         parent = trace_context(headers)
 
         async def work() -> None:
-            tracer = trace.get_tracer("routeproof.gateway")
-            with tracer.start_as_current_span(path, context=parent, kind=trace.SpanKind.SERVER):
+            with _tracer(trace.get_tracer_provider()).start_as_current_span(
+                path, context=parent, kind=trace.SpanKind.SERVER
+            ):
                 if stream:
                     await self._stream(job, include_usage, send)
                 else:

@@ -24,10 +24,17 @@ KEEP_ALIVE_S = 65
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket (``port`` 0: an ephemeral one)."""
+    """A listening TCP socket (``port`` 0: an ephemeral one) whose connections have Nagle off.
+
+    ``proto`` must say TCP: asyncio's transports set TCP_NODELAY only on a socket whose ``proto`` is
+    IPPROTO_TCP, and accepted sockets copy the listener's, so a ``proto`` 0 listener left Nagle on for
+    every client connection whenever uvicorn ran on asyncio's loop rather than uvloop (as the tests
+    do). TCP_NODELAY on the listener is inherited by what it accepts on Linux, too.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(2048)
     sock.setblocking(False)

@@ -5,7 +5,10 @@ The gateway installs an SDK meter provider with an in-memory reader and prints w
 the Prometheus exposition format under the same names (``ai_router_calls_total`` ...), so no
 exporter package and no renaming is involved. It also installs an SDK tracer provider so that the
 router's attempt spans get their own span ids: an incoming ``traceparent`` then continues into each
-provider call as a child span.
+provider call as a child span. Its sampler follows the caller's decision and samples no trace the
+gateway starts itself (``ParentBased(ALWAYS_OFF)``): nothing exports these spans, and recording a
+span nobody reads cost about as much CPU per request as creating it (a sampled incoming trace is
+still recorded and passed on as sampled).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from opentelemetry.sdk.metrics.export import (
     Sum,
 )
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ParentBased
 
 __all__ = ["install_telemetry", "prometheus_text", "trace_context"]
 
@@ -37,7 +41,7 @@ def install_telemetry() -> InMemoryMetricReader | None:
         reader = InMemoryMetricReader()
         metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
     if not isinstance(trace.get_tracer_provider(), TracerProvider):
-        trace.set_tracer_provider(TracerProvider())
+        trace.set_tracer_provider(TracerProvider(sampler=ParentBased(ALWAYS_OFF)))
     return reader
 
 

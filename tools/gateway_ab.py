@@ -1,0 +1,104 @@
+"""A/B the gateway's added latency: one ``routeproof mock``, and two ``routeproof serve`` processes in
+front of it, one running this checkout's code and one running another checkout's ``src`` (``--before``),
+measured in rotated order over several rounds in one run, so both see the same machine load.
+
+    git archive main src | tar -x -C /tmp/before
+    python tools/gateway_ab.py --before /tmp/before/src --rounds 6 --calls 300
+
+Per round and arm: the p50 of ``--calls`` sequential calls on one keep-alive client (after a warm-up),
+and the gateway's CPU (user + system, from /proc) per call. Printed: the median over rounds of each,
+the added p50 (arm minus direct), and the before/after ratios. A measurement tool, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tools.gateway_stack import AGENT_TOML, GATEWAY_KEY, MOCK_TOML, _start
+
+PAYLOAD = {"model": "chat", "max_tokens": 16, "messages": [{"role": "user", "content": "What is 2 + 2?"}]}
+WARM_UP = 30
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _p50_ms(url: str, headers: dict[str, str], calls: int, cpu: Callable[[], float]) -> tuple[float, float]:
+    """p50 wall ms of ``calls`` sequential calls, and the server's CPU ms per call."""
+    with httpx.Client(headers=headers, timeout=30) as client:
+        for _ in range(WARM_UP):
+            client.post(url, json=PAYLOAD).raise_for_status()
+        cpu0 = cpu()
+        samples = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            client.post(url, json=PAYLOAD).raise_for_status()
+            samples.append(time.perf_counter() - t0)
+        return statistics.median(samples) * 1000, (cpu() - cpu0) / calls * 1000
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the rotated A/B and print medians and ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True, type=Path, help="the src directory of the baseline checkout")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--calls", type=int, default=300)
+    args = parser.parse_args(argv)
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bench", "ROUTEPROOF_BENCH_KEY": GATEWAY_KEY}
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        work = Path(tmp)
+        (work / "mock.toml").write_text(MOCK_TOML)
+        mock, mock_line = _start(["mock", "--config", str(work / "mock.toml")], env, stack)
+        mock_url = mock_line.split()[-1]
+        (work / "agent.toml").write_text(AGENT_TOML.format(mock_url=mock_url))
+        serve = ["serve", "--config", str(work / "agent.toml"), "--port", "0"]
+        before_env = {**env, "PYTHONPATH": str(args.before.resolve())}
+        old, old_line = _start(serve, before_env, stack)
+        new, new_line = _start(serve, env, stack)
+        gateway_auth = {"authorization": f"Bearer {GATEWAY_KEY}"}
+        arms: dict[str, tuple[str, dict[str, str], int]] = {
+            "direct": (f"{mock_url}/v1/chat/completions", {"authorization": "Bearer sk"}, mock.pid),
+            "before": (f"{old_line.split()[3]}/v1/chat/completions", gateway_auth, old.pid),
+            "after": (f"{new_line.split()[3]}/v1/chat/completions", gateway_auth, new.pid),
+        }
+        p50s: dict[str, list[float]] = {name: [] for name in arms}
+        cpus: dict[str, list[float]] = {name: [] for name in arms}
+        names = list(arms)
+        for r in range(args.rounds):
+            order = names[r % 3 :] + names[: r % 3]
+            line = []
+            for name in order:
+                url, headers, pid = arms[name]
+                p50, cpu = _p50_ms(url, headers, args.calls, lambda pid=pid: _cpu_s(pid))  # type: ignore[misc]
+                p50s[name].append(p50)
+                cpus[name].append(cpu)
+                line.append(f"{name} {p50:.3f} ms (cpu {cpu:.3f})")
+            print(f"round {r + 1} (load {os.getloadavg()[0]:.1f}): " + ", ".join(line), flush=True)
+        med = {name: statistics.median(v) for name, v in p50s.items()}
+        cpu_med = {name: statistics.median(v) for name, v in cpus.items()}
+        added = {name: med[name] - med["direct"] for name in ("before", "after")}
+        print(f"\nmedians over {args.rounds} rounds of {args.calls} sequential calls each:")
+        for name in names:
+            extra = f", added p50 {added[name]:.3f} ms" if name in added else ""
+            print(f"  {name:>6}: p50 {med[name]:.3f} ms{extra}, server CPU per call {cpu_med[name]:.3f} ms")
+        ratios = (med["before"] / med["after"], added["before"] / added["after"], cpu_med["before"] / cpu_med["after"])
+        print("  before/after: p50 x{:.2f}, added p50 x{:.2f}, gateway CPU per call x{:.2f}".format(*ratios))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
