@@ -31,7 +31,7 @@ def test_all_seeds_below_threshold_refute_the_claim() -> None:
 
 
 def test_a_fair_coin_rarely_establishes_the_claim() -> None:
-    """Type-I control: with P(value >= threshold) = 1/2, at most ~alpha of 200 runs of 40 seeds survive."""
+    """Type-I control: with P(value >= threshold) = 1/2, at most alpha of 200 runs of 40 seeds survive."""
     rng = random.Random(1)
     survived = 0
     for _ in range(200):
@@ -41,7 +41,7 @@ def test_a_fair_coin_rarely_establishes_the_claim() -> None:
             if test.decided:
                 break
         survived += test.survived
-    assert survived <= 20  # alpha = 5 % of 200 is 10; Ville's bound holds for every stopping rule
+    assert survived <= 10  # alpha x 200 (measured: 4; a bet that peeks at the seed it bets on gives 28)
 
 
 def test_undecided_outcome_and_bad_alpha() -> None:
