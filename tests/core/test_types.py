@@ -28,6 +28,11 @@ from routeproof.core.types import (
 )
 
 
+def exactly(message: str) -> str:
+    """A ``pytest.raises(match=...)`` pattern for this whole message, nothing around it."""
+    return f"^{re.escape(message)}$"
+
+
 def test_frozen_map_reads_like_the_dict_it_copied() -> None:
     """FrozenMap: item access, iteration order, length and repr are the copied dict's."""
     source = {"a": "1", "b": "2"}
@@ -67,9 +72,9 @@ def test_cache_state_validation_boundaries() -> None:
     assert CacheState().saved_tokens == 0
     assert CacheState(status=CacheStatus.HIT, saved_tokens=0).saved_tokens == 0
     assert CacheState(status=CacheStatus.HIT, saved_tokens=5).saved_tokens == 5
-    with pytest.raises(ValueError, match=re.escape("saved_tokens must be >= 0, got -1")):
+    with pytest.raises(ValueError, match=exactly("saved_tokens must be >= 0, got -1")):
         CacheState(status=CacheStatus.HIT, saved_tokens=-1)
-    with pytest.raises(ValueError, match=re.escape("saved_tokens=1 without a cache hit")):
+    with pytest.raises(ValueError, match=exactly("saved_tokens=1 without a cache hit")):
         CacheState(status=CacheStatus.NONE, saved_tokens=1)
 
 
@@ -82,7 +87,7 @@ def test_usage_rejects_negative_bool_and_non_int(field: str) -> None:
     assert getattr(Usage(**{field: 0}), field) == 0
     bad_values: tuple[Any, ...] = (-1, True, 1.0)  # what a careless wire parser might hand over
     for bad in bad_values:
-        with pytest.raises(ValueError, match=re.escape(f"Usage.{field} must be a non-negative int, got {bad!r}")):
+        with pytest.raises(ValueError, match=exactly(f"Usage.{field} must be a non-negative int, got {bad!r}")):
             Usage(**{field: bad})
 
 
@@ -90,11 +95,11 @@ def test_chat_request_validation_boundaries() -> None:
     """ChatRequest: needs a message, every message needs content, max_tokens must be >= 1."""
     hello = Message.user("hi")
     assert ChatRequest(messages=(hello,), max_tokens=1).max_tokens == 1
-    with pytest.raises(ValueError, match=re.escape("ChatRequest.messages must not be empty")):
+    with pytest.raises(ValueError, match=exactly("ChatRequest.messages must not be empty")):
         ChatRequest(messages=())
-    with pytest.raises(ValueError, match=re.escape("ChatRequest.messages[1] has no content")):
+    with pytest.raises(ValueError, match=exactly("ChatRequest.messages[1] has no content")):
         ChatRequest(messages=(hello, Message(role=Role.USER, content=())))
-    with pytest.raises(ValueError, match=re.escape("ChatRequest.max_tokens must be > 0, got 0")):
+    with pytest.raises(ValueError, match=exactly("ChatRequest.max_tokens must be > 0, got 0")):
         ChatRequest(messages=(hello,), max_tokens=0)
 
 
