@@ -34,7 +34,7 @@ ROWS = (
     "H0-TRANSLATION",
     *(f"AC-{n}" for n in range(1, 20)),
 )
-TIMEOUT_S = 1_800
+TIMEOUT_S = 900
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,8 +65,9 @@ BREAKS: tuple[Break, ...] = (
           why="a cooling provider is still available: the next request goes to A again"),
     Break(row="FALSIFY-MPA-003", file="src/routeproof/core/ledger.py",
           old="return limit_pico_usd is None or spent_pico_usd + reserved_pico_usd + amount_pico_usd <= limit_pico_usd",
-          new="return True", targets=("falsification/test_mpa003_budget.py", "falsification/test_mpa003_router.py"),
-          why="every amount fits every budget"),
+          new="return limit_pico_usd is None or spent_pico_usd + reserved_pico_usd <= limit_pico_usd",
+          targets=("falsification/test_mpa003_budget.py", "falsification/test_mpa003_router.py"),
+          why="the amount asked is left out of the check: the last call overshoots the budget"),
     Break(row="FALSIFY-MPA-004", file="src/routeproof/core/backoff.py",
           old="ceiling = cap_ms if attempt >= cap_ms.bit_length() else min(cap_ms, base_ms << attempt)",
           new="ceiling = base_ms << min(attempt, 64)",
