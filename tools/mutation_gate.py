@@ -40,7 +40,7 @@ IGNORED = {"skipped"}
 
 _TRANSLATE_TESTS = ["tests/core/test_translate.py", "tests/core/test_normalize.py"]
 SHARD_TESTS: dict[str, list[str]] = {
-    "backoff": ["tests/core/test_backoff.py"],
+    "backoff": ["tests/core/test_backoff.py", "tests/core/test_backoff_tiers_edges.py"],
     "classify": ["tests/core/test_classify.py"],
     "constants": ["tests/core"],
     "health": ["tests/core/test_health.py", "tests/core/test_kernel.py"],
@@ -51,7 +51,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     "routing": ["tests/core/test_routing.py", "tests/core/test_policy_purity.py", "tests/core/test_tiers.py"],
     "sse": ["tests/core/test_sse.py"],
     "stream_rules": ["tests/core/test_stream_rules.py"],
-    "tiers": ["tests/core/test_tiers.py"],
+    "tiers": ["tests/core/test_tiers.py", "tests/core/test_backoff_tiers_edges.py"],
     "translate": _TRANSLATE_TESTS,
     "translate_common": _TRANSLATE_TESTS,
     "translate_emit": _TRANSLATE_TESTS,
