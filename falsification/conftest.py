@@ -10,7 +10,7 @@ icontract is still enforcing before it runs.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import icontract
@@ -25,6 +25,19 @@ load_hypothesis_profiles()
 
 _REPORT_DIR = Path(os.environ.get("ROUTEPROOF_REPORT_DIR", "reports"))
 _SYMBOLIC_GLOB = "test_*_symbolic.py"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """While a test runs, its node id and docstring are the ``method`` of any verdict it records."""
+    from falsification.report import set_current_test
+
+    doc = " ".join((getattr(getattr(item, "function", None), "__doc__", None) or "").split())
+    set_current_test(f"{item.nodeid}: {doc}" if doc else item.nodeid)
+    try:
+        return (yield)
+    finally:
+        set_current_test(None)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

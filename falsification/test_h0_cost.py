@@ -97,5 +97,12 @@ def test_h0_cost_against_independent_calculator() -> None:
             f"max {float(max_error):.3%} (needed < 2 % and < 5 %); worst per model: {per_model}"
         ),
         survived=survived,
+        data={
+            "calls": len(calls),
+            "oracle": f"genai-prices {version}",
+            "mean_error": float(mean_error),
+            "max_error": float(max_error),
+            "worst_error_by_model": {model: float(err) for model, err in sorted(worst_by_model.items())},
+        },
     )
     assert survived, f"H0-COST: mean {float(mean_error):.3%}, max {float(max_error):.3%}; worst per model: {per_model}"

@@ -1,6 +1,7 @@
 """The ``routeproof`` command. Each subcommand registers itself in ``_SUBCOMMANDS``.
 
 routeproof mock --config FILE   start the mock provider servers a TOML file describes
+routeproof report [DIR]         write DIR/index.html (default reports/) over the suites' JSON reports
 """
 
 from __future__ import annotations
@@ -58,9 +59,39 @@ def _run_mock(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="write reports/index.html: one self-contained page over the suites' JSON reports",
+        description="Write DIR/index.html, one self-contained HTML page (inline CSS and SVG charts, no "
+        "script, no network) with a section per suite report found in DIR: verdicts.json (falsify), "
+        "chaos.json, conformance-<impl>.json, bench.json. Charts need the 'report' extra (pygal). "
+        "Exit status 1 when an input does not have its documented shape (the page is written anyway).",
+    )
+    parser.add_argument("directory", nargs="?", type=Path, default=Path("reports"), help="default: reports/")
+    parser.set_defaults(handler=_run_report)
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from routeproof.report import write_report
+
+    directory: Path = args.directory
+    if not directory.is_dir():
+        print(f"routeproof report: no such directory: {str(directory)!r}", file=sys.stderr)
+        return 2
+    target, report = write_report(directory)
+    sections = ", ".join(report.sections) or "none"
+    charts = "with charts" if report.plots else "tables only (install the 'report' extra for charts)"
+    print(f"routeproof report: wrote {target} ({len(report.html) // 1024} KiB; sections: {sections}; {charts})")
+    for problem in report.problems:
+        print(f"routeproof report: {problem}", file=sys.stderr)
+    return 1 if report.problems else 0
+
+
 # name -> function adding the subparser (and setting ``handler``); other subcommands go here.
 _SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
     "mock": _add_mock,
+    "report": _add_report,
 }
 
 
