@@ -41,7 +41,7 @@ IGNORED = {"skipped"}
 _TRANSLATE_TESTS = ["tests/core/test_translate.py", "tests/core/test_normalize.py"]
 SHARD_TESTS: dict[str, list[str]] = {
     "backoff": ["tests/core/test_backoff.py", "tests/core/test_backoff_tiers_edges.py"],
-    "classify": ["tests/core/test_classify.py"],
+    "classify": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py"],
     "constants": ["tests/core"],
     "health": ["tests/core/test_health.py", "tests/core/test_kernel.py"],
     "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py"],
