@@ -43,7 +43,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     "backoff": ["tests/core/test_backoff.py", "tests/core/test_backoff_tiers_edges.py"],
     "classify": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py"],
     "constants": ["tests/core"],
-    "health": ["tests/core/test_health.py", "tests/core/test_kernel.py"],
+    "health": ["tests/core/test_health.py", "tests/core/test_health_edges.py", "tests/core/test_kernel.py"],
     "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py"],
     "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py"],
     "normalize": ["tests/core/test_normalize.py"],
