@@ -1,13 +1,17 @@
 """Translate + normalise a 50-message conversation with tools (seed 003 kill criterion: p99 < 10 ms).
 
 Not part of ``tox -e py`` (which runs ``tests/``). The measured p99 is printed and stored in the
-benchmark's ``extra_info`` next to the 10 ms kill criterion; the test itself fails only beyond
-``FLAKE_BOUND_MS``, a bound no loaded machine should reach, so a busy CI runner reports a slow p99
-instead of flaking.
+benchmark's ``extra_info`` next to the 10 ms kill criterion (KILL-2), and the test asserts it: a
+p99 at or past 10 ms fails the bench report. The measurement is 300 timed rounds after 10 warm-up
+rounds; p99 is the nearest-rank 99th percentile. The assertion is on the *CPU* time of each round
+(``time.process_time_ns``: the work translation does, which includes the GC), with the wall-clock p99
+printed and stored beside it: on a shared 2-core runner the wall clock also counts the time the
+process waited for a core (a wall p99 of 9.3 ms was seen at load average 5 against a median of 0.8 ms).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pytest_benchmark.fixture import BenchmarkFixture
@@ -15,8 +19,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from routeproof.core.normalize import normalize_openai
 from routeproof.core.translate import anthropic_request_to_openai, anthropic_response_to_openai
 
-KILL_MS = 10.0  # seed 003 kill criterion
-FLAKE_BOUND_MS = 10 * KILL_MS  # what the test asserts: an order of magnitude means a real regression
+KILL_MS = 10.0  # seed 003 kill criterion KILL-2, asserted
 
 
 def conversation(turns: int = 50) -> dict[str, Any]:
@@ -58,19 +61,33 @@ RESPONSE = {
 
 
 def test_translation_p99_under_10_ms(benchmark: BenchmarkFixture) -> None:
-    """One turn's format work (request Anthropic->OpenAI, response back, normalise): p99 reported against 10 ms."""
+    """KILL-2: one turn's format work (request Anthropic->OpenAI, response back, normalise) has p99 < 10 ms."""
     body = conversation()
+    cpu_ns: list[int] = []
 
     def one_turn() -> None:
+        start = time.process_time_ns()
         anthropic_request_to_openai(body)
         normalize_openai(anthropic_response_to_openai(RESPONSE))
+        cpu_ns.append(time.process_time_ns() - start)
 
     # pytest-benchmark ships no annotations for pedantic()
     benchmark.pedantic(one_turn, rounds=300, iterations=1, warmup_rounds=10)  # type: ignore[no-untyped-call]
     assert benchmark.stats is not None
-    timings = sorted(benchmark.stats.stats.data)
-    p99_ms = timings[int(0.99 * (len(timings) - 1))] * 1000
-    verdict = "meets" if p99_ms < KILL_MS else "MISSES"
-    benchmark.extra_info.update(p99_ms=p99_ms, kill_ms=KILL_MS, meets_kill_criterion=p99_ms < KILL_MS)
-    print(f"translate+normalise p99 = {p99_ms:.3f} ms: {verdict} the {KILL_MS} ms kill criterion")
-    assert p99_ms < FLAKE_BOUND_MS, f"p99 {p99_ms:.1f} ms is past {FLAKE_BOUND_MS} ms: a real regression"
+    wall_p99_ms = _p99(benchmark.stats.stats.data) * 1000
+    cpu_p99_ms = _p99([ns / 1e9 for ns in cpu_ns[-300:]]) * 1000
+    benchmark.extra_info.update(
+        p99_ms=wall_p99_ms, cpu_p99_ms=cpu_p99_ms, kill_ms=KILL_MS, meets_kill_criterion=cpu_p99_ms < KILL_MS
+    )
+    verdict = "meets" if cpu_p99_ms < KILL_MS else "MISSES"
+    print(
+        f"KILL-2 translate+normalise p99 = {cpu_p99_ms:.3f} ms CPU ({wall_p99_ms:.3f} ms wall): "
+        f"{verdict} the {KILL_MS} ms kill criterion"
+    )
+    assert cpu_p99_ms < KILL_MS, f"KILL-2: translation p99 {cpu_p99_ms:.3f} ms CPU is not under {KILL_MS} ms"
+
+
+def _p99(seconds: list[float]) -> float:
+    """Nearest-rank 99th percentile."""
+    ordered = sorted(seconds)
+    return ordered[int(0.99 * (len(ordered) - 1))]

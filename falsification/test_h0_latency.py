@@ -40,14 +40,26 @@ defaults, not tuned to any outcome):
 * **Attempt timeout 5 s.** Well above the slowest normal answer; with the default 30 s a single hang
   spends the whole 30 s failover budget and neither arm can do anything after it.
 * **Load.** Open loop: calls arrive as a Poisson process at 2/s (the same arrival times and provider
-  seeds in both arms), on virtual time (looptime): 8,000 calls per arm for the primary model
-  (~4,000 virtual seconds, ~100 degraded episodes per provider), 4,000 for the diagnostic.
+  seeds in both arms), on virtual time (looptime): 6,000 calls per arm and seed for the primary
+  model (~3,000 virtual seconds, ~75 degraded episodes per provider), 2,000 for the diagnostic.
 * **Measure.** Time from the call to its outcome over ALL calls: a call that ends in an error
   counts at its full elapsed time (what the caller waited before hearing "no"). Completion (the
   share of calls answered) and the p99 of answered calls are printed beside it for each arm. p99 is
   the nearest-rank 99th percentile. Improvement = 1 - p99(cascade) / p99(single).
-* **Verdict.** From the primary model only: H0 is rejected (the claim survives) iff the
-  improvement is >= 20 %. Whatever comes out is recorded.
+* **Seeds.** One run of both arms is one draw: which episodes a run happens to sample moves its
+  p99 a lot (see below). So the primary experiment is repeated over pre-registered seeds
+  ``BASE, BASE+1, ..., BASE+MAX_SEEDS-1`` (``BASE`` = 11, or ``ROUTEPROOF_H0_LATENCY_SEED``), each
+  seed fixing the providers' episode schedules and answer/failure draws, the arrival times and the
+  router's jitter, independently of the other seeds.
+* **Verdict: a sequential test by betting** (:mod:`falsification.sequential`). The claim is read as
+  "in a typical run (the median over seeds) the improvement is >= 20 %". After each seed two
+  e-processes are updated on ``1[improvement >= 20 %]``; the run stops when one reaches
+  ``1/alpha = 20`` (alpha = 0.05) or after ``MAX_SEEDS`` = 40 seeds. The row survives only if the
+  evidence *for* the claim reached 20, which by Ville's inequality happens with probability at most
+  5 % when the median improvement is below 20 %, whatever the stopping. Evidence against reaching
+  20, or neither within 40 seeds, is a falsified row. The evidence gives the seeds used, the
+  e-values and the distribution of the per-seed improvement, plus the p99 improvement over all the
+  calls of all seeds pooled (descriptive, not the verdict). Whatever comes out is recorded.
 
 **How to read the result** (what the mechanism is, seen while building the row; the verdict is
 whatever the run records). Under episodes the cascade's p99 over *answered* calls is about the
@@ -55,10 +67,10 @@ single provider's (the calls that start on A just as it degrades still spend the
 there); its gain comes from the 2-4 % of calls the single provider cannot answer at all, most of
 which wait through one or more 5 s hangs (~11 s) before failing, while the cascade answers them.
 The single arm's tail is therefore bimodal and its p99 sits near the boundary between the two
-modes, so the margin depends on how much degradation a run happens to sample. The seed of the
-verdict (11) was fixed before running; other seeds, run with
-``ROUTEPROOF_H0_LATENCY_SEED=N pytest falsification/test_h0_latency.py -k cascade_vs_single``, gave
-+27.2 % (12), +29.3 % (13), +4.9 % (14, which would falsify the row), +33.4 % (15), +25.8 % (16).
+modes, so the margin depends on how much degradation a run happens to sample. The single-seed
+version of this row gave +30.6 % on seed 11 and +27.2 % (12), +29.3 % (13), +4.9 % (14, which would
+have falsified it alone), +33.4 % (15), +25.8 % (16): a verdict from one seed depended on the seed,
+hence the sequential procedure above.
 An earlier offline check found mean episodes of 1 s give about -0.6 % (retries ride through
 sub-second blips, the seed's own design claim) and 10 s about +36 %.
 
@@ -82,6 +94,7 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.rig import SHAPES, mock_providers, percentile, policy, request, resolved_for, wall
+from falsification.sequential import SignTest, distribution
 from falsification.sim import EpisodeSchedule, FailureMix, SimProvider
 from routeproof.core.types import ProviderKind, TenantPolicy
 from routeproof.errors import RouterError
@@ -102,9 +115,26 @@ REQUIRED_IMPROVEMENT = 0.20
 MIX = FailureMix(http_5xx=1.0, http_429=0.0, hang=1.0)
 # quantile grid (basis points) of the CDFs the report plots: every 1 % to 90 %, then every 0.1 % (the tail)
 CDF_BP = (*range(100, 9_000, 100), *range(9_000, 10_001, 10))
-PROVIDER_SEED = int(os.environ.get("ROUTEPROOF_H0_LATENCY_SEED", "11"))  # override to probe sensitivity
-ARRIVAL_SEED = 5
+BASE_SEED = int(os.environ.get("ROUTEPROOF_H0_LATENCY_SEED", "11"))  # first of the pre-registered seeds
+MAX_SEEDS = 40
+ALPHA = 0.05
+ARRIVAL_SEED = 5  # the i.i.d. diagnostic and the real-socket anchor
 JITTER_SEED = 17
+
+
+@dataclass(frozen=True, slots=True)
+class Seeds:
+    """Everything random in one run of both arms, derived from one pre-registered seed."""
+
+    provider: int
+    arrival: int
+    jitter: int
+
+    @classmethod
+    def of(cls, seed: int) -> Seeds:
+        """Independent sub-seeds of ``seed`` (a string seed is hashed with SHA-512 by ``random``)."""
+        rng = random.Random(f"h0-latency/{seed}")
+        return cls(provider=rng.randrange(2**32), arrival=rng.randrange(2**32), jitter=rng.randrange(2**32))
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,81 +219,116 @@ async def _open_loop(router: Router, tenant: TenantPolicy, calls: int, rate: flo
     return outcomes
 
 
-def _schedules() -> list[EpisodeSchedule]:
+def _schedules(seeds: Seeds) -> list[EpisodeSchedule]:
     return [
-        EpisodeSchedule(seed=PROVIDER_SEED * 100 + n, degraded_fraction=FAILURE_RATE, mean_degraded_s=MEAN_EPISODE_S)
+        EpisodeSchedule(seed=seeds.provider * 100 + n, degraded_fraction=FAILURE_RATE, mean_degraded_s=MEAN_EPISODE_S)
         for n in range(3)
     ]
 
 
-async def _run_arm(name: str, tenant: TenantPolicy, calls: int, *, episodes: bool) -> tuple[Arm, float]:
+async def _run_arm(name: str, tenant: TenantPolicy, calls: int, seeds: Seeds, *, episodes: bool) -> tuple[Arm, float]:
     """One arm on a fresh router and fresh providers; also the realised degraded share of A."""
     origin = asyncio.get_running_loop().time()
-    schedules = _schedules() if episodes else [None, None, None]
+    schedules = _schedules(seeds) if episodes else [None, None, None]
     providers: list[Provider] = [
-        SimProvider(k, seed=PROVIDER_SEED + n, failure_rate=FAILURE_RATE, mix=MIX, episodes=s, origin=origin)
+        SimProvider(k, seed=seeds.provider + n, failure_rate=FAILURE_RATE, mix=MIX, episodes=s, origin=origin)
         for n, (k, s) in enumerate(zip((A, B, C), schedules, strict=True))
     ]
-    router = Router(providers, rng=random.Random(JITTER_SEED), attempt_timeout_s=ATTEMPT_TIMEOUT_S)
-    outcomes = await _open_loop(router, tenant, calls, ARRIVALS_PER_S, ARRIVAL_SEED)
+    router = Router(providers, rng=random.Random(seeds.jitter), attempt_timeout_s=ATTEMPT_TIMEOUT_S)
+    outcomes = await _open_loop(router, tenant, calls, ARRIVALS_PER_S, seeds.arrival)
     horizon = asyncio.get_running_loop().time() - origin
     schedule_a = schedules[0]
     share = schedule_a.degraded_time(horizon) / horizon if schedule_a is not None else FAILURE_RATE
     return Arm(name, outcomes), share
 
 
-async def _compare(calls: int, *, episodes: bool) -> tuple[Arm, Arm, float]:
-    single, share = await _run_arm("single", policy(A), calls, episodes=episodes)
-    cascade, _ = await _run_arm("cascade", policy(A, [B, C]), calls, episodes=episodes)
+async def _compare(calls: int, seeds: Seeds, *, episodes: bool) -> tuple[Arm, Arm, float]:
+    single, share = await _run_arm("single", policy(A), calls, seeds, episodes=episodes)
+    cascade, _ = await _run_arm("cascade", policy(A, [B, C]), calls, seeds, episodes=episodes)
     return single, cascade, share
 
 
 @pytest.mark.looptime(end=1_000_000, noop_cycles=1)
 async def test_h0_latency_cascade_vs_single_provider() -> None:
-    """H0-LATENCY on virtual time: verdict from 10 % degradation episodes; i.i.d. 10 % as a diagnostic."""
-    with wall(f"H0-LATENCY primary (episodes, virtual time, {N_EPISODES} calls/arm)"):
-        single, cascade, share_a = await _compare(N_EPISODES, episodes=True)
+    """H0-LATENCY on virtual time: a sequential test over pre-registered seeds under 10 % degradation episodes."""
+    test = SignTest(threshold=REQUIRED_IMPROVEMENT, alpha=ALPHA)
+    pooled_single: list[Outcome] = []
+    pooled_cascade: list[Outcome] = []
+    shares: list[float] = []
+    seeds_used: list[int] = []
+    with wall(f"H0-LATENCY primary (episodes, virtual time, {N_EPISODES} calls/arm/seed, up to {MAX_SEEDS} seeds)"):
+        for seed in range(BASE_SEED, BASE_SEED + MAX_SEEDS):
+            single, cascade, share_a = await _compare(N_EPISODES, Seeds.of(seed), episodes=True)
+            test.update(_improvement(single, cascade))
+            seeds_used.append(seed)
+            pooled_single.extend(single.outcomes)
+            pooled_cascade.extend(cascade.outcomes)
+            shares.append(share_a)
+            print(
+                f"H0-LATENCY seed {seed}: improvement {test.values[-1]:.1%} "
+                f"(e_for {test.e_for:.2f}, e_against {test.e_against:.2f})"
+            )
+            if test.decided:
+                break
     with wall(f"H0-LATENCY diagnostic (i.i.d., virtual time, {N_IID} calls/arm)"):
-        iid_single, iid_cascade, _ = await _compare(N_IID, episodes=False)
-    gain = _improvement(single, cascade)
+        iid_single, iid_cascade, _ = await _compare(N_IID, Seeds.of(BASE_SEED), episodes=False)
+    pooled = _improvement(Arm("single", pooled_single), Arm("cascade", pooled_cascade))
     iid_gain = _improvement(iid_single, iid_cascade)
-    survived = gain >= REQUIRED_IMPROVEMENT
+    method = (
+        f"METHOD sequential test by betting over pre-registered seeds {BASE_SEED}..{BASE_SEED + MAX_SEEDS - 1} "
+        f"(stop when an e-value reaches {1 / ALPHA:.0f}): claim = median per-seed p99 improvement >= "
+        f"{REQUIRED_IMPROVEMENT:.0%}, Type-I error of 'survived' <= {ALPHA:.0%} (Ville)"
+    )
     primary = (
         f"PRIMARY (verdict) degradation episodes: each provider degraded {FAILURE_RATE:.0%} of the time "
-        f"(exponential episodes, mean {MEAN_EPISODE_S:.0f} s; A realised {share_a:.1%}), attempts in an episode "
-        f"fail as 503 or hang past the {ATTEMPT_TIMEOUT_S:.0f} s attempt timeout, answers 0.5-2 s, "
-        f"{N_EPISODES} calls/arm at {ARRIVALS_PER_S:.0f}/s on virtual time, failed calls counted at their elapsed "
-        f"time: {single.summary()}; {cascade.summary()}; p99 improvement {gain:.1%} "
-        f"(needed >= {REQUIRED_IMPROVEMENT:.0%}); the gain is carried by the {single.failed_share:.1%} of calls "
-        f"the single provider could not answer (p99 over answered calls only: single {single.p99_answered:.2f} s, "
-        f"cascade {cascade.p99_answered:.2f} s)"
+        f"(exponential episodes, mean {MEAN_EPISODE_S:.0f} s; A realised {min(shares):.1%}-{max(shares):.1%}), "
+        f"attempts in an episode fail as 503 or hang past the {ATTEMPT_TIMEOUT_S:.0f} s attempt timeout, answers "
+        f"0.5-2 s, {N_EPISODES} calls/arm/seed at {ARRIVALS_PER_S:.0f}/s on virtual time, failed calls counted at "
+        f"their elapsed time; seeds used {seeds_used[0]}..{seeds_used[-1]} ({len(seeds_used)}); {test.outcome}; "
+        f"{test.successes}/{len(test.values)} seeds >= {REQUIRED_IMPROVEMENT:.0%}; per-seed p99 improvement "
+        f"{distribution(test.values)}; pooled over all seeds' calls: {Arm('single', pooled_single).summary()}; "
+        f"{Arm('cascade', pooled_cascade).summary()}; pooled p99 improvement {pooled:.1%} (descriptive)"
     )
     diagnostic = (
-        f"DIAGNOSTIC (not the verdict) i.i.d. {FAILURE_RATE:.0%} per-attempt failures, {N_IID} calls/arm: "
-        f"{iid_single.summary()}; {iid_cascade.summary()}; p99 improvement {iid_gain:.1%} "
+        f"DIAGNOSTIC (not the verdict) i.i.d. {FAILURE_RATE:.0%} per-attempt failures, seed {BASE_SEED}, "
+        f"{N_IID} calls/arm: {iid_single.summary()}; {iid_cascade.summary()}; p99 improvement {iid_gain:.1%} "
         f"(a retry on the same provider recovers as well as a failover)"
     )
+    print(f"H0-LATENCY {method}")
     print(f"H0-LATENCY {primary}")
     print(f"H0-LATENCY {diagnostic}")
+    pooled_arms = (Arm("single", pooled_single), Arm("cascade", pooled_cascade))
     data = {
         "cdf_bp": list(CDF_BP),
         "primary": {
-            "model": f"degradation episodes, {FAILURE_RATE:.0%} of the time, mean {MEAN_EPISODE_S:.0f} s",
-            "single": single.cdf_data(),
-            "cascade": cascade.cdf_data(),
-            "improvement": round(gain, 4),
+            "model": (
+                f"degradation episodes, {FAILURE_RATE:.0%} of the time, mean {MEAN_EPISODE_S:.0f} s; "
+                f"all calls of {len(seeds_used)} seeds pooled"
+            ),
+            "single": pooled_arms[0].cdf_data(),
+            "cascade": pooled_arms[1].cdf_data(),
+            "improvement": round(pooled, 4),
             "required": REQUIRED_IMPROVEMENT,
-            "seed": PROVIDER_SEED,
+            "seeds": seeds_used,
+        },
+        "improvement_by_seed": {str(seed): round(x, 4) for seed, x in zip(seeds_used, test.values, strict=True)},
+        "sequential": {
+            "alpha": ALPHA,
+            "threshold": REQUIRED_IMPROVEMENT,
+            "pre_registered_seeds": [BASE_SEED, BASE_SEED + MAX_SEEDS - 1],
+            "e_for": round(test.e_for, 4),
+            "e_against": round(test.e_against, 4),
+            "outcome": test.outcome,
         },
         "diagnostic_iid": {
-            "model": f"i.i.d. {FAILURE_RATE:.0%} per-attempt failures (not the verdict)",
+            "model": f"i.i.d. {FAILURE_RATE:.0%} per-attempt failures, seed {BASE_SEED} (not the verdict)",
             "single": iid_single.cdf_data(),
             "cascade": iid_cascade.cdf_data(),
             "improvement": round(iid_gain, 4),
         },
     }
-    record_verdict("H0-LATENCY", evidence=f"{primary}. {diagnostic}", survived=survived, data=data)
-    assert survived, f"p99 improvement {gain:.1%} < {REQUIRED_IMPROVEMENT:.0%} under degradation episodes"
+    record_verdict("H0-LATENCY", evidence=f"{method}. {primary}. {diagnostic}", survived=test.survived, data=data)
+    assert test.survived, f"H0-LATENCY: {test.outcome}; per-seed improvement {distribution(test.values)}"
 
 
 def _anchor_steps(rng: random.Random, n: int) -> list[Scripted]:

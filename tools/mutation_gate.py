@@ -1,37 +1,225 @@
-"""Print mutmut's score over ``core/`` from ``mutmut results --all true`` (not the stats JSON).
+"""Mutation testing of ``core/``, sharded by module, with a per-module score and floor.
 
-Fails only when no mutant was considered at all, or when the score is below
-``MUTATION_MIN_SCORE`` (default 0: report, no floor yet).
+``python tools/mutation_gate.py run [MODULE ...] [--max-children N]`` runs one mutmut shard per
+``core/`` module (all of them by default). Each shard works in ``mutants-shards/<module>/``: a copy
+of ``src/``, ``tests/`` and ``config/`` plus a ``pyproject.toml`` whose ``[tool.mutmut]`` mutates
+only that module (``only_mutate``) and selects only that module's tests (``SHARD_TESTS``), so
+mutmut's stats run and clean run cover a few test files instead of all of ``tests/core``. Shards run
+one after another; mutmut's own ``--max-children`` is the parallelism inside a shard.
+
+``python tools/mutation_gate.py score [MODULE ...]`` re-reads finished shards (no run).
+
+The score of a module is caught / (considered - reviewed equivalents), read from
+``mutmut results --all true`` (never from the stats JSON: VERIFICATION.md §4). Mutants reviewed as
+equivalent are listed with why in ``tools/mutation_equivalents.toml`` and shown in the output.
+A module passes when its score is at least ``MUTATION_MIN_SCORE`` (default 0: report only); the
+exit code is 1 when any shard fails, considers no mutant, or is below the floor.
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+CORE = ROOT / "src" / "routeproof" / "core"
+SHARDS_DIR = ROOT / "mutants-shards"
+EQUIVALENTS = Path(__file__).resolve().with_name("mutation_equivalents.toml")
 CAUGHT = {"killed", "timeout", "caught by type check"}
 IGNORED = {"skipped"}
 
+_TRANSLATE_TESTS = ["tests/core/test_translate.py", "tests/core/test_normalize.py"]
+SHARD_TESTS: dict[str, list[str]] = {
+    "backoff": ["tests/core/test_backoff.py", "tests/core/test_backoff_tiers_edges.py"],
+    "classify": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py"],
+    "constants": ["tests/core"],
+    "health": ["tests/core/test_health.py", "tests/core/test_health_edges.py", "tests/core/test_kernel.py"],
+    "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py"],
+    "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py"],
+    "normalize": ["tests/core/test_normalize.py"],
+    "pricing": ["tests/core/test_ledger_pricing.py"],
+    "routing": ["tests/core/test_routing.py", "tests/core/test_policy_purity.py", "tests/core/test_tiers.py"],
+    "sse": ["tests/core/test_sse.py"],
+    "stream_rules": ["tests/core/test_stream_rules.py"],
+    "tiers": ["tests/core/test_tiers.py", "tests/core/test_backoff_tiers_edges.py"],
+    "translate": _TRANSLATE_TESTS,
+    "translate_common": _TRANSLATE_TESTS,
+    "translate_emit": _TRANSLATE_TESTS,
+    "translate_parse": _TRANSLATE_TESTS,
+    "translate_response": _TRANSLATE_TESTS,
+    "types": ["tests/core/test_types.py"],
+    "wire": ["tests/core/test_normalize.py", "tests/core/test_sse.py", "tests/core/test_translate.py"],
+}
 
-def main() -> int:
-    """Read every mutant's status, print the counts and the score, apply the floor."""
-    out = subprocess.run(["mutmut", "results", "--all", "true"], capture_output=True, text=True, check=True).stdout
-    counts = collections.Counter(line.rsplit(": ", 1)[1].strip() for line in out.splitlines() if ": " in line)
-    considered = sum(n for status, n in counts.items() if status not in IGNORED)
-    caught = sum(n for status, n in counts.items() if status in CAUGHT)
-    print("mutants by status:", dict(sorted(counts.items())))
-    if considered == 0:
-        print("no mutants considered: are source_paths right, is every function decorated?")
-        return 1
-    score = 100 * caught / considered
+
+@dataclass(slots=True)
+class ShardResult:
+    """What one module's shard found."""
+
+    module: str
+    counts: collections.Counter[str] = field(default_factory=collections.Counter)
+    survivors: list[str] = field(default_factory=list)
+    equivalent: list[str] = field(default_factory=list)
+    seconds: float | None = None
+    run_failed: bool = False
+
+    @property
+    def considered(self) -> int:
+        """Mutants that count: not skipped, not reviewed equivalent."""
+        return sum(n for status, n in self.counts.items() if status not in IGNORED) - len(self.equivalent)
+
+    @property
+    def caught(self) -> int:
+        """Mutants a test (or a timeout) killed."""
+        return sum(n for status, n in self.counts.items() if status in CAUGHT)
+
+    @property
+    def score(self) -> float:
+        """Percentage caught of considered (0 when nothing was considered)."""
+        return 100 * self.caught / self.considered if self.considered else 0.0
+
+
+def modules() -> list[str]:
+    """Every core module that has code to mutate."""
+    return sorted(p.stem for p in CORE.glob("*.py") if p.stem != "__init__")
+
+
+def _shard_pyproject(module: str) -> str:
+    """The repo's pyproject.toml with a ``[tool.mutmut]`` table for one module's shard."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    base = tomllib.loads(text)["tool"]["mutmut"]
+    tests = [t for t in SHARD_TESTS.get(module, ["tests/core"]) if (ROOT / t).exists()]
+    table = {
+        "source_paths": base["source_paths"],
+        "only_mutate": [f"src/routeproof/core/{module}.py"],
+        "pytest_add_cli_args_test_selection": tests,
+        "also_copy": base.get("also_copy", []),
+        # the exhaustive Kani-bound walks take minutes: every mutant they cover would rerun them
+        "pytest_add_cli_args": [*base.get("pytest_add_cli_args", []), "-m", "not exhaustive"],
+    }
+    body = "\n".join(f"{key} = {json.dumps(value)}" for key, value in table.items())
+    without = re.sub(r"(?ms)^\[tool\.mutmut\]\n.*?(?=^\[|\Z)", "", text)
+    return f"{without.rstrip()}\n\n[tool.mutmut]\n{body}\n"
+
+
+def _prepare(module: str) -> Path:
+    work = SHARDS_DIR / module
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("src", "tests", "config"):
+        shutil.copytree(ROOT / name, work / name, ignore=ignore)
+    (work / "pyproject.toml").write_text(_shard_pyproject(module), encoding="utf-8")
+    return work
+
+
+def _mutmut() -> str:
+    return shutil.which("mutmut") or str(Path(sys.executable).with_name("mutmut"))
+
+
+def run_shard(module: str, max_children: int) -> ShardResult:
+    """Run mutmut over one module in its own work directory and read its results."""
+    work = _prepare(module)
+    log = work / "mutmut-run.log"
+    start = time.monotonic()
+    with log.open("w", encoding="utf-8") as out:
+        proc = subprocess.run(
+            [_mutmut(), "run", "--max-children", str(max_children)],
+            cwd=work,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    result = read_shard(module)
+    result.seconds = time.monotonic() - start
+    result.run_failed = proc.returncode != 0
+    return result
+
+
+def _equivalents() -> dict[str, str]:
+    if not EQUIVALENTS.exists():
+        return {}
+    table = tomllib.loads(EQUIVALENTS.read_text(encoding="utf-8"))
+    return {name: str(entry["why"]) for name, entry in table.get("equivalent", {}).items()}
+
+
+def read_shard(module: str) -> ShardResult:
+    """The statuses of one finished shard's mutants."""
+    work = SHARDS_DIR / module
+    result = ShardResult(module)
+    if not (work / "mutants").exists():
+        return result
+    out = subprocess.run(
+        [_mutmut(), "results", "--all", "true"], cwd=work, capture_output=True, text=True, check=True
+    ).stdout
+    equivalents = _equivalents()
+    for line in out.splitlines():
+        if ": " not in line:
+            continue
+        name, status = (part.strip() for part in line.rsplit(": ", 1))
+        result.counts[status] += 1
+        if status == "survived":
+            if name in equivalents:
+                result.equivalent.append(name)
+            else:
+                result.survivors.append(name)
+    return result
+
+
+def report(results: list[ShardResult], floor: float) -> int:
+    """Print one line per module and the survivors; 1 if any module fails the floor."""
+    failed = False
+    equivalents = _equivalents()
+    print(f"{'module':<20} {'score':>7} {'caught':>7} {'consid.':>7} {'equiv.':>6} {'time':>8}  statuses")
+    for r in results:
+        bad = r.run_failed or r.considered == 0 or r.score < floor
+        failed |= bad
+        seconds = f"{r.seconds:.0f} s" if r.seconds is not None else "-"
+        print(
+            f"{r.module:<20} {r.score:6.1f}% {r.caught:7d} {r.considered:7d} {len(r.equivalent):6d} {seconds:>8}  "
+            f"{dict(sorted(r.counts.items()))}{'  FAIL' if bad else ''}"
+        )
+    for r in results:
+        for name in r.equivalent:
+            print(f"  equivalent (reviewed): {name}: {equivalents[name]}")
+        for name in r.survivors:
+            print(f"  survived: {name}")
+    total = sum((r.seconds or 0.0) for r in results)
+    print(f"floor {floor:.0f} % per module; run time {total:.0f} s over {len(results)} shard(s)")
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run or score the shards named on the command line (all core modules by default)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=("run", "score"))
+    parser.add_argument("modules", nargs="*", help="core module names (default: every core module)")
+    parser.add_argument("--max-children", type=int, default=1)
+    args = parser.parse_args(argv)
+    chosen = args.modules or modules()
+    unknown = sorted(set(chosen) - set(modules()))
+    if unknown:
+        parser.error(f"not core modules: {unknown}")
+    os.environ.setdefault("HYPOTHESIS_PROFILE", "mutation")
     floor = float(os.environ.get("MUTATION_MIN_SCORE", "0"))
-    print(f"mutation score of core/: {score:.1f} % ({caught} caught of {considered}); floor {floor:.0f} %")
-    survivors = [line.split(":")[0].strip() for line in out.splitlines() if line.rstrip().endswith(": survived")]
-    for name in survivors[:40]:
-        print(f"  survived: {name}")
-    return 0 if score >= floor else 1
+    results = []
+    for module in chosen:
+        if args.action == "run":
+            print(f"shard {module}: mutmut run --max-children {args.max_children} ...", flush=True)
+            results.append(run_shard(module, args.max_children))
+        else:
+            results.append(read_shard(module))
+    return report(results, floor)
 
 
 if __name__ == "__main__":
