@@ -13,6 +13,7 @@ from typing import Any
 
 from routeproof.conformance.answers import expand_step
 from routeproof.conformance.driver import GatewayDriver, HarnessDriver, HarnessError, Implementation
+from routeproof.conformance.launch import LaunchedGateway
 from routeproof.conformance.judge import BUDGET_MS, CallRun, Failure, judge_case
 from routeproof.conformance.mocks import CaseMocks
 
@@ -172,26 +173,38 @@ async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: fl
     missing = _missing(case, impl.info.get("capabilities", ()))
     if missing:
         return CaseResult(**base, verdict="n/a", reason=f"capabilities not declared: {', '.join(missing)}")
+    precheck = getattr(impl, "unsupported_reason", None)
+    reason = precheck(case) if precheck is not None else None
+    if reason:  # e.g. a static gateway whose chain is not the case's: n/a before any mock starts
+        return CaseResult(**base, verdict="n/a", reason=str(reason))
     models = model_names(case)
     steps, defaults = _expanded_steps(case, models)
     runs: list[CallRun] = []
-    ports = getattr(getattr(impl, "profile", None), "ports", None)
-    async with CaseMocks(case["providers"], steps, defaults, ports=ports) as mocks:
-        reply = await impl.configure(_configure_message(case, mocks, models), CONFIGURE_TIMEOUT_S)
-        if reply.get("op") == "unsupported":
-            return CaseResult(**base, verdict="n/a", reason=str(reply.get("reason", "unsupported")))
-        for index, call in enumerate(case["calls"]):
-            pause = call.get("pause_before_ms", 0)
-            if pause:
-                await asyncio.sleep(pause / 1000)
-            sent = time.monotonic()
-            outcome = await impl.call(_call_message(case, index, call), call_bound_s(call, slack_s))
-            returned = time.monotonic()
-            if outcome.get("op") == "unsupported":
-                return CaseResult(**base, verdict="n/a", reason=str(outcome.get("reason", "unsupported")))
-            runs.append(CallRun(index=index, spec=call, sent_s=sent, returned_s=returned, outcome=outcome))
-        await asyncio.sleep(GRACE_S)
-        observed = [r for r in mocks.observed() if r.entry.model == models[r.provider]]
+    ports = getattr(impl, "ports", None)
+    # A harness passes the run's model names on; a gateway sends the model it is configured with,
+    # so its requests are attributed by the mocks they reach (each case has its own fleet).
+    by_model = getattr(impl, "attribution", "model") == "model"
+    end_case = getattr(impl, "end_case", None)
+    try:
+        async with CaseMocks(case["providers"], steps, defaults, ports=ports) as mocks:
+            reply = await impl.configure(_configure_message(case, mocks, models), CONFIGURE_TIMEOUT_S)
+            if reply.get("op") == "unsupported":
+                return CaseResult(**base, verdict="n/a", reason=str(reply.get("reason", "unsupported")))
+            for index, call in enumerate(case["calls"]):
+                pause = call.get("pause_before_ms", 0)
+                if pause:
+                    await asyncio.sleep(pause / 1000)
+                sent = time.monotonic()
+                outcome = await impl.call(_call_message(case, index, call), call_bound_s(call, slack_s))
+                returned = time.monotonic()
+                if outcome.get("op") == "unsupported":
+                    return CaseResult(**base, verdict="n/a", reason=str(outcome.get("reason", "unsupported")))
+                runs.append(CallRun(index=index, spec=call, sent_s=sent, returned_s=returned, outcome=outcome))
+            await asyncio.sleep(GRACE_S)
+            observed = [r for r in mocks.observed() if not by_model or r.entry.model == models[r.provider]]
+    finally:
+        if end_case is not None:
+            await end_case()
     failures = judge_case(case, runs, observed, steps, defaults)
     return CaseResult(
         **base,
@@ -236,7 +249,8 @@ async def run_suite(
     progress: Callable[[CaseResult], None] | None = None,
     slack_s: float = HARD_SLACK_S,
 ) -> RunResult:
-    """Run ``cases`` against a harness command (``jobs`` processes) or a gateway (one at a time)."""
+    """Run ``cases`` against a harness command (``jobs`` processes), a static gateway (one case at a
+    time) or a launched gateway (``jobs`` cases at once, each with its own gateway process)."""
     t0 = time.monotonic()
     _quiet_cancelled_connections(asyncio.get_running_loop())
     order = sorted(cases, key=lambda c: (not c.get("slow", False), c["id"]))
@@ -248,7 +262,7 @@ async def run_suite(
 
     async def new_impl() -> Implementation:
         if gateway is not None:
-            return gateway
+            return gateway.fork() if gateway.concurrent else gateway
         assert harness is not None
         driver = HarnessDriver(harness, stderr_path=stderr_path)
         try:
@@ -281,6 +295,8 @@ async def run_suite(
                         impl.kill()
                         await impl.aclose()
                         impl = None
+                    elif isinstance(impl, LaunchedGateway):
+                        await impl.end_case()
                 results.append(result)
                 if progress is not None:
                     progress(result)
@@ -288,7 +304,7 @@ async def run_suite(
             if impl is not None and impl is not gateway:
                 await impl.aclose()
 
-    workers = 1 if gateway is not None else max(1, min(jobs, len(order)))
+    workers = 1 if gateway is not None and not gateway.concurrent else max(1, min(jobs, len(order)))
     await asyncio.gather(*(worker() for _ in range(workers)))
     if gateway is not None:
         await gateway.aclose()
