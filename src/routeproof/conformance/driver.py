@@ -168,6 +168,10 @@ class Launch:
     command: tuple[str, ...]  # argv; ``{python}``, ``{config}`` and ``{port}`` are filled in
     ready_path: str = "/readyz"  # GET answers 200 once the gateway takes calls
     start_timeout_s: float = 30.0
+    # One unjudged plain call through each fresh gateway before the case's calls (its mocks answer
+    # it, then get the case's script): a process's first call pays lazy imports and pool set-up
+    # (measured ~60 ms in routeproof serve), which is start-up cost, not the contract's timing.
+    warm_up: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -209,6 +213,7 @@ def load_profile(path: Path) -> GatewayProfile:
             command=tuple(str(a) for a in launch_raw["command"]),
             ready_path=str(launch_raw.get("ready_path", "/readyz")),
             start_timeout_s=float(launch_raw.get("start_timeout_s", 30.0)),
+            warm_up=bool(launch_raw.get("warm_up", True)),
         )
     elif not protocols or len(protocols) != len(ports):
         raise ValueError(f"{path}: [gateway] needs as many protocols as ports, got {protocols!r} / {ports!r}")
@@ -365,7 +370,7 @@ class GatewayDriver:
                 return _gw_outcome("invalid_response", started, error=text_body[:200])
             return _gw_outcome("success", started, text=text)
         classes = self.profile.statuses.get(resp.status_code, ("all_failed",))
-        out = _gw_outcome(classes[0], started, error=f"HTTP {resp.status_code}: {text_body[:300]}")
+        out = _gw_outcome(classes[0], started, error=f"HTTP {resp.status_code}: {text_body[:2000]}")
         out["http_status"] = resp.status_code
         out["classes"] = list(classes)
         return out

@@ -111,6 +111,11 @@ class LaunchedGateway(GatewayDriver):
 
     concurrent = True  # every case has its own mocks and its own gateway process
 
+    @property
+    def warm_up(self) -> bool:
+        """Whether the runner makes one unjudged call through each fresh gateway before the case."""
+        return self.profile.launch is not None and self.profile.launch.warm_up
+
     def __init__(self, profile: GatewayProfile, *, log_path: Path | None = None) -> None:
         if profile.launch is None:
             raise ValueError(f"profile {profile.name!r} has no [launch] table")

@@ -119,6 +119,17 @@ def _expanded_steps(
     return steps, defaults
 
 
+def _warm_up_defaults(case: Mapping[str, Any], models: Mapping[str, str]) -> dict[str, dict[str, Any] | None]:
+    """What every mock answers before the case's script is loaded: a plain answer (the warm-up)."""
+    stream = bool(case.get("stream", False))
+    return {
+        str(p["name"]): expand_step(
+            {"answer": {"text": "warm-up"}}, protocol=str(p["protocol"]), stream=stream, model=models[str(p["name"])]
+        )
+        for p in case["providers"]
+    }
+
+
 def _configure_message(case: Mapping[str, Any], mocks: CaseMocks, models: Mapping[str, str]) -> dict[str, Any]:
     providers = []
     for p in case["providers"]:
@@ -178,18 +189,24 @@ async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: fl
     if reason:  # e.g. a static gateway whose chain is not the case's: n/a before any mock starts
         return CaseResult(**base, verdict="n/a", reason=str(reason))
     models = model_names(case)
-    steps, defaults = _expanded_steps(case, models)
     runs: list[CallRun] = []
     ports = getattr(impl, "ports", None)
     # A harness passes the run's model names on; a gateway sends the model it is configured with,
     # so its requests are attributed by the mocks they reach (each case has its own fleet).
     by_model = getattr(impl, "attribution", "model") == "model"
     end_case = getattr(impl, "end_case", None)
+    warm_up = getattr(impl, "warm_up", False)
     try:
-        async with CaseMocks(case["providers"], steps, defaults, ports=ports) as mocks:
+        async with CaseMocks(case["providers"], {}, _warm_up_defaults(case, models), ports=ports) as mocks:
             reply = await impl.configure(_configure_message(case, mocks, models), CONFIGURE_TIMEOUT_S)
             if reply.get("op") == "unsupported":
                 return CaseResult(**base, verdict="n/a", reason=str(reply.get("reason", "unsupported")))
+            if warm_up:  # one plain answer through a freshly started gateway; not judged
+                await impl.call(_call_message(case, -1, {}), call_bound_s({}, slack_s))
+            since = time.monotonic()
+            # Expanded now, not before configure: a Retry-After HTTP-date counts from the calls.
+            steps, defaults = _expanded_steps(case, models)
+            mocks.load(steps, defaults)
             for index, call in enumerate(case["calls"]):
                 pause = call.get("pause_before_ms", 0)
                 if pause:
@@ -201,7 +218,7 @@ async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: fl
                     return CaseResult(**base, verdict="n/a", reason=str(outcome.get("reason", "unsupported")))
                 runs.append(CallRun(index=index, spec=call, sent_s=sent, returned_s=returned, outcome=outcome))
             await asyncio.sleep(GRACE_S)
-            observed = [r for r in mocks.observed() if not by_model or r.entry.model == models[r.provider]]
+            observed = [r for r in mocks.observed(since) if not by_model or r.entry.model == models[r.provider]]
     finally:
         if end_case is not None:
             await end_case()
