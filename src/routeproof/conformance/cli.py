@@ -130,7 +130,9 @@ def _run(args: argparse.Namespace) -> int:
         elif args.gateway:
             gateway = GatewayDriver(args.gateway, profile)
         else:
-            print(f"routeproof conformance: profile {profile.name!r} has no [launch]: give --gateway URL", file=sys.stderr)
+            print(
+                f"routeproof conformance: profile {profile.name!r} has no [launch]: give --gateway URL", file=sys.stderr
+            )
             return 2
     elif args.gateway:
         print("routeproof conformance: --gateway needs --profile", file=sys.stderr)

@@ -211,4 +211,3 @@ class LaunchedGateway(GatewayDriver):
         """Stop the gateway and close the HTTP client."""
         await self.end_case()
         await super().aclose()
-

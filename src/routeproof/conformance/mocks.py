@@ -72,9 +72,7 @@ class CaseMocks:
             raise
         return self
 
-    def load(
-        self, steps: Mapping[str, list[dict[str, Any]]], defaults: Mapping[str, Mapping[str, Any] | None]
-    ) -> None:
+    def load(self, steps: Mapping[str, list[dict[str, Any]]], defaults: Mapping[str, Mapping[str, Any] | None]) -> None:
         """Queue each provider's scripted steps and set its default step."""
         for name, server in self._servers.items():
             server.script(*(step_from_json(s) for s in steps.get(name, [])))

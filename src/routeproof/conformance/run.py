@@ -13,8 +13,8 @@ from typing import Any
 
 from routeproof.conformance.answers import expand_step
 from routeproof.conformance.driver import GatewayDriver, HarnessDriver, HarnessError, Implementation
-from routeproof.conformance.launch import LaunchedGateway
 from routeproof.conformance.judge import BUDGET_MS, CallRun, Failure, judge_case
+from routeproof.conformance.launch import LaunchedGateway
 from routeproof.conformance.mocks import CaseMocks
 
 __all__ = ["CaseResult", "RunResult", "call_bound_s", "hard_bound_s", "impl_slug", "run_case", "run_suite"]
