@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import tomllib
 from collections.abc import Mapping
 from dataclasses import replace
 from decimal import Decimal
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +211,29 @@ async def test_routeproof_serve_passes_sample_cases_end_to_end(tmp_path: Path) -
     assert [(r.id, r.verdict) for r in result.results] == [(c["id"], "pass") for c in cases], [
         r.failures for r in result.results
     ]
+
+
+class SlowToStartGateway(FixedModelGateway):
+    """A stand-in gateway that takes 2 s to configure (a process start) and reports the Retry-After it got."""
+
+    async def configure(self, message: Mapping[str, Any], timeout_s: float) -> Mapping[str, Any]:
+        """Start slowly."""
+        await asyncio.sleep(2.0)
+        return await super().configure(message, timeout_s)
+
+    async def call(self, message: Mapping[str, Any], timeout_s: float) -> Mapping[str, Any]:
+        """One provider request; the outcome's text is how far ahead its Retry-After date was, in seconds."""
+        async with httpx.AsyncClient(timeout=5) as client:
+            resp = await client.post(
+                f"{self.url}/v1/chat/completions", json={"model": "m"}, headers={"authorization": "Bearer k"}
+            )
+        ahead_s = parsedate_to_datetime(resp.headers["retry-after"]).timestamp() - time.time()
+        return {"op": "outcome", "class": "success", "text": f"{ahead_s:.1f}", "elapsed_ms": 1.0}
+
+
+async def test_a_retry_after_date_counts_from_the_calls_not_from_before_the_gateway_started() -> None:
+    """The HTTP-date the mock sends is written after configure: a slow gateway start does not eat into it."""
+    (case,) = [c for c in CASES if c["id"] == "retry-after.http-date"]
+    async with asyncio.timeout(30):
+        result = await run_case(SlowToStartGateway(), case)
+    assert float(result.outcomes[0]["text"]) > 3.5
