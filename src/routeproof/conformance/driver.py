@@ -332,6 +332,18 @@ class GatewayDriver:
             "max_tokens": message["request"]["max_tokens"],
             "stream": bool(message.get("stream")),
         }
+        if message["request"].get("tools"):  # the protocol's tools, in OpenAI's function shape
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t["name"],
+                        "description": t.get("description", ""),
+                        "parameters": t["input_schema"],
+                    },
+                }
+                for t in message["request"]["tools"]
+            ]
         deadline_ms = message.get("deadline_ms")
         # With a deadline header the gateway enforces the deadline and the judge checks when it
         # answered; without one the client gives up at the deadline (all a caller could do).
@@ -365,10 +377,15 @@ class GatewayDriver:
         text_body = raw.decode("utf-8", "replace")
         if resp.status_code == 200:
             try:
-                text = json.loads(text_body)["choices"][0]["message"]["content"] or ""
-            except (ValueError, KeyError, IndexError, TypeError):
+                message = json.loads(text_body)["choices"][0]["message"]
+                text = message["content"] or ""
+                tools = [
+                    {"name": str(c["function"]["name"]), "arguments": str(c["function"]["arguments"])}
+                    for c in message.get("tool_calls") or ()
+                ]
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                 return _gw_outcome("invalid_response", started, error=text_body[:200])
-            return _gw_outcome("success", started, text=text)
+            return _gw_outcome("success", started, text=text, tool_calls=tools)
         classes = self.profile.statuses.get(resp.status_code, ("all_failed",))
         out = _gw_outcome(classes[0], started, error=f"HTTP {resp.status_code}: {text_body[:2000]}")
         out["http_status"] = resp.status_code
@@ -387,15 +404,18 @@ async def _read_sse(resp: httpx.Response, started: float) -> dict[str, Any]:
         async for line in resp.aiter_lines():
             lines.append(line)
     except httpx.HTTPError as exc:
-        cls, text = _sse_text("\n".join(lines))
+        _, text, _ = _sse_text("\n".join(lines))
         return _gw_outcome("stream_error", started, text=text, error=f"{type(exc).__name__}: {exc}")
-    cls, text = _sse_text("\n".join(lines))
-    return _gw_outcome(cls, started, text=text)
+    cls, text, tools = _sse_text("\n".join(lines))
+    return _gw_outcome(cls, started, text=text, tool_calls=tools)
 
 
-def _sse_text(raw: str) -> tuple[str, str]:
+def _sse_text(raw: str) -> tuple[str, str, list[dict[str, str]]]:
+    """The class, the text and the complete tool calls of an OpenAI SSE answer: complete only with
+    ``[DONE]`` and no in-band error; tool calls count only when the stream completed."""
     text: list[str] = []
-    done = False
+    tools: dict[int, dict[str, str]] = {}
+    done = failed = False
     for line in raw.splitlines():
         if not line.startswith("data:"):
             continue
@@ -405,17 +425,36 @@ def _sse_text(raw: str) -> tuple[str, str]:
             continue
         try:
             obj = json.loads(data)
-            text.append(obj["choices"][0]["delta"].get("content") or "")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        except ValueError:
+            failed = True  # a malformed event reached the caller
             continue
-    return ("success" if done else "stream_error"), "".join(text)
+        if not isinstance(obj, dict) or "error" in obj:
+            failed = True
+            continue
+        for choice in obj.get("choices") or ():
+            delta = choice.get("delta") or {}
+            text.append(delta.get("content") or "")
+            for call in delta.get("tool_calls") or ():
+                entry = tools.setdefault(int(call.get("index", 0)), {"name": "", "arguments": ""})
+                function = call.get("function") or {}
+                entry["name"] += function.get("name") or ""
+                entry["arguments"] += function.get("arguments") or ""
+    complete = done and not failed
+    return (
+        ("success" if complete else "stream_error"),
+        "".join(text),
+        [tools[i] for i in sorted(tools)] if complete else [],
+    )
 
 
-def _gw_outcome(cls: str, started: float, *, text: str = "", error: str = "") -> dict[str, Any]:
+def _gw_outcome(
+    cls: str, started: float, *, text: str = "", error: str = "", tool_calls: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
     return {
         "op": "outcome",
         "class": cls,
         "text": text,
+        "tool_calls": tool_calls or [],
         "error": error,
         "elapsed_ms": (time.monotonic() - started) * 1000,
     }
