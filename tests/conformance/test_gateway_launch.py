@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 import tomllib
@@ -237,3 +238,22 @@ async def test_a_retry_after_date_counts_from_the_calls_not_from_before_the_gate
     async with asyncio.timeout(30):
         result = await run_case(SlowToStartGateway(), case)
     assert float(result.outcomes[0]["text"]) > 3.5
+
+
+@pytest.mark.parametrize(
+    ("end", "expected"), [("data: [DONE]", ("success", 1)), ('data: {"error": {}}', ("stream_error", 0))]
+)
+async def test_a_streamed_tool_call_counts_only_when_the_stream_completed(end: str, expected: tuple[str, int]) -> None:
+    """Tool-call deltas followed by [DONE] are one tool call; followed by an error event, none."""
+    chunk = {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"name": "lookup", "arguments": "{}"}}]}}]}
+    raw = f"data: {json.dumps(chunk)}\n\n{end}\n\n"
+    driver = GatewayDriver("http://gateway.test", replace(SERVE, launch=None))
+    with respx.mock:
+        respx.post("http://gateway.test/v1/chat/completions").mock(
+            return_value=httpx.Response(200, text=raw, headers={"content-type": "text/event-stream"})
+        )
+        outcome = await driver.call(
+            {"op": "call", "request": {"messages": [], "max_tokens": 8}, "tier": "standard", "stream": True}, 5.0
+        )
+    await driver.aclose()
+    assert (outcome["class"], len(outcome["tool_calls"])) == expected
