@@ -57,7 +57,8 @@ class CaseResult:
             "duration_s": round(self.duration_s, 3),
             "failures": [f.as_json() for f in self.failures],
             "outcomes": [
-                {k: o.get(k) for k in ("class", "text", "error", "elapsed_ms") if k in o} for o in self.outcomes
+                {k: o.get(k) for k in ("class", "classes", "http_status", "text", "error", "elapsed_ms") if k in o}
+                for o in self.outcomes
             ],
         }
 
