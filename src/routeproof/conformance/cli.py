@@ -13,6 +13,7 @@ from typing import Any
 __all__ = ["add_conformance_parser", "profile_path", "read_expected"]
 
 DEFAULT_JOBS = 6
+LAUNCHED_JOBS = 4  # a launched gateway is a process per case besides the runner: fewer at once on 2 cores
 BREAKS_AT_ONCE = 4  # planted-break runs in flight together (each with --jobs harness processes)
 
 
@@ -60,7 +61,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="report directory (default: reports)")
     parser.add_argument(
-        "--jobs", type=int, default=DEFAULT_JOBS, help=f"cases run concurrently (default {DEFAULT_JOBS})"
+        "--jobs",
+        type=int,
+        default=None,
+        help=f"cases run concurrently (default {DEFAULT_JOBS}; {LAUNCHED_JOBS} for a launched gateway)",
     )
 
 
@@ -127,6 +131,7 @@ def _run(args: argparse.Namespace) -> int:
         if profile.launch is not None:  # the runner starts the gateway itself, per case
             args.reports.mkdir(parents=True, exist_ok=True)
             gateway = LaunchedGateway(profile, log_path=args.reports / f"conformance-{profile.name}.log")
+            args.jobs = args.jobs or LAUNCHED_JOBS
         elif args.gateway:
             gateway = GatewayDriver(args.gateway, profile)
         else:
@@ -146,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
             cases,
             harness=args.harness,
             gateway=gateway,
-            jobs=args.jobs,
+            jobs=args.jobs or DEFAULT_JOBS,
             stderr_path=args.reports / "conformance-harness.stderr",
             progress=_progress,
         )
@@ -205,7 +210,7 @@ def _breaks(args: argparse.Namespace) -> int:
         base = await run_suite(
             [c for c in cases if c["id"] in wanted],
             harness=args.harness,
-            jobs=args.jobs,
+            jobs=args.jobs or DEFAULT_JOBS,
             stderr_path=args.reports / "conformance-breaks.stderr",
         )
         baseline = {r.id: {f.check for f in r.failures} for r in base.results}
@@ -222,7 +227,10 @@ def _breaks(args: argparse.Namespace) -> int:
             command = f"{args.harness} --break {shlex.quote(name)}"
             async with gate:
                 result = await run_suite(
-                    subset, harness=command, jobs=args.jobs, stderr_path=args.reports / "conformance-breaks.stderr"
+                    subset,
+                    harness=command,
+                    jobs=args.jobs or DEFAULT_JOBS,
+                    stderr_path=args.reports / "conformance-breaks.stderr",
                 )
             write_report(result, args.reports / "breaks")  # each break's evidence, case by case
             killed_by = [
