@@ -28,6 +28,7 @@ from routeproof.core.kernel import (
 )
 from routeproof.core.ledger import BudgetScope, Reservation
 from routeproof.core.ledger import Refusal as LedgerRefusal
+from routeproof.core.pricing import format_usd
 from routeproof.core.routing import ChainPlan
 from routeproof.core.types import (
     AttemptFailure,
@@ -47,7 +48,14 @@ from routeproof.errors import (
     RouterError,
     TerminalProviderError,
 )
-from routeproof.observe import attempt_span, log_auth_failure, log_cap_exceeded, log_model_not_found
+from routeproof.observe import (
+    attempt_span,
+    call_trace_context,
+    log_auth_failure,
+    log_cap_exceeded,
+    log_model_not_found,
+    log_turn_warning,
+)
 
 if TYPE_CHECKING:
     from routeproof.router import Router
@@ -80,17 +88,20 @@ class Call:
         self.last_kind: ProviderKind | None = None
         self.last_position: int | None = None
         self.loop = asyncio.get_running_loop()
+        self.turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
+        self.cost_pico_usd: int | None = None  # the answered attempt's exact cost; None = unpriced
+        self.trace_context = call_trace_context()  # one trace for all of this call's attempts
 
     def now_ms(self) -> int:
         return loop_ms(self.loop.time())
 
-    def begin(self, action: CallProvider) -> Reservation | AttemptRefused | None:
+    async def begin(self, action: CallProvider) -> Reservation | AttemptRefused | None:
         """Count a failover, then reserve the attempt's worst case (or say why it may not start)."""
         router = self.router
         entry = action.entry
         if self.last_position is not None and self.last_position != action.position and self.last_kind is not None:
             router._metrics.failover(self.last_kind, entry.provider)
-        outcome = router._reserve(entry.provider, entry.model, self.req, self.session_id)
+        outcome = await router._reserve(entry.provider, entry.model, self.req, self.session_id)
         if isinstance(outcome, LedgerRefusal):
             self.refusal = outcome
             if outcome.scope is BudgetScope.PROVIDER_DAILY:
@@ -105,21 +116,27 @@ class Call:
                 return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.SKIP_PROVIDER)
             return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.TERMINAL)
         self.last_kind, self.last_position = entry.provider, action.position
+        if outcome is not None and outcome.turn_warning:  # seed 003 per-turn scope: warn, then send
+            self.turn_warning = True
+            router._metrics.turn_warning(entry.provider)
+            log_turn_warning(entry.provider, entry.model, format_usd(outcome.amount_pico_usd))
         return outcome
 
-    def failed(self, action: CallProvider, reservation: Reservation | None, failure: AttemptFailure) -> AttemptFailed:
+    async def failed(
+        self, action: CallProvider, reservation: Reservation | None, failure: AttemptFailure
+    ) -> AttemptFailed:
         """Settle a failed attempt (book only what is billable), count it against health, report it."""
         router = self.router
         entry = action.entry
         billed = router._cost(entry.provider, entry.model, failure.billed_usage) if is_billable(failure) else 0
-        router._settle(reservation, booked_pico_usd=billed, succeeded=False)
+        await router._settle(reservation, booked_pico_usd=billed, succeeded=False)
         return AttemptFailed(now_ms=self.now_ms(), failure=failure, draw=router._rng.random())
 
     async def attempt(self, action: CallProvider) -> Event:
         """Perform one CallProvider action and say what happened."""
         router = self.router
         entry = action.entry
-        begun = self.begin(action)
+        begun = await self.begin(action)
         if isinstance(begun, AttemptRefused):
             return begun
         reservation = begun
@@ -128,7 +145,7 @@ class Call:
         settled = False
         try:
             try:
-                with attempt_span(entry.provider, entry.model, action.attempt_num):
+                with attempt_span(entry.provider, entry.model, action.attempt_num, parent=self.trace_context):
                     async with asyncio.timeout_at(timeout_at):
                         response = await provider.complete(self.req, entry.model, timeout_at=timeout_at)
             except ProviderCallFailed as exc:
@@ -138,19 +155,16 @@ class Call:
                     kind=FailureKind.ATTEMPT_TIMEOUT, message=f"no answer within {action.timeout_ms} ms"
                 )
             else:
-                router._settle(
-                    reservation,
-                    booked_pico_usd=router._cost(entry.provider, entry.model, response.usage),
-                    succeeded=True,
-                )
+                self.cost_pico_usd = router._known_cost(entry.provider, entry.model, response.usage)
+                await router._settle(reservation, booked_pico_usd=self.cost_pico_usd or 0, succeeded=True)
                 settled = True
                 self.response = response
                 return AttemptSucceeded(now_ms=self.now_ms())
             settled = True
-            return self.failed(action, reservation, failure)
+            return await self.failed(action, reservation, failure)
         finally:
             if not settled:  # cancelled (or a bug escaping): never leak the reservation
-                router._settle(reservation, booked_pico_usd=0, succeeded=False)
+                await router._settle(reservation, booked_pico_usd=0, succeeded=False)
 
     def succeed(self, action: Succeed, latency_ms: int) -> ProviderResponse:
         """The response the caller gets: normalised, with the attempt history and the skips."""
@@ -164,6 +178,8 @@ class Call:
             provider=outcome_provider,
             model=action.entry.model,
             skipped=tuple(self.skipped),
+            cost_pico_usd=self.cost_pico_usd,
+            budget_turn_warning=self.turn_warning,
         )
 
     def fail(self, action: Fail) -> RouterError:

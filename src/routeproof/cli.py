@@ -7,6 +7,7 @@ routeproof conformance run|breaks   run the conformance suite against a router (
 routeproof serve --config FILE  serve the router as an OpenAI/Anthropic-compatible gateway
 routeproof providers --config FILE [--test]   list (and test) the configured providers
 routeproof call --config FILE --alias A [--provider NAME] [--stream] PROMPT   one routed call
+routeproof cost --config FILE   spend and limits per scope, from the ledger store agent.toml names
 """
 
 from __future__ import annotations
@@ -208,6 +209,23 @@ def _gateway_command(name: str) -> Callable[[argparse.Namespace], int]:
     return handler
 
 
+def _add_cost(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "cost",
+        help="show spend and limits per budget scope from the ledger store",
+        description="Read the [ledger] table of agent.toml, open that store (memory, sqlite or redis) and "
+        "print spent, reserved (calls in flight) and the limit for each budget scope. Needs no API keys.",
+    )
+    parser.add_argument("--config", type=Path, required=True, help="agent.toml with a [ledger] table")
+    parser.set_defaults(handler=_run_cost)
+
+
+def _run_cost(args: argparse.Namespace) -> int:
+    from routeproof.ledger_store.report import run_cost
+
+    return run_cost(args.config)
+
+
 # name -> function adding the subparser (and setting ``handler``); other subcommands go here.
 _SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
     "mock": _add_mock,
@@ -217,6 +235,7 @@ _SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentPa
     "serve": _add_serve,
     "providers": _add_providers,
     "call": _add_call,
+    "cost": _add_cost,
 }
 
 

@@ -55,6 +55,7 @@ from routeproof.core.types import (
     ToolUseStart,
 )
 from routeproof.errors import ProviderCallFailed
+from routeproof.observe import attempt_span
 
 if TYPE_CHECKING:
     from routeproof.router import Router
@@ -93,6 +94,8 @@ class ProviderStream:
         self.model = ""
         self.interrupted = False
         self.first_token_ms: int | None = None
+        self.cost_pico_usd: int | None = None  # the completed stream's exact cost; None = unpriced or not completed
+        self.budget_turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
         self._router = router
         self._req = req
         self._resolved = resolved
@@ -126,9 +129,15 @@ class ProviderStream:
                 now_ms = loop_ms(asyncio.get_running_loop().time())
                 if not may_restart_turn(restarts, now_ms, deadline_ms(self._deadline)):
                     self.interrupted = True
+                    self._count_outcome("all_failed")  # the call is settled: cut, and no restart is left
                     yield StreamError(message=f"{INTERRUPTED}: the turn was retried from scratch and cut again")
                     return
                 restarts += 1
+
+    def _count_outcome(self, outcome: str) -> None:
+        """``ai_router_calls_total`` and ``ai_router_attempts_per_call`` for this settled stream."""
+        if self.provider is not None:
+            self._router._metrics.call(self.provider, self.model, outcome, len(self.attempts))
 
     async def _one_call(self, *, hold_back: bool) -> AsyncGenerator[StreamEvent, None]:
         router = self._router
@@ -149,7 +158,7 @@ class ProviderStream:
                     self.attempts = action.records
                     self.provider, self.model = action.entry.provider, action.entry.model
                     self.first_token_ms = first_token_ms
-                    router._metrics.call(action.entry.provider, action.entry.model, "succeeded", len(action.records))
+                    self.budget_turn_warning = call.turn_warning
                     relay = self._relay(
                         call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back
                     )
@@ -175,7 +184,7 @@ class ProviderStream:
     ) -> AttemptRefused | AttemptFailed | tuple[StreamEvent, AsyncIterator[StreamEvent], Reservation | None, int]:
         """Start one streaming attempt and wait for its first event, within the attempt's timeout."""
         router = self._router
-        begun = call.begin(action)
+        begun = await call.begin(action)
         if isinstance(begun, AttemptRefused):
             return begun
         reservation = begun
@@ -190,7 +199,8 @@ class ProviderStream:
         try:
             try:
                 async with asyncio.timeout_at(timeout_at):
-                    first = await anext(aiter(stream))
+                    with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
+                        first = await anext(aiter(stream))  # the request (and its traceparent) goes out here
             except ProviderCallFailed as exc:
                 failure = exc.failure
             except TimeoutError:
@@ -204,11 +214,11 @@ class ProviderStream:
                 # defensive: providers raise STREAM_ERROR for a first in-band error instead
                 failure = AttemptFailure(kind=FailureKind.STREAM_ERROR, message=first.message)
             settled = True
-            return call.failed(action, reservation, failure)
+            return await call.failed(action, reservation, failure)
         finally:
             if not keep_open:
                 if not settled:  # cancelled while waiting for the first event: nothing was billed
-                    router._settle(reservation, booked_pico_usd=0, succeeded=False)
+                    await router._settle(reservation, booked_pico_usd=0, succeeded=False)
                 await _close(stream)
 
     async def _relay(
@@ -230,14 +240,20 @@ class ProviderStream:
         cut_by_deadline = False
         event: StreamEvent | None = first
 
-        def settle(end: StreamEnd, usage_cost_pico_usd: int = 0) -> None:
+        async def settle(end: StreamEnd, usage_cost_pico_usd: int = 0) -> None:
             nonlocal settled
             settlement = settle_stream(
                 end, reserved_pico_usd=_reserved(reservation), usage_cost_pico_usd=usage_cost_pico_usd
             )
-            router._settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
+            await router._settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
             router._health_effect(kind, settlement.health, call.now_ms())
             settled = True
+            # The call's one terminal row, counted when the stream is settled (not at its first token):
+            # a cut stream is a final failure, unless a restart of the turn will settle it later.
+            if end is StreamEnd.COMPLETED:
+                self._count_outcome("succeeded")
+            elif end is not StreamEnd.ABANDONED and not hold_back:
+                self._count_outcome("all_failed")
 
         try:
             while True:
@@ -252,13 +268,14 @@ class ProviderStream:
                     except StopAsyncIteration:
                         event = StreamError(message=f"{INTERRUPTED}: the stream ended without MessageStop")
                 if isinstance(event, MessageStop):
-                    settle(StreamEnd.COMPLETED, router._cost(kind, entry_model, event.usage))
+                    self.cost_pico_usd = router._known_cost(kind, entry_model, event.usage)
+                    await settle(StreamEnd.COMPLETED, self.cost_pico_usd or 0)
                     for out in held:
                         yield out
                     yield event
                     return
                 if isinstance(event, StreamError):
-                    settle(StreamEnd.DEADLINE if cut_by_deadline else StreamEnd.INTERRUPTED)
+                    await settle(StreamEnd.DEADLINE if cut_by_deadline else StreamEnd.INTERRUPTED)
                     if hold_back:
                         raise StreamInterrupted(event.message)
                     self.interrupted = True
@@ -284,7 +301,7 @@ class ProviderStream:
                 event = None
         finally:
             if not settled:  # the consumer stopped reading (or was cancelled)
-                settle(StreamEnd.ABANDONED)
+                await settle(StreamEnd.ABANDONED)
             await _close(stream)
 
 

@@ -65,6 +65,7 @@ __all__ = [
     "cost_pico_usd",
     "fits",
     "format_usd",
+    "limits_ok",
     "load_pricing",
     "new_ledger",
     "parse_usd",
@@ -73,6 +74,7 @@ __all__ = [
     "provider_daily_account",
     "release",
     "reserve",
+    "roll_over",
     "session_account",
     "try_reserve",
     "well_formed",
@@ -210,6 +212,11 @@ def well_formed(state: LedgerState) -> bool:
     return len({s for s, _ in state.sessions}) == len(state.sessions) and len(
         {p for p, _ in state.provider_daily}
     ) == len(state.provider_daily)
+
+
+def limits_ok(limits: BudgetLimits) -> bool:
+    """Every limit is None or a non-negative int (what :func:`with_limits` requires)."""
+    return _limits_ok(limits)
 
 
 def _limits_ok(limits: BudgetLimits) -> bool:
@@ -564,3 +571,19 @@ def session_account(state: LedgerState, session_id: str) -> Account:
 def provider_daily_account(state: LedgerState, provider: ProviderKind) -> Account:
     """The provider's counters for the current day (zero when never used)."""
     return _get(state.provider_daily, provider)
+
+
+@icontract.require(well_formed)
+@icontract.ensure(lambda result: well_formed(state=result))
+@icontract.ensure(
+    lambda state, day_index, month_index, result: (
+        result.day_index == max(state.day_index, day_index)
+        and result.month_index == max(state.month_index, month_index)
+    )
+)
+@icontract.ensure(lambda state, result: result.open_reservations == state.open_reservations)
+def roll_over(state: LedgerState, *, day_index: int, month_index: int) -> LedgerState:
+    """Move the ledger into the given day and month (the roll ``reserve`` does first): a new day
+    empties the daily spend, a new month the monthly spend, reservations in flight carry over, and
+    a period earlier than the current one changes nothing. Ledger stores roll before every operation."""
+    return _roll(state, day_index, month_index)
