@@ -33,7 +33,7 @@ CASES = load_cases(ROOT / "conformance" / "cases")
 pytestmark = pytest.mark.asyncio
 
 
-def configure_message(*chain: tuple[str, str], budget_usd: float | None = None) -> dict[str, Any]:
+def configure_message(*chain: tuple[str, str], budget_usd: str | None = None) -> dict[str, Any]:
     """A configure message for a chain of (protocol, hosting)."""
     providers = [
         {
@@ -80,10 +80,26 @@ async def test_the_written_agent_toml_is_one_routeproof_serve_accepts() -> None:
     assert env[PROVIDER_KEY_ENV] == CREDENTIALS["api_key"]
 
 
+async def test_a_session_budget_is_written_with_its_prices(tmp_path: Path) -> None:
+    """A case's budget becomes [driver.budget] session_usd with a pricing file routeproof loads."""
+    message = configure_message(("openai", "public"), budget_usd="0.000001")
+    message["providers"][0]["price"] = {"input_usd_per_mtok": "1.5", "output_usd_per_mtok": "2"}
+    written = routeproof_serve_config(message, SERVE)
+    assert not isinstance(written, str), written
+    files, env = written
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    data = tomllib.loads(files["agent.toml"], parse_float=Decimal)
+    config = parse_config(data, environ=env, base_dir=tmp_path)
+    assert config.budget.session_usd == Decimal("0.000001")
+    assert config.pricing_path == (tmp_path / "pricing.toml").resolve()
+    assert parse_gateway_settings(data, environ=env).tenant_for("conformance-warm-up-key") is not None
+
+
 @pytest.mark.parametrize(
     ("message", "reason"),
     [
-        (configure_message(("openai", "public"), budget_usd=0.01), "no session budget"),
+        (configure_message(("openai", "public"), budget_usd="0.01"), "needs a price for every provider"),
         (configure_message(*[("openai", "public")] * 3), "no free OpenAI-compatible public kind"),
         (configure_message(("anthropic", "private")), "always public"),
     ],

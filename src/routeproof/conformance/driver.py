@@ -172,6 +172,7 @@ class Launch:
     # it, then get the case's script): a process's first call pays lazy imports and pool set-up
     # (measured ~60 ms in routeproof serve), which is start-up cost, not the contract's timing.
     warm_up: bool = True
+    warm_up_key: str | None = None  # a gateway key of its own for the warm-up call (its own session and budget)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -214,6 +215,7 @@ def load_profile(path: Path) -> GatewayProfile:
             ready_path=str(launch_raw.get("ready_path", "/readyz")),
             start_timeout_s=float(launch_raw.get("start_timeout_s", 30.0)),
             warm_up=bool(launch_raw.get("warm_up", True)),
+            warm_up_key=None if launch_raw.get("warm_up_key") is None else str(launch_raw["warm_up_key"]),
         )
     elif not protocols or len(protocols) != len(ports):
         raise ValueError(f"{path}: [gateway] needs as many protocols as ports, got {protocols!r} / {ports!r}")
@@ -305,7 +307,9 @@ class GatewayDriver:
     def _headers(self, message: Mapping[str, Any]) -> dict[str, str] | str:
         tier = str(message.get("tier", "standard"))
         headers = dict(self.profile.headers)
-        if self.profile.tier_keys:
+        if message.get("gateway_key"):  # the runner's own call (the warm-up), not a case's
+            headers["Authorization"] = f"Bearer {message['gateway_key']}"
+        elif self.profile.tier_keys:
             if tier not in self.profile.tier_keys:
                 return f"the profile has no gateway key for tier {tier!r}"
             headers["Authorization"] = f"Bearer {self.profile.tier_keys[tier]}"

@@ -32,6 +32,7 @@ __all__ = ["WRITERS", "LaunchedGateway", "free_port", "routeproof_serve_config"]
 PROVIDER_KEY_ENV = "CONFORMANCE_PROVIDER_KEY"
 _READY_POLL_S = 0.05
 _KILL_WAIT_S = 5.0
+_BUDGET_OVERRIDES = frozenset({"ROUTEPROOF_SESSION_BUDGET_USD", "BATUTA_LLM_BUDGET"})  # the case sets budgets
 
 # A config writer: (the configure message, the profile) -> (files to write {name: text}, the
 # environment the gateway needs, or the reason the gateway cannot express the case).
@@ -58,10 +59,12 @@ def routeproof_serve_config(
     (public: openai, openrouter; private: vllm, ollama), as routeproof's harness does; a chain that
     needs more, a private Anthropic or Bedrock provider, or a session budget cannot be expressed.
     """
-    if message.get("budget_usd") is not None:
-        return "routeproof serve's agent.toml has per-provider daily budgets, no session budget"
+    budget_usd = message.get("budget_usd")
+    if budget_usd is not None and not all("price" in p for p in message["providers"]):
+        return "a session budget needs a price for every provider"
     free_openai = {"public": ["openai", "openrouter"], "private": ["vllm", "ollama"]}
     lines: list[str] = []
+    pricing: list[str] = []
     env = {PROVIDER_KEY_ENV: "conformance-test-key"}
     for priority, p in enumerate(message["providers"], start=1):
         protocol, hosting, url = str(p["protocol"]), str(p.get("hosting", "public")), str(p["base_url"])
@@ -88,6 +91,13 @@ def routeproof_serve_config(
             return f"unknown protocol {protocol!r}"
         if any(f'kind = "{kind}"' in line for line in lines):
             return f"routeproof keys providers by kind: two {kind} providers in one chain"
+        if "price" in p:
+            pricing += [
+                f"[{kind}.{_toml_str(str(p['model']))}]",
+                f"input_per_mtok = {p['price']['input_usd_per_mtok']}",
+                f"output_per_mtok = {p['price']['output_usd_per_mtok']}",
+                "",
+            ]
         lines += [
             f"[driver.providers.{_toml_str(str(p['name']))}]",
             f'kind = "{kind}"',
@@ -97,10 +107,21 @@ def routeproof_serve_config(
             *extra,
             "",
         ]
+    files: dict[str, str] = {}
+    if pricing:
+        files["pricing.toml"] = "\n".join(pricing)
+        lines.insert(0, 'pricing = "pricing.toml"\n')
+    if budget_usd is not None:  # the gateway's session is its tenant: one per tier, the case's calls share it
+        lines += ["[driver.budget]", f"session_usd = {budget_usd}", ""]
     lines += ["[gateway]", f"aliases = [{_toml_str(profile.model)}]", "grace_period_ms = 1000", ""]
-    for tier, key in profile.tier_keys.items():
-        lines += [f"[gateway.tenants.{_toml_str(tier)}]", f"key = {_toml_str(key)}", f'privacy_tier = "{tier}"', ""]
-    return {"agent.toml": "\n".join(lines)}, env
+    tenants = dict(profile.tier_keys)
+    if profile.launch is not None and profile.launch.warm_up_key:  # its own session: no budget spent
+        tenants["warm-up"] = profile.launch.warm_up_key
+    for tenant, key in tenants.items():
+        tier = tenant if tenant in profile.tier_keys else "standard"
+        lines += [f"[gateway.tenants.{_toml_str(tenant)}]", f"key = {_toml_str(key)}", f'privacy_tier = "{tier}"', ""]
+    files["agent.toml"] = "\n".join(lines)
+    return files, env
 
 
 WRITERS: Mapping[str, Writer] = {"routeproof-serve": routeproof_serve_config}
@@ -111,10 +132,13 @@ class LaunchedGateway(GatewayDriver):
 
     concurrent = True  # every case has its own mocks and its own gateway process
 
-    @property
-    def warm_up(self) -> bool:
-        """Whether the runner makes one unjudged call through each fresh gateway before the case."""
-        return self.profile.launch is not None and self.profile.launch.warm_up
+    async def warm_up_call(self, message: Mapping[str, Any], timeout_s: float) -> None:
+        """One unjudged plain call through the fresh gateway (as the warm-up tenant, if the profile has one)."""
+        launch = self.profile.launch
+        if launch is None or not launch.warm_up:
+            return
+        key = launch.warm_up_key
+        await self.call({**message, "tier": "standard", "gateway_key": key} if key else message, timeout_s)
 
     def __init__(self, profile: GatewayProfile, *, log_path: Path | None = None) -> None:
         if profile.launch is None:
@@ -164,7 +188,7 @@ class LaunchedGateway(GatewayDriver):
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=log if log is not None else asyncio.subprocess.DEVNULL,
                 stderr=log if log is not None else asyncio.subprocess.DEVNULL,
-                env={**os.environ, **env},
+                env={**{k: v for k, v in os.environ.items() if k not in _BUDGET_OVERRIDES}, **env},
                 start_new_session=True,  # its own process group: killed with its children
             )
         finally:

@@ -196,14 +196,14 @@ async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: fl
     # so its requests are attributed by the mocks they reach (each case has its own fleet).
     by_model = getattr(impl, "attribution", "model") == "model"
     end_case = getattr(impl, "end_case", None)
-    warm_up = getattr(impl, "warm_up", False)
+    warm_up = getattr(impl, "warm_up_call", None)
     try:
         async with CaseMocks(case["providers"], {}, _warm_up_defaults(case, models), ports=ports) as mocks:
             reply = await impl.configure(_configure_message(case, mocks, models), CONFIGURE_TIMEOUT_S)
             if reply.get("op") == "unsupported":
                 return CaseResult(**base, verdict="n/a", reason=str(reply.get("reason", "unsupported")))
-            if warm_up:  # one plain answer through a freshly started gateway; not judged
-                await impl.call(_call_message(case, -1, {}), call_bound_s({}, slack_s))
+            if warm_up is not None:  # one plain answer through a freshly started gateway; not judged
+                await warm_up(_call_message(case, -1, {}), call_bound_s({}, slack_s))
             since = time.monotonic()
             # Expanded now, not before configure: a Retry-After HTTP-date counts from the calls.
             steps, defaults = _expanded_steps(case, models)
