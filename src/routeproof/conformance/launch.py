@@ -57,7 +57,7 @@ def routeproof_serve_config(
 
     routeproof keys providers by kind, so a chain's OpenAI-compatible providers take distinct kinds
     (public: openai, openrouter; private: vllm, ollama), as routeproof's harness does; a chain that
-    needs more, a private Anthropic or Bedrock provider, or a session budget cannot be expressed.
+    needs more, a private Anthropic or Bedrock provider, or a budget without prices cannot be expressed.
     """
     budget_usd = message.get("budget_usd")
     if budget_usd is not None and not all("price" in p for p in message["providers"]):
