@@ -23,8 +23,10 @@ from routeproof.conformance.cases import load_cases, select
 from routeproof.conformance.driver import GatewayDriver, HarnessError, Launch, load_profile
 from routeproof.conformance.judge import CallRun, judge_case
 from routeproof.conformance.launch import PROVIDER_KEY_ENV, LaunchedGateway, routeproof_serve_config
-from routeproof.conformance.run import CREDENTIALS, run_case, run_suite
+from routeproof.conformance.report import write_breaks_report, write_report
+from routeproof.conformance.run import CREDENTIALS, CaseResult, RunResult, run_case, run_suite
 from routeproof.gateway.settings import parse_gateway_settings
+from routeproof.report import build_report
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ROOT / "conformance" / "profiles"
@@ -273,3 +275,21 @@ async def test_a_streamed_tool_call_counts_only_when_the_stream_completed(end: s
         )
     await driver.aclose()
     assert (outcome["class"], len(outcome["tool_calls"])) == expected
+
+
+async def test_the_html_report_reads_scorecards_next_to_the_kill_table(tmp_path: Path) -> None:
+    """`routeproof report` shows the conformance scorecards even when conformance-breaks.json sits beside them."""
+    result = RunResult(
+        impl="routeproof-serve",
+        version="0.1.0",
+        capabilities=(),
+        results=(CaseResult(id="retry.503-then-200", rule="retry_schedule", acs=(), title="t", verdict="pass"),),
+        wall_s=1.0,
+    )
+    write_report(result, tmp_path)
+    write_breaks_report(
+        [{"break": "retry_400", "rules": ["terminal_statuses"], "cases": 1, "killed_by": ["x"]}], tmp_path
+    )
+    report = build_report(tmp_path)
+    assert report.problems == ()
+    assert "conformance" in report.sections
