@@ -243,6 +243,20 @@ def plant(name: str) -> None:
         defaults = kernel.CallPlan.__init__.__kwdefaults__
         assert defaults is not None
         defaults["attempts_cap"] = 10**6
+    elif name == "forward_span_id":
+        # routeproof mints a child span id even without an OpenTelemetry SDK (observe.attempt_span),
+        # so leaving the SDK out no longer plants this: make each attempt run in the caller's span.
+        import contextlib
+
+        import routeproof.call as call_mod
+        import routeproof.streaming as streaming_mod
+
+        @contextlib.contextmanager
+        def caller_span(*args: Any, parent: Any = None) -> Any:
+            yield trace.get_current_span(parent)
+
+        vars(call_mod)["attempt_span"] = caller_span
+        vars(streaming_mod)["attempt_span"] = caller_span
     elif name == "accept_invalid_200":
         import routeproof.providers.openai as openai_mod
 

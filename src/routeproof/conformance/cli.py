@@ -10,9 +10,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_conformance_parser", "read_expected"]
+__all__ = ["add_conformance_parser", "profile_path", "read_expected"]
 
 DEFAULT_JOBS = 6
+LAUNCHED_JOBS = 4  # a launched gateway is a process per case besides the runner: fewer at once on 2 cores
 BREAKS_AT_ONCE = 4  # planted-break runs in flight together (each with --jobs harness processes)
 
 
@@ -29,7 +30,12 @@ def add_conformance_parser(subparsers: argparse._SubParsersAction[argparse.Argum
     target = run.add_mutually_exclusive_group()
     target.add_argument("--harness", metavar="CMD", help="shell command starting a harness (JSON lines on stdio)")
     target.add_argument("--gateway", metavar="URL", help="base URL of an OpenAI-compatible gateway")
-    run.add_argument("--profile", type=Path, help="gateway profile (TOML, see conformance/profiles/)")
+    run.add_argument(
+        "--profile",
+        type=Path,
+        help="gateway profile: a TOML file or a name under conformance/profiles/; a profile with [launch] "
+        "starts the gateway itself, per case (no --gateway URL)",
+    )
     run.add_argument(
         "--expect-failures", type=Path, help="file of case ids expected to fail (one per line, '# reason')"
     )
@@ -55,7 +61,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="report directory (default: reports)")
     parser.add_argument(
-        "--jobs", type=int, default=DEFAULT_JOBS, help=f"cases run concurrently (default {DEFAULT_JOBS})"
+        "--jobs",
+        type=int,
+        default=None,
+        help=f"cases run concurrently (default {DEFAULT_JOBS}; {LAUNCHED_JOBS} for a launched gateway)",
     )
 
 
@@ -67,6 +76,13 @@ def read_expected(path: Path) -> dict[str, str]:
         if body.strip():
             out[body.strip()] = reason.strip()
     return out
+
+
+def profile_path(value: Path) -> Path:
+    """A profile file, or the name of one under conformance/profiles/ (``routeproof-serve``)."""
+    if value.suffix or value.exists():
+        return value
+    return Path("conformance") / "profiles" / f"{value}.toml"
 
 
 def _selected(args: argparse.Namespace) -> list[Mapping[str, Any]]:
@@ -90,6 +106,7 @@ def _progress(result: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     from routeproof.conformance.cases import CaseError
     from routeproof.conformance.driver import GatewayDriver, load_profile
+    from routeproof.conformance.launch import LaunchedGateway
     from routeproof.conformance.report import scorecard_markdown, write_report
     from routeproof.conformance.run import run_suite
 
@@ -104,12 +121,27 @@ def _run(args: argparse.Namespace) -> int:
     if not cases:
         print("routeproof conformance: no case matches --only", file=sys.stderr)
         return 2
-    gateway = None
-    if args.gateway:
-        if args.profile is None:
-            print("routeproof conformance: --gateway needs --profile", file=sys.stderr)
+    gateway: GatewayDriver | None = None
+    if args.profile is not None and not args.harness:
+        try:
+            profile = load_profile(profile_path(args.profile))
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"routeproof conformance: profile {str(args.profile)!r}: {exc}", file=sys.stderr)
             return 2
-        gateway = GatewayDriver(args.gateway, load_profile(args.profile))
+        if profile.launch is not None:  # the runner starts the gateway itself, per case
+            args.reports.mkdir(parents=True, exist_ok=True)
+            gateway = LaunchedGateway(profile, log_path=args.reports / f"conformance-{profile.name}.log")
+            args.jobs = args.jobs or LAUNCHED_JOBS
+        elif args.gateway:
+            gateway = GatewayDriver(args.gateway, profile)
+        else:
+            print(
+                f"routeproof conformance: profile {profile.name!r} has no [launch]: give --gateway URL", file=sys.stderr
+            )
+            return 2
+    elif args.gateway:
+        print("routeproof conformance: --gateway needs --profile", file=sys.stderr)
+        return 2
     elif not args.harness:
         print("routeproof conformance: give --harness CMD or --gateway URL --profile FILE", file=sys.stderr)
         return 2
@@ -119,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
             cases,
             harness=args.harness,
             gateway=gateway,
-            jobs=args.jobs,
+            jobs=args.jobs or DEFAULT_JOBS,
             stderr_path=args.reports / "conformance-harness.stderr",
             progress=_progress,
         )
@@ -178,7 +210,7 @@ def _breaks(args: argparse.Namespace) -> int:
         base = await run_suite(
             [c for c in cases if c["id"] in wanted],
             harness=args.harness,
-            jobs=args.jobs,
+            jobs=args.jobs or DEFAULT_JOBS,
             stderr_path=args.reports / "conformance-breaks.stderr",
         )
         baseline = {r.id: {f.check for f in r.failures} for r in base.results}
@@ -195,7 +227,10 @@ def _breaks(args: argparse.Namespace) -> int:
             command = f"{args.harness} --break {shlex.quote(name)}"
             async with gate:
                 result = await run_suite(
-                    subset, harness=command, jobs=args.jobs, stderr_path=args.reports / "conformance-breaks.stderr"
+                    subset,
+                    harness=command,
+                    jobs=args.jobs or DEFAULT_JOBS,
+                    stderr_path=args.reports / "conformance-breaks.stderr",
                 )
             write_report(result, args.reports / "breaks")  # each break's evidence, case by case
             killed_by = [

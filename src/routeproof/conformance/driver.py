@@ -148,17 +148,56 @@ class HarnessDriver:
         self._proc = None
 
 
+DEFAULT_STATUSES: Mapping[int, tuple[str, ...]] = {
+    400: ("terminal",),
+    404: ("terminal",),
+    401: ("auth",),
+    403: ("auth",),
+    408: ("deadline",),
+    504: ("deadline",),
+}
+"""HTTP status -> outcome classes when a profile states no ``[gateway.statuses]``; any other
+non-200 status is ``all_failed``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Launch:
+    """How the runner starts the gateway itself, once per case (``[launch]`` of a profile)."""
+
+    config: str  # the config writer (``routeproof.conformance.launch.WRITERS``), e.g. "routeproof-serve"
+    command: tuple[str, ...]  # argv; ``{python}``, ``{config}`` and ``{port}`` are filled in
+    ready_path: str = "/readyz"  # GET answers 200 once the gateway takes calls
+    start_timeout_s: float = 30.0
+    # One unjudged plain call through each fresh gateway before the case's calls (its mocks answer
+    # it, then get the case's script): a process's first call pays lazy imports and pool set-up
+    # (measured ~60 ms in routeproof serve), which is start-up cost, not the contract's timing.
+    warm_up: bool = True
+    warm_up_key: str | None = None  # a gateway key of its own for the warm-up call (its own session and budget)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GatewayProfile:
-    """How to drive one OpenAI-compatible gateway (a TOML file under conformance/profiles/)."""
+    """How to drive one OpenAI-compatible gateway (a TOML file under conformance/profiles/).
+
+    Either the gateway runs outside the runner with a static chain (``protocols`` + fixed
+    ``ports``; cases run one at a time), or the profile has a ``[launch]`` table and the runner
+    writes the gateway's configuration for each case and starts it (cases run concurrently).
+    """
 
     name: str
     model: str  # the model name the gateway routes through its chain
-    protocols: tuple[str, ...]  # the protocols of the gateway's configured chain, in priority order
-    ports: tuple[int, ...]  # the fixed loopback ports those deployments point at (the mocks bind them)
+    protocols: tuple[str, ...] = ()  # the protocols of a static gateway's chain, in priority order
+    ports: tuple[int, ...] = ()  # the fixed loopback ports that chain points at (the mocks bind them)
     capabilities: tuple[str, ...] = ()
     version: str = "unknown"
     headers: Mapping[str, str] = field(default_factory=dict)
+    # The gateway's documented HTTP status -> outcome classes: a status a gateway documents for
+    # several conditions (routeproof serve: 502 for every provider failing, an invalid answer, or a
+    # provider rejecting the gateway's own key) is consistent with each of them.
+    statuses: Mapping[int, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_STATUSES))
+    deadline_header: str | None = None  # the caller's deadline in relative ms, if the gateway takes one
+    tier_keys: Mapping[str, str] = field(default_factory=dict)  # privacy tier -> gateway key (a tenant per tier)
+    launch: Launch | None = None
 
 
 def load_profile(path: Path) -> GatewayProfile:
@@ -167,8 +206,28 @@ def load_profile(path: Path) -> GatewayProfile:
     gw = doc.get("gateway", {})
     protocols = tuple(str(p) for p in gw.get("protocols", ()))
     ports = tuple(int(p) for p in gw.get("ports", ()))
-    if not protocols or len(protocols) != len(ports):
+    launch_raw = doc.get("launch")
+    launch = None
+    if launch_raw is not None:
+        launch = Launch(
+            config=str(launch_raw["config"]),
+            command=tuple(str(a) for a in launch_raw["command"]),
+            ready_path=str(launch_raw.get("ready_path", "/readyz")),
+            start_timeout_s=float(launch_raw.get("start_timeout_s", 30.0)),
+            warm_up=bool(launch_raw.get("warm_up", True)),
+            warm_up_key=None if launch_raw.get("warm_up_key") is None else str(launch_raw["warm_up_key"]),
+        )
+    elif not protocols or len(protocols) != len(ports):
         raise ValueError(f"{path}: [gateway] needs as many protocols as ports, got {protocols!r} / {ports!r}")
+    statuses_raw = gw.get("statuses")
+    statuses = (
+        dict(DEFAULT_STATUSES)
+        if statuses_raw is None
+        else {int(k): tuple(str(c) for c in ([v] if isinstance(v, str) else v)) for k, v in statuses_raw.items()}
+    )
+    unknown = sorted({c for cs in statuses.values() for c in cs} - OUTCOME_CLASSES)
+    if unknown:
+        raise ValueError(f"{path}: [gateway.statuses] names unknown outcome classes {unknown!r}")
     return GatewayProfile(
         name=str(doc.get("name", path.stem)),
         model=str(gw.get("model", "conformance")),
@@ -177,15 +236,41 @@ def load_profile(path: Path) -> GatewayProfile:
         capabilities=tuple(str(c) for c in gw.get("capabilities", ())),
         version=str(doc.get("version", "unknown")),
         headers={str(k): str(v) for k, v in gw.get("headers", {}).items()},
+        statuses=statuses,
+        deadline_header=None if gw.get("deadline_header") is None else str(gw["deadline_header"]),
+        tier_keys={str(k): str(v) for k, v in gw.get("tier_keys", {}).items()},
+        launch=launch,
     )
 
 
-class GatewayDriver:
-    """Drive an OpenAI-compatible gateway whose chain points at the profile's fixed mock ports.
+OUTCOME_CLASSES = frozenset(
+    {
+        "success",
+        "stream_error",
+        "terminal",
+        "auth",
+        "all_failed",
+        "deadline",
+        "budget",
+        "no_eligible",
+        "invalid_response",
+        "cancelled",
+        "other",
+    }
+)
 
-    The gateway's configuration is static, so a case runs only when its chain has the profile's
-    protocols (else n/a), the mocks bind the profile's ports, and cases run one at a time.
+
+class GatewayDriver:
+    """Drive an OpenAI-compatible gateway.
+
+    A static gateway's configuration is fixed, so a case runs only when its chain has the
+    profile's protocols (else n/a), the mocks bind the profile's ports, and cases run one at a
+    time; every request reaching the case's mocks is the case's (the gateway sends its configured
+    model name, not the run's). A launched gateway is :class:`routeproof.conformance.launch.LaunchedGateway`.
     """
+
+    attribution = "fleet"  # requests are attributed to a case by the mocks they reach, not by model name
+    concurrent = False  # one case at a time (the chain's ports are fixed)
 
     def __init__(self, url: str, profile: GatewayProfile) -> None:
         self.url = url.rstrip("/")
@@ -198,59 +283,143 @@ class GatewayDriver:
         }
         self._client = httpx.AsyncClient(timeout=None)
 
+    @property
+    def ports(self) -> tuple[int, ...] | None:
+        """The fixed ports the mocks must bind (None: any free ones)."""
+        return self.profile.ports or None
+
+    def fork(self) -> GatewayDriver:
+        """The driver for another worker: this one (a static gateway runs one case at a time)."""
+        return self
+
+    def unsupported_reason(self, case: Mapping[str, Any]) -> str | None:
+        """Why the gateway cannot express ``case`` (checked before its mocks start), or None."""
+        protocols = tuple(str(p["protocol"]) for p in case["providers"])
+        if protocols != self.profile.protocols:
+            return f"the gateway's chain is {self.profile.protocols!r}, the case's {protocols!r}"
+        return None
+
     async def configure(self, message: Mapping[str, Any], timeout_s: float) -> Mapping[str, Any]:
         """Check the case's chain against the profile (the gateway itself is configured outside)."""
-        protocols = tuple(str(p["protocol"]) for p in message["providers"])
-        if protocols != self.profile.protocols:
-            return {
-                "op": "unsupported",
-                "reason": f"the gateway's chain is {self.profile.protocols!r}, the case's {protocols!r}",
-            }
-        return {"op": "configured"}
+        reason = self.unsupported_reason(message)
+        return {"op": "unsupported", "reason": reason} if reason else {"op": "configured"}
+
+    def _headers(self, message: Mapping[str, Any]) -> dict[str, str] | str:
+        tier = str(message.get("tier", "standard"))
+        headers = dict(self.profile.headers)
+        if message.get("gateway_key"):  # the runner's own call (the warm-up), not a case's
+            headers["Authorization"] = f"Bearer {message['gateway_key']}"
+        elif self.profile.tier_keys:
+            if tier not in self.profile.tier_keys:
+                return f"the profile has no gateway key for tier {tier!r}"
+            headers["Authorization"] = f"Bearer {self.profile.tier_keys[tier]}"
+        elif tier != "standard":
+            return "the profile states no gateway key per privacy tier"
+        if message.get("traceparent"):
+            headers["traceparent"] = str(message["traceparent"])
+        deadline_ms = message.get("deadline_ms")
+        if deadline_ms is not None and self.profile.deadline_header:
+            headers[self.profile.deadline_header] = str(max(1, round(float(deadline_ms))))
+        return headers
 
     async def call(self, message: Mapping[str, Any], timeout_s: float) -> Mapping[str, Any]:
-        """POST /v1/chat/completions and classify the answer by its HTTP status."""
-        if message.get("cancel_after_ms") is not None or message.get("tier", "standard") != "standard":
-            return {"op": "unsupported", "reason": "cancellation and tiers cannot be expressed through HTTP"}
+        """POST /v1/chat/completions and classify the answer by the profile's status table."""
+        cancel_after_ms = message.get("cancel_after_ms")
+        if cancel_after_ms is not None and "cancel" not in self.profile.capabilities:
+            return {"op": "unsupported", "reason": "the profile does not declare cancellation (client disconnect)"}
+        headers = self._headers(message)
+        if isinstance(headers, str):
+            return {"op": "unsupported", "reason": headers}
         body: dict[str, Any] = {
             "model": self.profile.model,
             "messages": message["request"]["messages"],
             "max_tokens": message["request"]["max_tokens"],
             "stream": bool(message.get("stream")),
         }
-        headers = dict(self.profile.headers)
-        if message.get("traceparent"):
-            headers["traceparent"] = str(message["traceparent"])
+        if message["request"].get("tools"):  # the protocol's tools, in OpenAI's function shape
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t["name"],
+                        "description": t.get("description", ""),
+                        "parameters": t["input_schema"],
+                    },
+                }
+                for t in message["request"]["tools"]
+            ]
         deadline_ms = message.get("deadline_ms")
-        timeout = min(timeout_s, deadline_ms / 1000) if deadline_ms is not None else timeout_s
+        # With a deadline header the gateway enforces the deadline and the judge checks when it
+        # answered; without one the client gives up at the deadline (all a caller could do).
+        timeout = timeout_s
+        if deadline_ms is not None and not self.profile.deadline_header:
+            timeout = min(timeout_s, deadline_ms / 1000)
         started = time.monotonic()
+        if cancel_after_ms is not None and cancel_after_ms / 1000 < timeout:
+            try:
+                async with asyncio.timeout(cancel_after_ms / 1000):
+                    return await self._post(body, headers, timeout_s, started)
+            except TimeoutError:  # the caller went away: the connection is closed mid-call
+                return _gw_outcome("cancelled", started, error=f"client disconnected after {cancel_after_ms} ms")
         try:
             async with asyncio.timeout(timeout):
-                resp = await self._client.post(f"{self.url}/v1/chat/completions", json=body, headers=headers)
+                return await self._post(body, headers, timeout_s, started)
         except TimeoutError:
-            return _gw_outcome("deadline", started, error="client-side deadline")
+            return _gw_outcome("deadline", started, error=f"client-side timeout after {timeout:.3f} s")
+
+    async def _post(
+        self, body: Mapping[str, Any], headers: Mapping[str, str], timeout_s: float, started: float
+    ) -> dict[str, Any]:
+        url = f"{self.url}/v1/chat/completions"
+        try:
+            async with self._client.stream("POST", url, json=body, headers=headers) as resp:
+                if resp.status_code == 200 and body["stream"]:
+                    return await _read_sse(resp, started)
+                raw = await resp.aread()
         except httpx.HTTPError as exc:
             return _gw_outcome("other", started, error=f"{type(exc).__name__}: {exc}")
-        if resp.status_code == 200 and not body["stream"]:
-            try:
-                text = resp.json()["choices"][0]["message"]["content"] or ""
-            except (ValueError, KeyError, IndexError, TypeError):
-                return _gw_outcome("invalid_response", started, error=resp.text[:200])
-            return _gw_outcome("success", started, text=text)
+        text_body = raw.decode("utf-8", "replace")
         if resp.status_code == 200:
-            cls_text = _sse_text(resp.text)
-            return _gw_outcome(cls_text[0], started, text=cls_text[1])
-        cls = {400: "terminal", 404: "terminal", 401: "auth", 403: "auth", 408: "deadline", 504: "deadline"}
-        return _gw_outcome(cls.get(resp.status_code, "all_failed"), started, error=resp.text[:300])
+            try:
+                message = json.loads(text_body)["choices"][0]["message"]
+                text = message["content"] or ""
+                tools = [
+                    {"name": str(c["function"]["name"]), "arguments": str(c["function"]["arguments"])}
+                    for c in message.get("tool_calls") or ()
+                ]
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+                return _gw_outcome("invalid_response", started, error=text_body[:200])
+            return _gw_outcome("success", started, text=text, tool_calls=tools)
+        classes = self.profile.statuses.get(resp.status_code, ("all_failed",))
+        out = _gw_outcome(classes[0], started, error=f"HTTP {resp.status_code}: {text_body[:2000]}")
+        out["http_status"] = resp.status_code
+        out["classes"] = list(classes)
+        return out
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
         await self._client.aclose()
 
 
-def _sse_text(raw: str) -> tuple[str, str]:
+async def _read_sse(resp: httpx.Response, started: float) -> dict[str, Any]:
+    """Read an SSE answer to its end; a cut or an in-band error after the 200 is a stream error."""
+    lines: list[str] = []
+    try:
+        async for line in resp.aiter_lines():
+            lines.append(line)
+    except httpx.HTTPError as exc:
+        _, text, _ = _sse_text("\n".join(lines))
+        return _gw_outcome("stream_error", started, text=text, error=f"{type(exc).__name__}: {exc}")
+    cls, text, tools = _sse_text("\n".join(lines))
+    return _gw_outcome(cls, started, text=text, tool_calls=tools)
+
+
+def _sse_text(raw: str) -> tuple[str, str, list[dict[str, str]]]:
+    """The class, the text and the complete tool calls of an OpenAI SSE answer: complete only with
+    ``[DONE]`` and no in-band error; tool calls count only when the stream completed."""
     text: list[str] = []
-    done = False
+    tools: dict[int, dict[str, str]] = {}
+    done = failed = False
     for line in raw.splitlines():
         if not line.startswith("data:"):
             continue
@@ -260,17 +429,36 @@ def _sse_text(raw: str) -> tuple[str, str]:
             continue
         try:
             obj = json.loads(data)
-            text.append(obj["choices"][0]["delta"].get("content") or "")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        except ValueError:
+            failed = True  # a malformed event reached the caller
             continue
-    return ("success" if done else "stream_error"), "".join(text)
+        if not isinstance(obj, dict) or "error" in obj:
+            failed = True
+            continue
+        for choice in obj.get("choices") or ():
+            delta = choice.get("delta") or {}
+            text.append(delta.get("content") or "")
+            for call in delta.get("tool_calls") or ():
+                entry = tools.setdefault(int(call.get("index", 0)), {"name": "", "arguments": ""})
+                function = call.get("function") or {}
+                entry["name"] += function.get("name") or ""
+                entry["arguments"] += function.get("arguments") or ""
+    complete = done and not failed
+    return (
+        ("success" if complete else "stream_error"),
+        "".join(text),
+        [tools[i] for i in sorted(tools)] if complete else [],
+    )
 
 
-def _gw_outcome(cls: str, started: float, *, text: str = "", error: str = "") -> dict[str, Any]:
+def _gw_outcome(
+    cls: str, started: float, *, text: str = "", error: str = "", tool_calls: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
     return {
         "op": "outcome",
         "class": cls,
         "text": text,
+        "tool_calls": tool_calls or [],
         "error": error,
         "elapsed_ms": (time.monotonic() - started) * 1000,
     }

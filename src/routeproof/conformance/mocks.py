@@ -58,21 +58,26 @@ class CaseMocks:
             str(p["name"]): TrackedServer(Shape(str(p["protocol"])), name=str(p["name"]), port=port)
             for p, port in zip(providers, fixed, strict=False)
         }
+        self._initial_defaults = {name: server.default for name, server in self._servers.items()}
         self._steps = steps
         self._defaults = defaults
 
     async def __aenter__(self) -> CaseMocks:
         try:
-            for name, server in self._servers.items():
+            for server in self._servers.values():
                 await server.start()
-                server.script(*(step_from_json(s) for s in self._steps.get(name, [])))
-                default = self._defaults.get(name)
-                if default is not None:
-                    server.set_default(step_from_json(default))
+            self.load(self._steps, self._defaults)
         except BaseException:
             await self.aclose()
             raise
         return self
+
+    def load(self, steps: Mapping[str, list[dict[str, Any]]], defaults: Mapping[str, Mapping[str, Any] | None]) -> None:
+        """Queue each provider's scripted steps and set its default step."""
+        for name, server in self._servers.items():
+            server.script(*(step_from_json(s) for s in steps.get(name, [])))
+            default = defaults.get(name)
+            server.set_default(step_from_json(default) if default is not None else self._initial_defaults[name])
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
@@ -86,12 +91,16 @@ class CaseMocks:
         """The base URL of provider ``name``."""
         return self._servers[name].base_url
 
-    def observed(self) -> list[ObservedRequest]:
-        """Every request any provider received, in arrival order."""
+    def observed(self, since_s: float | None = None) -> list[ObservedRequest]:
+        """Every request any provider received (from ``since_s`` on, numbered from there), in arrival order."""
+        skipped = {
+            name: sum(1 for e in server.journal if since_s is not None and e.arrived_monotonic_s < since_s)
+            for name, server in self._servers.items()
+        }
         out = [
             ObservedRequest(
                 provider=name,
-                index=e.index,
+                index=e.index - skipped[name],
                 arrived_s=e.arrived_monotonic_s,
                 closed_s=server.closed_at.get(e.connection_id),
                 traceparent=e.traceparent,
@@ -100,5 +109,6 @@ class CaseMocks:
             )
             for name, server in self._servers.items()
             for e in server.journal
+            if since_s is None or e.arrived_monotonic_s >= since_s
         ]
         return sorted(out, key=lambda r: r.arrived_s)

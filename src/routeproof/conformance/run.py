@@ -14,6 +14,7 @@ from typing import Any
 from routeproof.conformance.answers import expand_step
 from routeproof.conformance.driver import GatewayDriver, HarnessDriver, HarnessError, Implementation
 from routeproof.conformance.judge import BUDGET_MS, CallRun, Failure, judge_case
+from routeproof.conformance.launch import LaunchedGateway
 from routeproof.conformance.mocks import CaseMocks
 
 __all__ = ["CaseResult", "RunResult", "call_bound_s", "hard_bound_s", "impl_slug", "run_case", "run_suite"]
@@ -56,7 +57,8 @@ class CaseResult:
             "duration_s": round(self.duration_s, 3),
             "failures": [f.as_json() for f in self.failures],
             "outcomes": [
-                {k: o.get(k) for k in ("class", "text", "error", "elapsed_ms") if k in o} for o in self.outcomes
+                {k: o.get(k) for k in ("class", "classes", "http_status", "text", "error", "elapsed_ms") if k in o}
+                for o in self.outcomes
             ],
         }
 
@@ -118,6 +120,17 @@ def _expanded_steps(
     return steps, defaults
 
 
+def _warm_up_defaults(case: Mapping[str, Any], models: Mapping[str, str]) -> dict[str, dict[str, Any] | None]:
+    """What every mock answers before the case's script is loaded: a plain answer (the warm-up)."""
+    stream = bool(case.get("stream", False))
+    return {
+        str(p["name"]): expand_step(
+            {"answer": {"text": "warm-up"}}, protocol=str(p["protocol"]), stream=stream, model=models[str(p["name"])]
+        )
+        for p in case["providers"]
+    }
+
+
 def _configure_message(case: Mapping[str, Any], mocks: CaseMocks, models: Mapping[str, str]) -> dict[str, Any]:
     providers = []
     for p in case["providers"]:
@@ -172,26 +185,44 @@ async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: fl
     missing = _missing(case, impl.info.get("capabilities", ()))
     if missing:
         return CaseResult(**base, verdict="n/a", reason=f"capabilities not declared: {', '.join(missing)}")
+    precheck = getattr(impl, "unsupported_reason", None)
+    reason = precheck(case) if precheck is not None else None
+    if reason:  # e.g. a static gateway whose chain is not the case's: n/a before any mock starts
+        return CaseResult(**base, verdict="n/a", reason=str(reason))
     models = model_names(case)
-    steps, defaults = _expanded_steps(case, models)
     runs: list[CallRun] = []
-    ports = getattr(getattr(impl, "profile", None), "ports", None)
-    async with CaseMocks(case["providers"], steps, defaults, ports=ports) as mocks:
-        reply = await impl.configure(_configure_message(case, mocks, models), CONFIGURE_TIMEOUT_S)
-        if reply.get("op") == "unsupported":
-            return CaseResult(**base, verdict="n/a", reason=str(reply.get("reason", "unsupported")))
-        for index, call in enumerate(case["calls"]):
-            pause = call.get("pause_before_ms", 0)
-            if pause:
-                await asyncio.sleep(pause / 1000)
-            sent = time.monotonic()
-            outcome = await impl.call(_call_message(case, index, call), call_bound_s(call, slack_s))
-            returned = time.monotonic()
-            if outcome.get("op") == "unsupported":
-                return CaseResult(**base, verdict="n/a", reason=str(outcome.get("reason", "unsupported")))
-            runs.append(CallRun(index=index, spec=call, sent_s=sent, returned_s=returned, outcome=outcome))
-        await asyncio.sleep(GRACE_S)
-        observed = [r for r in mocks.observed() if r.entry.model == models[r.provider]]
+    ports = getattr(impl, "ports", None)
+    # A harness passes the run's model names on; a gateway sends the model it is configured with,
+    # so its requests are attributed by the mocks they reach (each case has its own fleet).
+    by_model = getattr(impl, "attribution", "model") == "model"
+    end_case = getattr(impl, "end_case", None)
+    warm_up = getattr(impl, "warm_up_call", None)
+    try:
+        async with CaseMocks(case["providers"], {}, _warm_up_defaults(case, models), ports=ports) as mocks:
+            reply = await impl.configure(_configure_message(case, mocks, models), CONFIGURE_TIMEOUT_S)
+            if reply.get("op") == "unsupported":
+                return CaseResult(**base, verdict="n/a", reason=str(reply.get("reason", "unsupported")))
+            if warm_up is not None:  # one plain answer through a freshly started gateway; not judged
+                await warm_up(_call_message(case, -1, {}), call_bound_s({}, slack_s))
+            since = time.monotonic()
+            # Expanded now, not before configure: a Retry-After HTTP-date counts from the calls.
+            steps, defaults = _expanded_steps(case, models)
+            mocks.load(steps, defaults)
+            for index, call in enumerate(case["calls"]):
+                pause = call.get("pause_before_ms", 0)
+                if pause:
+                    await asyncio.sleep(pause / 1000)
+                sent = time.monotonic()
+                outcome = await impl.call(_call_message(case, index, call), call_bound_s(call, slack_s))
+                returned = time.monotonic()
+                if outcome.get("op") == "unsupported":
+                    return CaseResult(**base, verdict="n/a", reason=str(outcome.get("reason", "unsupported")))
+                runs.append(CallRun(index=index, spec=call, sent_s=sent, returned_s=returned, outcome=outcome))
+            await asyncio.sleep(GRACE_S)
+            observed = [r for r in mocks.observed(since) if not by_model or r.entry.model == models[r.provider]]
+    finally:
+        if end_case is not None:
+            await end_case()
     failures = judge_case(case, runs, observed, steps, defaults)
     return CaseResult(
         **base,
@@ -236,7 +267,8 @@ async def run_suite(
     progress: Callable[[CaseResult], None] | None = None,
     slack_s: float = HARD_SLACK_S,
 ) -> RunResult:
-    """Run ``cases`` against a harness command (``jobs`` processes) or a gateway (one at a time)."""
+    """Run ``cases`` against a harness command (``jobs`` processes), a static gateway (one case at a
+    time) or a launched gateway (``jobs`` cases at once, each with its own gateway process)."""
     t0 = time.monotonic()
     _quiet_cancelled_connections(asyncio.get_running_loop())
     order = sorted(cases, key=lambda c: (not c.get("slow", False), c["id"]))
@@ -248,7 +280,7 @@ async def run_suite(
 
     async def new_impl() -> Implementation:
         if gateway is not None:
-            return gateway
+            return gateway.fork() if gateway.concurrent else gateway
         assert harness is not None
         driver = HarnessDriver(harness, stderr_path=stderr_path)
         try:
@@ -281,6 +313,8 @@ async def run_suite(
                         impl.kill()
                         await impl.aclose()
                         impl = None
+                    elif isinstance(impl, LaunchedGateway):
+                        await impl.end_case()
                 results.append(result)
                 if progress is not None:
                     progress(result)
@@ -288,7 +322,7 @@ async def run_suite(
             if impl is not None and impl is not gateway:
                 await impl.aclose()
 
-    workers = 1 if gateway is not None else max(1, min(jobs, len(order)))
+    workers = 1 if gateway is not None and not gateway.concurrent else max(1, min(jobs, len(order)))
     await asyncio.gather(*(worker() for _ in range(workers)))
     if gateway is not None:
         await gateway.aclose()

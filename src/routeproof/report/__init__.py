@@ -47,7 +47,8 @@ def _inputs(directory: Path) -> dict[str, list[Path]]:
     found = {
         "falsify": [directory / "verdicts.json"],
         "chaos": [directory / "chaos.json"],
-        "conformance": sorted(directory.glob("conformance-*.json")),
+        # conformance-breaks.json is the planted-break kill table, not an implementation's scorecard
+        "conformance": sorted(p for p in directory.glob("conformance-*.json") if p.name != "conformance-breaks.json"),
         "bench": [directory / "bench.json"],
     }
     return {section: [p for p in paths if p.is_file()] for section, paths in found.items()}

@@ -1,0 +1,237 @@
+"""Gateway mode with a gateway the runner starts itself: a configuration per case, a process per case.
+
+For each case the runner starts the case's own mock providers on free loopback ports (so a request
+belongs to the case whose mocks it reaches: no cooperation from the gateway is needed to attribute
+it), writes the gateway's configuration pointing at them (the profile's ``[launch] config`` names
+the writer), starts the gateway as a subprocess on a free 127.0.0.1 port, waits until its ready
+path answers 200, runs the case's calls through it, and kills its process group when the case ends
+(or when the case hits its hard bound). Cases run concurrently, each with its own gateway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from routeproof.conformance.driver import GatewayDriver, GatewayProfile, HarnessError
+
+__all__ = ["WRITERS", "LaunchedGateway", "free_port", "routeproof_serve_config"]
+
+PROVIDER_KEY_ENV = "CONFORMANCE_PROVIDER_KEY"
+_READY_POLL_S = 0.05
+_KILL_WAIT_S = 5.0
+_BUDGET_OVERRIDES = frozenset({"ROUTEPROOF_SESSION_BUDGET_USD", "BATUTA_LLM_BUDGET"})  # the case sets budgets
+
+# A config writer: (the configure message, the profile) -> (files to write {name: text}, the
+# environment the gateway needs, or the reason the gateway cannot express the case).
+Writer = Callable[[Mapping[str, Any], GatewayProfile], "tuple[dict[str, str], dict[str, str]] | str"]
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _toml_str(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def routeproof_serve_config(
+    message: Mapping[str, Any], profile: GatewayProfile
+) -> tuple[dict[str, str], dict[str, str]] | str:
+    """``agent.toml`` for ``routeproof serve`` routing the profile's model through the case's chain.
+
+    routeproof keys providers by kind, so a chain's OpenAI-compatible providers take distinct kinds
+    (public: openai, openrouter; private: vllm, ollama), as routeproof's harness does; a chain that
+    needs more, a private Anthropic or Bedrock provider, or a budget without prices cannot be expressed.
+    """
+    budget_usd = message.get("budget_usd")
+    if budget_usd is not None and not all("price" in p for p in message["providers"]):
+        return "a session budget needs a price for every provider"
+    free_openai = {"public": ["openai", "openrouter"], "private": ["vllm", "ollama"]}
+    lines: list[str] = []
+    pricing: list[str] = []
+    env = {PROVIDER_KEY_ENV: "conformance-test-key"}
+    for priority, p in enumerate(message["providers"], start=1):
+        protocol, hosting, url = str(p["protocol"]), str(p.get("hosting", "public")), str(p["base_url"])
+        creds: Mapping[str, str] = p.get("credentials", {})
+        env[PROVIDER_KEY_ENV] = creds.get("api_key", env[PROVIDER_KEY_ENV])
+        extra: list[str] = []
+        if protocol == "openai":
+            if not free_openai.get(hosting):
+                return f"routeproof keys providers by kind: no free OpenAI-compatible {hosting} kind left"
+            kind = free_openai[hosting].pop(0)
+            url += "/v1"  # the mock answers POST {base_url}/v1/chat/completions
+            extra.append(f"api_key_env = {_toml_str(PROVIDER_KEY_ENV)}")
+        elif hosting != "public":
+            return f"a {protocol} provider is always public in routeproof"
+        elif protocol == "anthropic":
+            kind = "anthropic"
+            extra.append(f"api_key_env = {_toml_str(PROVIDER_KEY_ENV)}")
+        elif protocol == "bedrock":
+            kind = "bedrock"
+            extra.append(f"region = {_toml_str(creds.get('region', 'us-east-1'))}")
+            env["AWS_ACCESS_KEY_ID"] = creds.get("aws_access_key_id", "AKIDCONFORMANCE")
+            env["AWS_SECRET_ACCESS_KEY"] = creds.get("aws_secret_access_key", "conformance-test-secret")
+        else:
+            return f"unknown protocol {protocol!r}"
+        if any(f'kind = "{kind}"' in line for line in lines):
+            return f"routeproof keys providers by kind: two {kind} providers in one chain"
+        if "price" in p:
+            pricing += [
+                f"[{kind}.{_toml_str(str(p['model']))}]",
+                f"input_per_mtok = {p['price']['input_usd_per_mtok']}",
+                f"output_per_mtok = {p['price']['output_usd_per_mtok']}",
+                "",
+            ]
+        lines += [
+            f"[driver.providers.{_toml_str(str(p['name']))}]",
+            f'kind = "{kind}"',
+            f"base_url = {_toml_str(url)}",
+            f"model = {_toml_str(str(p['model']))}",
+            f"priority = {priority}",
+            *extra,
+            "",
+        ]
+    files: dict[str, str] = {}
+    if pricing:
+        files["pricing.toml"] = "\n".join(pricing)
+        lines.insert(0, 'pricing = "pricing.toml"\n')
+    if budget_usd is not None:  # the gateway's session is its tenant: one per tier, the case's calls share it
+        lines += ["[driver.budget]", f"session_usd = {budget_usd}", ""]
+    lines += ["[gateway]", f"aliases = [{_toml_str(profile.model)}]", "grace_period_ms = 1000", ""]
+    tenants = dict(profile.tier_keys)
+    if profile.launch is not None and profile.launch.warm_up_key:  # its own session: no budget spent
+        tenants["warm-up"] = profile.launch.warm_up_key
+    for tenant, key in tenants.items():
+        tier = tenant if tenant in profile.tier_keys else "standard"
+        lines += [f"[gateway.tenants.{_toml_str(tenant)}]", f"key = {_toml_str(key)}", f'privacy_tier = "{tier}"', ""]
+    files["agent.toml"] = "\n".join(lines)
+    return files, env
+
+
+WRITERS: Mapping[str, Writer] = {"routeproof-serve": routeproof_serve_config}
+
+
+class LaunchedGateway(GatewayDriver):
+    """One worker's gateway: started per case from the configuration its writer produces."""
+
+    concurrent = True  # every case has its own mocks and its own gateway process
+
+    async def warm_up_call(self, message: Mapping[str, Any], timeout_s: float) -> None:
+        """One unjudged plain call through the fresh gateway (as the warm-up tenant, if the profile has one)."""
+        launch = self.profile.launch
+        if launch is None or not launch.warm_up:
+            return
+        key = launch.warm_up_key
+        await self.call({**message, "tier": "standard", "gateway_key": key} if key else message, timeout_s)
+
+    def __init__(self, profile: GatewayProfile, *, log_path: Path | None = None) -> None:
+        if profile.launch is None:
+            raise ValueError(f"profile {profile.name!r} has no [launch] table")
+        if profile.launch.config not in WRITERS:
+            raise ValueError(f"profile {profile.name!r}: unknown [launch] config {profile.launch.config!r}")
+        super().__init__("http://127.0.0.1:0", profile)
+        self._writer = WRITERS[profile.launch.config]
+        self._proc: asyncio.subprocess.Process | None = None
+        self._dir: Path | None = None
+        self._log_path = log_path
+
+    @property
+    def ports(self) -> tuple[int, ...] | None:
+        """Any free ports: the runner starts a fresh mock fleet per case."""
+        return None
+
+    def fork(self) -> LaunchedGateway:
+        """Another driver for another concurrent worker."""
+        return LaunchedGateway(self.profile, log_path=self._log_path)
+
+    def unsupported_reason(self, case: Mapping[str, Any]) -> str | None:
+        """Every chain is configured per case; the writer says what it cannot express."""
+        return None
+
+    async def configure(self, message: Mapping[str, Any], timeout_s: float) -> Mapping[str, Any]:
+        """Write the case's configuration and start the gateway on it."""
+        await self.end_case()
+        written = self._writer(message, self.profile)
+        if isinstance(written, str):
+            return {"op": "unsupported", "reason": written}
+        files, env = written
+        self._dir = Path(tempfile.mkdtemp(prefix="routeproof-gw-"))
+        for name, text in files.items():
+            (self._dir / name).write_text(text, encoding="utf-8")
+        assert self.profile.launch is not None
+        launch = self.profile.launch
+        port = free_port()
+        argv = [
+            a.format(python=sys.executable, config=str(self._dir / "agent.toml"), port=port, dir=str(self._dir))
+            for a in launch.command
+        ]
+        log = self._log_path.open("ab") if self._log_path is not None else None
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=log if log is not None else asyncio.subprocess.DEVNULL,
+                stderr=log if log is not None else asyncio.subprocess.DEVNULL,
+                env={**{k: v for k, v in os.environ.items() if k not in _BUDGET_OVERRIDES}, **env},
+                start_new_session=True,  # its own process group: killed with its children
+            )
+        finally:
+            if log is not None:
+                log.close()
+        self.url = f"http://127.0.0.1:{port}"
+        await self._wait_ready(min(timeout_s, launch.start_timeout_s), launch.ready_path)
+        return {"op": "configured"}
+
+    async def _wait_ready(self, timeout_s: float, path: str) -> None:
+        proc = self._proc
+        assert proc is not None
+        give_up = time.monotonic() + timeout_s
+        while True:
+            if proc.returncode is not None:
+                raise HarnessError(f"the gateway exited with code {proc.returncode} before it was ready")
+            with contextlib.suppress(httpx.HTTPError):
+                resp = await self._client.get(f"{self.url}{path}", timeout=1.0)
+                if resp.status_code == 200:
+                    return
+            if time.monotonic() > give_up:
+                raise HarnessError(f"the gateway was not ready at {self.url}{path} within {timeout_s:.0f} s")
+            await asyncio.sleep(_READY_POLL_S)
+
+    def kill(self) -> None:
+        """Kill the gateway's process group now (idempotent; safe while a case is being cancelled)."""
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    async def end_case(self) -> None:
+        """Stop this case's gateway and remove its configuration."""
+        self.kill()
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), _KILL_WAIT_S)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    async def aclose(self) -> None:
+        """Stop the gateway and close the HTTP client."""
+        await self.end_case()
+        await super().aclose()
