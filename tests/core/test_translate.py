@@ -222,10 +222,11 @@ def test_missing_openai_tool_call_id_is_regenerated_with_blake3() -> None:
 
 
 def test_stop_reason_table() -> None:
-    """end_turn/stop, max_tokens/length, tool_use/tool_calls, stop_sequence/stop, refusal/content_filter."""
+    """end_turn/stop, max_tokens/length, tool_use/tool_calls, stop_sequence/stop, refusal/content_filter,
+    model_context_window_exceeded/length."""
     assert dict(ANTHROPIC_TO_OPENAI_STOP) == {
         "end_turn": "stop", "max_tokens": "length", "tool_use": "tool_calls",
-        "stop_sequence": "stop", "refusal": "content_filter",
+        "stop_sequence": "stop", "refusal": "content_filter", "model_context_window_exceeded": "length",
     }  # fmt: skip
     for anthropic, openai in ANTHROPIC_TO_OPENAI_STOP.items():
         assert finish_reason_for(anthropic) is finish_reason_for(openai)
