@@ -9,11 +9,13 @@ a ledger outcome.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from routeproof.core import kernel
+from routeproof.core.boundary import MAX_DETAIL_CHARS, classify_exception
 from routeproof.core.classify import is_billable
 from routeproof.core.kernel import (
     AttemptFailed,
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Call", "deadline_ms", "loop_ms"]
 
+logger = logging.getLogger("routeproof")
+
 
 def loop_ms(loop_time_s: float) -> int:
     """A loop instant as the kernel's integer milliseconds (rounded: exact durations stay exact)."""
@@ -85,27 +89,57 @@ class Call:
         return loop_ms(self.loop.time())
 
     def begin(self, action: CallProvider) -> Reservation | AttemptRefused | None:
-        """Count a failover, then reserve the attempt's worst case (or say why it may not start)."""
+        """Count a failover, then reserve the attempt's worst case (or say why it may not start).
+
+        Pricing is part of the attempt: an unpriced model raises ``ConfigError`` here, before
+        anything is sent, and :meth:`boundary` turns it into a skip of this entry.
+        """
         router = self.router
         entry = action.entry
         if self.last_position is not None and self.last_position != action.position and self.last_kind is not None:
             router._metrics.failover(self.last_kind, entry.provider)
+        router._price(entry.provider, entry.model)
         outcome = router._reserve(entry.provider, entry.model, self.req, self.session_id)
         if isinstance(outcome, LedgerRefusal):
             self.refusal = outcome
             if outcome.scope is BudgetScope.PROVIDER_DAILY:
-                self.skipped.append(
-                    SkipRecord(
-                        provider=entry.provider,
-                        model=entry.model,
-                        fallback_position=entry.fallback_position,
-                        reason="budget_provider_daily",
-                    )
-                )
-                return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.SKIP_PROVIDER)
+                return self.skip(action, "budget_provider_daily")
             return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.TERMINAL)
         self.last_kind, self.last_position = entry.provider, action.position
         return outcome
+
+    def skip(self, action: CallProvider, reason: str) -> AttemptRefused:
+        """Leave this chain entry out (a ``SkipRecord``) and go on down the chain."""
+        entry = action.entry
+        self.skipped.append(
+            SkipRecord(
+                provider=entry.provider, model=entry.model, fallback_position=entry.fallback_position, reason=reason
+            )
+        )
+        return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.SKIP_PROVIDER)
+
+    def boundary(
+        self, action: CallProvider, reservation: Reservation | None, exc: Exception
+    ) -> AttemptRefused | AttemptFailed:
+        """The one attempt boundary: an exception that escaped the attempt, as core's table classifies it.
+
+        A skip releases the reservation unbilled; a failure is settled like any other failed attempt.
+        """
+        outcome, failure = classify_exception(exc)
+        entry = action.entry
+        if outcome is not None and outcome.skip_reason is not None:
+            logger.warning(
+                "router_attempt_skipped provider=%s model=%s reason=%s detail=%s",
+                entry.provider.as_metric_label(),
+                entry.model,
+                outcome.skip_reason,
+                str(exc)[:MAX_DETAIL_CHARS],
+            )
+            self.router._settle(reservation, booked_pico_usd=0, succeeded=False)
+            return self.skip(action, outcome.skip_reason)
+        if failure is None:  # pragma: no cover - classify_exception covers every Exception
+            raise exc
+        return self.failed(action, reservation, failure)
 
     def failed(self, action: CallProvider, reservation: Reservation | None, failure: AttemptFailure) -> AttemptFailed:
         """Settle a failed attempt (book only what is billable), count it against health, report it."""
@@ -116,40 +150,46 @@ class Call:
         return AttemptFailed(now_ms=self.now_ms(), failure=failure, draw=router._rng.random())
 
     async def attempt(self, action: CallProvider) -> Event:
-        """Perform one CallProvider action and say what happened."""
+        """Perform one CallProvider action and say what happened.
+
+        Nothing raised while reserving, building, sending, reading, decoding or pricing the attempt
+        escapes (but ``CancelledError``): it becomes a failed attempt or a skip (:meth:`boundary`).
+        """
         router = self.router
         entry = action.entry
-        begun = self.begin(action)
-        if isinstance(begun, AttemptRefused):
-            return begun
-        reservation = begun
-        provider = router._providers[entry.provider]
-        timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
+        reservation: Reservation | None = None
         settled = False
         try:
             try:
+                begun = self.begin(action)
+                if isinstance(begun, AttemptRefused):
+                    settled = True
+                    return begun
+                reservation = begun
+                provider = router._providers[entry.provider]
+                timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
                 with attempt_span(entry.provider, entry.model, action.attempt_num):
                     async with asyncio.timeout_at(timeout_at):
                         response = await provider.complete(self.req, entry.model, timeout_at=timeout_at)
+                booked = router._cost(entry.provider, entry.model, response.usage)
             except ProviderCallFailed as exc:
                 failure = exc.failure
             except TimeoutError:
                 failure = AttemptFailure(
                     kind=FailureKind.ATTEMPT_TIMEOUT, message=f"no answer within {action.timeout_ms} ms"
                 )
+            except Exception as exc:  # the attempt boundary: core's table classifies it (never carries on)
+                settled = True
+                return self.boundary(action, reservation, exc)
             else:
-                router._settle(
-                    reservation,
-                    booked_pico_usd=router._cost(entry.provider, entry.model, response.usage),
-                    succeeded=True,
-                )
+                router._settle(reservation, booked_pico_usd=booked, succeeded=True)
                 settled = True
                 self.response = response
                 return AttemptSucceeded(now_ms=self.now_ms())
             settled = True
             return self.failed(action, reservation, failure)
         finally:
-            if not settled:  # cancelled (or a bug escaping): never leak the reservation
+            if not settled:  # cancelled: never leak the reservation
                 router._settle(reservation, booked_pico_usd=0, succeeded=False)
 
     def succeed(self, action: Succeed, latency_ms: int) -> ProviderResponse:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from routeproof.call import Call, deadline_ms, loop_ms
 from routeproof.core import kernel
+from routeproof.core.boundary import MAX_DETAIL_CHARS
 from routeproof.core.kernel import (
     AttemptFailed,
     AttemptRefused,
@@ -175,20 +176,23 @@ class ProviderStream:
     ) -> AttemptRefused | AttemptFailed | tuple[StreamEvent, AsyncIterator[StreamEvent], Reservation | None, int]:
         """Start one streaming attempt and wait for its first event, within the attempt's timeout."""
         router = self._router
-        begun = call.begin(action)
-        if isinstance(begun, AttemptRefused):
-            return begun
-        reservation = begun
         entry = action.entry
-        provider = router._providers[entry.provider]
-        timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
-        stream = provider.stream(
-            self._req, entry.model, timeout_at=timeout_at, idle_timeout_s=router._stream_idle_timeout_s
-        )
+        reservation: Reservation | None = None
+        stream: AsyncIterator[StreamEvent] | None = None
         keep_open = False
         settled = False
         try:
             try:
+                begun = call.begin(action)
+                if isinstance(begun, AttemptRefused):
+                    settled = True
+                    return begun
+                reservation = begun
+                provider = router._providers[entry.provider]
+                timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
+                stream = provider.stream(
+                    self._req, entry.model, timeout_at=timeout_at, idle_timeout_s=router._stream_idle_timeout_s
+                )
                 async with asyncio.timeout_at(timeout_at):
                     first = await anext(aiter(stream))
             except ProviderCallFailed as exc:
@@ -197,6 +201,9 @@ class ProviderStream:
                 failure = AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT, message="no first event in time")
             except StopAsyncIteration:
                 failure = AttemptFailure(kind=FailureKind.STREAM_ERROR, message="stream ended before any event")
+            except Exception as exc:  # the attempt boundary: core's table classifies it (never carries on)
+                settled = True
+                return call.boundary(action, reservation, exc)
             else:
                 if not isinstance(first, StreamError):
                     keep_open = True  # committed: _relay owns the stream and the reservation now
@@ -209,7 +216,8 @@ class ProviderStream:
             if not keep_open:
                 if not settled:  # cancelled while waiting for the first event: nothing was billed
                     router._settle(reservation, booked_pico_usd=0, succeeded=False)
-                await _close(stream)
+                if stream is not None:
+                    await _close(stream)
 
     async def _relay(
         self,
@@ -251,6 +259,9 @@ class ProviderStream:
                         event = StreamError(message=f"{INTERRUPTED}: {DEADLINE_ELAPSED}")
                     except StopAsyncIteration:
                         event = StreamError(message=f"{INTERRUPTED}: the stream ended without MessageStop")
+                    except Exception as exc:  # the committed attempt's boundary: it ends in one StreamError
+                        detail = f"{type(exc).__name__}: {str(exc)[:MAX_DETAIL_CHARS]}"
+                        event = StreamError(message=f"{INTERRUPTED}: {detail}")
                 if isinstance(event, MessageStop):
                     settle(StreamEnd.COMPLETED, router._cost(kind, entry_model, event.usage))
                     for out in held:

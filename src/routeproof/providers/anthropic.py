@@ -10,7 +10,7 @@ from routeproof.core.normalize import normalize_anthropic
 from routeproof.core.sse import StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_anthropic
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
-from routeproof.providers._http import encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import stream_events
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_BASE_URL", "AnthropicProvider"]
@@ -22,7 +22,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 class AnthropicProvider:
     """One Anthropic endpoint. Uses the router's pooled client; makes its own only if given none."""
 
-    __slots__ = ("_api_key", "_client", "_owns_client", "base_url", "kind", "name")
+    __slots__ = ("_api_key", "_client", "_max_response_bytes", "_owns_client", "base_url", "kind", "name")
 
     def __init__(
         self,
@@ -31,6 +31,7 @@ class AnthropicProvider:
         client: httpx.AsyncClient | None = None,
         base_url: str = DEFAULT_BASE_URL,
         name: str = "anthropic",
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if not api_key:
             raise ValueError(f"{name!r}: an Anthropic API key is required")
@@ -38,6 +39,9 @@ class AnthropicProvider:
         self.name = name
         self.base_url: str | None = base_url.rstrip("/")
         self._api_key = api_key
+        if max_response_bytes < 1:
+            raise ValueError(f"max_response_bytes must be >= 1, got {max_response_bytes!r}")
+        self._max_response_bytes = max_response_bytes
         self._owns_client = client is None
         self._client = client if client is not None else httpx.AsyncClient()
 
@@ -57,6 +61,7 @@ class AnthropicProvider:
             headers=self._headers(),
             timeout_at=timeout_at,
             secrets=secrets,
+            max_response_bytes=self._max_response_bytes,
         )
         return stamp(normalize_or_fail(normalize_anthropic, reply, secrets=secrets), self.kind, model)
 
@@ -75,6 +80,7 @@ class AnthropicProvider:
             decoder=StreamDecoder(WireProtocol.ANTHROPIC),
             secrets=(self._api_key,),
             idle_timeout_s=idle_timeout_s,
+            max_error_bytes=self._max_response_bytes,
         )
 
     async def aclose(self) -> None:

@@ -17,7 +17,7 @@ from routeproof.core.normalize import normalize_openai
 from routeproof.core.sse import StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_openai
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
-from routeproof.providers._http import encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import stream_events
 
 __all__ = ["DEFAULT_BASE_URLS", "OPENAI_COMPATIBLE_KINDS", "OpenAIProvider"]
@@ -39,7 +39,7 @@ DEFAULT_BASE_URLS: Mapping[ProviderKind, str] = MappingProxyType(
 class OpenAIProvider:
     """One OpenAI-compatible endpoint. ``Authorization: Bearer`` is sent only when a key is set."""
 
-    __slots__ = ("_api_key", "_client", "_owns_client", "base_url", "kind", "name")
+    __slots__ = ("_api_key", "_client", "_max_response_bytes", "_owns_client", "base_url", "kind", "name")
 
     def __init__(
         self,
@@ -49,6 +49,7 @@ class OpenAIProvider:
         client: httpx.AsyncClient | None = None,
         base_url: str | None = None,
         name: str | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if kind not in OPENAI_COMPATIBLE_KINDS:
             raise ValueError(f"OpenAIProvider does not serve kind {kind!r}")
@@ -59,6 +60,9 @@ class OpenAIProvider:
         self.name = name if name is not None else kind.value
         self.base_url: str | None = url.rstrip("/")
         self._api_key = api_key or None
+        if max_response_bytes < 1:
+            raise ValueError(f"max_response_bytes must be >= 1, got {max_response_bytes!r}")
+        self._max_response_bytes = max_response_bytes
         self._owns_client = client is None
         self._client = client if client is not None else httpx.AsyncClient()
 
@@ -81,6 +85,7 @@ class OpenAIProvider:
             headers=self._headers(),
             timeout_at=timeout_at,
             secrets=secrets,
+            max_response_bytes=self._max_response_bytes,
         )
         normalize = partial(normalize_openai, provider=self.kind)
         return stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
@@ -101,6 +106,7 @@ class OpenAIProvider:
             decoder=StreamDecoder(WireProtocol.OPENAI),
             secrets=self._secrets(),
             idle_timeout_s=idle_timeout_s,
+            max_error_bytes=self._max_response_bytes,
         )
 
     async def aclose(self) -> None:
