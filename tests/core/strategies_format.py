@@ -108,5 +108,6 @@ def openai_requests(draw: st.DrawFn) -> dict[str, Any]:
             messages.append(message)
     reasoning_model = model.rsplit("/", 1)[-1].startswith("o")
     body: dict[str, Any] = {"model": model, "messages": messages}
-    body["max_completion_tokens" if reasoning_model else "max_tokens"] = draw(st.integers(1, 100_000))
+    del reasoning_model  # OpenAI's canonical max-tokens field is max_completion_tokens for every model
+    body["max_completion_tokens"] = draw(st.integers(1, 100_000))
     return body

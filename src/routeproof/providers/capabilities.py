@@ -1,0 +1,51 @@
+"""The model-capability table the providers use: the shipped ``routeproof/models.toml``, then the
+user's rows from the file named by ``ROUTEPROOF_MODELS_TOML`` (read once per process).
+
+The lookup and the fitting rules are pure (:mod:`routeproof.core.capabilities`); this module only
+reads the two files.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from importlib import resources
+from pathlib import Path
+
+from routeproof.core.capabilities import CapabilityTable, load_capabilities
+from routeproof.errors import ConfigError
+
+__all__ = ["MODELS_TOML_ENV", "default_capabilities", "shipped_capabilities"]
+
+MODELS_TOML_ENV = "ROUTEPROOF_MODELS_TOML"
+"""An environment variable naming a TOML file of capability rows applied after the shipped ones."""
+
+
+@functools.cache
+def shipped_capabilities() -> CapabilityTable:
+    """The table that ships with routeproof."""
+    return load_capabilities(resources.files("routeproof").joinpath("models.toml").read_text(encoding="utf-8"))
+
+
+def default_capabilities() -> CapabilityTable:
+    """The shipped table, extended by the user's file when ``ROUTEPROOF_MODELS_TOML`` names one.
+
+    :raises ConfigError: when that file cannot be read or is not a valid table (naming the path).
+    """
+    path = os.environ.get(MODELS_TOML_ENV)
+    if not path:
+        return shipped_capabilities()
+    return _with_user_file(path)
+
+
+@functools.cache
+def _with_user_file(path: str) -> CapabilityTable:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{MODELS_TOML_ENV}={path!r} cannot be read: {exc}") from exc
+    try:
+        user = load_capabilities(text)
+    except ConfigError as exc:
+        raise ConfigError(f"{MODELS_TOML_ENV}={path!r}: {exc}") from exc
+    return shipped_capabilities().extended(user)
