@@ -291,6 +291,9 @@ class ChatRequest:
     temperature: float | None = None
     stop_sequences: tuple[str, ...] = ()
     alias: str = ""  # the model alias the caller asked for (TenantPolicy.aliases key)
+    # A parameter the model does not accept (core/capabilities.py) is left out and named in
+    # ProviderResponse.dropped_parameters; with strict_parameters the provider is skipped instead.
+    strict_parameters: bool = False
 
     def __post_init__(self) -> None:
         if not self.messages:
@@ -341,6 +344,7 @@ class ProviderResponse:
     provider: ProviderKind | None = None
     model: str = ""
     skipped: tuple[SkipRecord, ...] = ()  # chain entries left out (tier, configuration, health, budget)
+    dropped_parameters: tuple[str, ...] = ()  # request parameters the model does not accept, left out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

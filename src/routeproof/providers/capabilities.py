@@ -8,14 +8,25 @@ reads the two files.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 from importlib import resources
 from pathlib import Path
 
-from routeproof.core.capabilities import CapabilityTable, load_capabilities
+from routeproof.core.boundary import UnsupportedParameters
+from routeproof.core.capabilities import (
+    CapabilityTable,
+    FittedRequest,
+    ModelCapabilities,
+    fit_request,
+    load_capabilities,
+)
+from routeproof.core.types import ChatRequest, ProviderKind
 from routeproof.errors import ConfigError
 
-__all__ = ["MODELS_TOML_ENV", "default_capabilities", "shipped_capabilities"]
+__all__ = ["MODELS_TOML_ENV", "default_capabilities", "fit_for", "shipped_capabilities"]
+
+logger = logging.getLogger("routeproof")
 
 MODELS_TOML_ENV = "ROUTEPROOF_MODELS_TOML"
 """An environment variable naming a TOML file of capability rows applied after the shipped ones."""
@@ -49,3 +60,27 @@ def _with_user_file(path: str) -> CapabilityTable:
     except ConfigError as exc:
         raise ConfigError(f"{MODELS_TOML_ENV}={path!r}: {exc}") from exc
     return shipped_capabilities().extended(user)
+
+
+def fit_for(
+    table: CapabilityTable, kind: ProviderKind, request: ChatRequest, model: str
+) -> tuple[FittedRequest, ModelCapabilities]:
+    """``request`` fitted to ``model``'s capabilities, and those capabilities.
+
+    Parameters the model rejects are left out with a log line naming them; with
+    ``request.strict_parameters`` they raise ``UnsupportedParameters`` instead, which the attempt
+    boundary turns into a skip of this provider.
+    """
+    caps = table.lookup(kind, model)
+    fitted = fit_request(request, caps)
+    if fitted.dropped:
+        if request.strict_parameters:
+            raise UnsupportedParameters(model, fitted.dropped)
+        logger.info(
+            "router_parameters_dropped provider=%s model=%s dropped=%s",
+            kind.as_metric_label(),
+            model,
+            ",".join(fitted.dropped),
+            extra={"provider": kind.as_metric_label(), "model": model, "dropped_parameters": fitted.dropped},
+        )
+    return fitted, caps
