@@ -22,34 +22,27 @@ OA, AN, OR = ProviderKind.OPENAI, ProviderKind.ANTHROPIC, ProviderKind.OPENROUTE
 
 
 @pytest.mark.parametrize(
-    ("kind", "model", "field", "role", "temperature", "stops"),
+    ("kind", "model", "expected"),
     [
-        (OA, "gpt-5.4-mini", "max_completion_tokens", "developer", False, 4),
-        (OA, "gpt-5", "max_completion_tokens", "developer", False, 4),
-        (OA, "gpt-4o", "max_completion_tokens", "system", True, 4),
-        (OA, "o3", "max_completion_tokens", "developer", False, 0),
-        (OA, "o4-mini-2025-04-16", "max_completion_tokens", "developer", False, 0),
-        (OA, "o3-mini", "max_completion_tokens", "developer", False, 4),
-        (OA, "some-future-model", "max_completion_tokens", "system", True, 4),
-        (OR, "openai/gpt-5", "max_tokens", "system", True, None),
-        (ProviderKind.VLLM, "gpt-5", "max_tokens", "system", True, None),
-        (AN, "claude-opus-4-7", "max_tokens", "system", False, None),
-        (AN, "claude-opus-4-8-20261101", "max_tokens", "system", False, None),
-        (AN, "claude-sonnet-5-5", "max_tokens", "system", False, None),
-        (AN, "claude-sonnet-4-5", "max_tokens", "system", True, None),
+        (OA, "gpt-5.4-mini", ("max_completion_tokens", "developer", False, 4)),
+        (OA, "gpt-5", ("max_completion_tokens", "developer", False, 4)),
+        (OA, "gpt-4o", ("max_completion_tokens", "system", True, 4)),
+        (OA, "o3", ("max_completion_tokens", "developer", False, 0)),
+        (OA, "o4-mini-2025-04-16", ("max_completion_tokens", "developer", False, 0)),
+        (OA, "o3-mini", ("max_completion_tokens", "developer", False, 4)),
+        (OA, "some-future-model", ("max_completion_tokens", "system", True, 4)),
+        (OR, "openai/gpt-5", ("max_tokens", "system", True, None)),
+        (ProviderKind.VLLM, "gpt-5", ("max_tokens", "system", True, None)),
+        (AN, "claude-opus-4-7", ("max_tokens", "system", False, None)),
+        (AN, "claude-opus-4-8-20261101", ("max_tokens", "system", False, None)),
+        (AN, "claude-sonnet-5-5", ("max_tokens", "system", False, None)),
+        (AN, "claude-sonnet-4-5", ("max_tokens", "system", True, None)),
     ],
 )
-def test_shipped_rows(
-    kind: ProviderKind, model: str, field: str, role: str, temperature: bool, stops: int | None
-) -> None:
+def test_shipped_rows(kind: ProviderKind, model: str, expected: tuple[str, str, bool, int | None]) -> None:
     """Each shipped row gives the documented max-tokens field, role, temperature rule and stop limit."""
     caps = shipped_capabilities().lookup(kind, model)
-    assert (caps.max_tokens_field, caps.system_role, caps.temperature, caps.max_stop_sequences) == (
-        field,
-        role,
-        temperature,
-        stops,
-    )
+    assert (caps.max_tokens_field, caps.system_role, caps.temperature, caps.max_stop_sequences) == expected
     if kind is AN:
         assert caps.api_version == "2023-06-01"
 
