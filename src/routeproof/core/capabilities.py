@@ -68,6 +68,16 @@ class ModelCapabilities:
     context_window_tokens: int | None = None
     api_version: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.max_tokens_field not in _MAX_TOKENS_FIELDS:
+            raise ValueError(f"max_tokens_field must be one of {_MAX_TOKENS_FIELDS}, got {self.max_tokens_field!r}")
+        if self.system_role not in _SYSTEM_ROLES:
+            raise ValueError(f"system_role must be one of {_SYSTEM_ROLES}, got {self.system_role!r}")
+        for name in ("max_stop_sequences", "context_window_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be >= 0 or None, got {value!r}")
+
 
 _CAPABILITY_FIELDS = frozenset(f.name for f in fields(ModelCapabilities))
 _ROW_KEYS = _CAPABILITY_FIELDS | {"provider", "match", "source", "checked"}
