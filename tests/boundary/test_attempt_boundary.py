@@ -236,3 +236,16 @@ async def test_a_body_over_the_response_cap_is_an_invalid_response() -> None:
     assert failure is not None
     assert failure.kind is FailureKind.INVALID_RESPONSE
     assert "4096-byte cap" in failure.message
+
+
+async def test_an_sse_line_over_the_provider_s_cap_fails_the_attempt_before_its_first_event() -> None:
+    """With max_sse_line_chars=64 the mock's first (longer) SSE line is a STREAM_ERROR, never a hang or a crash."""
+    async with MockProviderServer(Shape.OPENAI) as server, httpx.AsyncClient() as client:
+        provider = OpenAIProvider(api_key="k", client=client, base_url=f"{server.base_url}/v1", max_sse_line_chars=64)
+        loop = asyncio.get_running_loop()
+        with pytest.raises(Exception) as info:  # noqa: PT011 - the failure kind is asserted right below
+            _ = [e async for e in provider.stream(_request(), "gpt-4o", timeout_at=loop.time() + DEADLINE_S)]
+    failure = getattr(info.value, "failure", None)
+    assert failure is not None
+    assert failure.kind is FailureKind.STREAM_ERROR
+    assert "longer than 64" in failure.message

@@ -483,3 +483,11 @@ def test_any_block_order_within_turns_gives_openai_messages_in_an_order_openai_a
     assert parse_openai_request({"model": "gpt-4o", "max_tokens": 1, "messages": out})[0].messages == tuple(
         _canonical_turn(m) for m in shuffled
     )
+
+
+def test_anthropic_user_turns_carry_tool_results_before_text() -> None:
+    """A user turn [text, tool_result] goes to Anthropic as [tool_result, text]: the API rejects the other order."""
+    call = Message(role=Role.ASSISTANT, content=(ToolUseBlock(id="t", name="f"),))
+    turn = Message(role=Role.USER, content=(TextBlock(text="and?"), ToolResultBlock(tool_use_id="t", content="r")))
+    body = request_to_anthropic(ChatRequest(messages=(Message.user("q"), call, turn)), "claude-x")
+    assert [b["type"] for b in body["messages"][-1]["content"]] == ["tool_result", "text"]

@@ -17,6 +17,7 @@ from routeproof.core.capabilities import ModelCapabilities, kind_default
 from routeproof.core.translate_common import IS_ERROR_MARKER, WireExtras, _merge_turns, _parsed_args
 from routeproof.core.types import (
     ChatRequest,
+    ContentBlock,
     Message,
     ProviderKind,
     Role,
@@ -31,11 +32,18 @@ from routeproof.errors import TranslationError
 # --- neutral -> wire ---------------------------------------------------------------------------------
 
 
+def _results_first(message: Message) -> tuple[ContentBlock, ...]:
+    """A user turn's blocks with its tool results first (Anthropic rejects text before a tool_result)."""
+    if message.role is not Role.USER:
+        return message.content
+    return tuple(sorted(message.content, key=lambda block: not isinstance(block, ToolResultBlock)))
+
+
 def _to_anthropic(req: ChatRequest, extras: WireExtras) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     for message in _merge_turns(list(req.messages)):
         blocks: list[dict[str, Any]] = []
-        for block in message.content:
+        for block in _results_first(message):
             if isinstance(block, TextBlock):
                 blocks.append({"type": "text", "text": block.text})
             elif isinstance(block, ToolUseBlock):

@@ -10,7 +10,7 @@ import httpx
 
 from routeproof.core.capabilities import ANTHROPIC_API_VERSION, CapabilityTable, ModelCapabilities
 from routeproof.core.normalize import normalize_anthropic
-from routeproof.core.sse import StreamDecoder, WireProtocol
+from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_anthropic
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
@@ -31,6 +31,7 @@ class AnthropicProvider:
         "_capabilities",
         "_client",
         "_max_response_bytes",
+        "_max_sse_line_chars",
         "_owns_client",
         "base_url",
         "kind",
@@ -46,6 +47,7 @@ class AnthropicProvider:
         name: str = "anthropic",
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         capabilities: CapabilityTable | None = None,
+        max_sse_line_chars: int | None = MAX_LINE_CHARS,
     ) -> None:
         if not api_key:
             raise ValueError(f"{name!r}: an Anthropic API key is required")
@@ -56,6 +58,7 @@ class AnthropicProvider:
         if max_response_bytes < 1:
             raise ValueError(f"max_response_bytes must be >= 1, got {max_response_bytes!r}")
         self._max_response_bytes = max_response_bytes
+        self._max_sse_line_chars = max_sse_line_chars
         self._capabilities = capabilities if capabilities is not None else default_capabilities()
         self._owns_client = client is None
         self._client = client if client is not None else httpx.AsyncClient()
@@ -100,7 +103,7 @@ class AnthropicProvider:
             content=encode_json(body),
             headers=self._headers(caps),
             timeout_at=timeout_at,
-            decoder=StreamDecoder(WireProtocol.ANTHROPIC),
+            decoder=StreamDecoder(WireProtocol.ANTHROPIC, max_line_chars=self._max_sse_line_chars),
             secrets=(self._api_key,),
             idle_timeout_s=idle_timeout_s,
             max_error_bytes=self._max_response_bytes,

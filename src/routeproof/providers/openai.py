@@ -17,7 +17,7 @@ import httpx
 
 from routeproof.core.capabilities import CapabilityTable
 from routeproof.core.normalize import normalize_openai
-from routeproof.core.sse import StreamDecoder, WireProtocol
+from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_openai
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
@@ -48,6 +48,7 @@ class OpenAIProvider:
         "_capabilities",
         "_client",
         "_max_response_bytes",
+        "_max_sse_line_chars",
         "_owns_client",
         "base_url",
         "kind",
@@ -64,6 +65,7 @@ class OpenAIProvider:
         name: str | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         capabilities: CapabilityTable | None = None,
+        max_sse_line_chars: int | None = MAX_LINE_CHARS,
     ) -> None:
         if kind not in OPENAI_COMPATIBLE_KINDS:
             raise ValueError(f"OpenAIProvider does not serve kind {kind!r}")
@@ -77,6 +79,7 @@ class OpenAIProvider:
         if max_response_bytes < 1:
             raise ValueError(f"max_response_bytes must be >= 1, got {max_response_bytes!r}")
         self._max_response_bytes = max_response_bytes
+        self._max_sse_line_chars = max_sse_line_chars
         self._capabilities = capabilities if capabilities is not None else default_capabilities()
         self._owns_client = client is None
         self._client = client if client is not None else httpx.AsyncClient()
@@ -125,7 +128,7 @@ class OpenAIProvider:
             content=encode_json(body),
             headers=self._headers(),
             timeout_at=timeout_at,
-            decoder=StreamDecoder(WireProtocol.OPENAI),
+            decoder=StreamDecoder(WireProtocol.OPENAI, max_line_chars=self._max_sse_line_chars),
             secrets=self._secrets(),
             idle_timeout_s=idle_timeout_s,
             max_error_bytes=self._max_response_bytes,
