@@ -1,9 +1,12 @@
 """Count the TCP connections N sequential streamed calls open against ``routeproof mock``.
 
 Usage: ``python -m tools.stream_connections [N]`` (default 200). Each call goes through an
-``AnthropicProvider`` and an ``OpenAIProvider`` sharing one ``httpx.AsyncClient`` (a pool), reading
-each stream to its ``MessageStop``; the mock server counts the connections it accepted. A pooled
-client that reuses its connection opens 1 per server; one that drops it opens N.
+``AnthropicProvider`` and an ``OpenAIProvider`` sharing one ``httpx.AsyncClient`` (a pool), and then
+through ``Router.call_provider_streaming`` to the OpenAI one, reading each stream to its
+``MessageStop``; the mock server counts the connections it accepted. A pooled client that reuses its
+connection opens 1 per server; one that drops it opens N. For the numbers before a change, run the
+same file against an older tree: ``git archive REV | tar -x -C /tmp/old`` then
+``PYTHONPATH=/tmp/old/src python tools/stream_connections.py``.
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ import sys
 
 import httpx
 
-from routeproof.core.types import ChatRequest, Message, MessageStop
+from routeproof.core.routing import resolve
+from routeproof.core.types import ChatRequest, Message, MessageStop, ProviderKind, TenantPolicy
 from routeproof.mock import MockProviderServer, Shape
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.openai import OpenAIProvider
+from routeproof.router import Router
 
 
 async def connections(n: int) -> dict[str, int]:
@@ -39,7 +44,23 @@ async def connections(n: int) -> dict[str, int]:
                 events = [event async for event in stream]
                 assert isinstance(events[-1], MessageStop), events[-1]
             counts[server.shape.value] = server.connections_accepted
+    counts["router (openai)"] = await _through_the_router(n)
     return counts
+
+
+async def _through_the_router(n: int) -> int:
+    """Connections ``n`` sequential ``Router.call_provider_streaming`` calls open to one mock server."""
+    policy = TenantPolicy(primary={"chat": (ProviderKind.OPENAI, "mock-model")})
+    resolved = resolve("chat", policy)
+    assert resolved is not None
+    request = ChatRequest(messages=(Message.user("hi"),), max_tokens=16, alias="chat")
+    async with MockProviderServer(Shape.OPENAI) as server, httpx.AsyncClient() as client:
+        router = Router([OpenAIProvider(api_key="sk-test", client=client, base_url=f"{server.base_url}/v1")])
+        for _ in range(n):
+            deadline = asyncio.get_running_loop().time() + 10
+            events = [event async for event in router.call_provider_streaming(request, resolved, deadline, policy)]
+            assert isinstance(events[-1], MessageStop), events[-1]
+        return server.connections_accepted
 
 
 def main(argv: list[str]) -> None:
