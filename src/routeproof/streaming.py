@@ -75,7 +75,9 @@ class ProviderStream:
 
     ``attempts`` grows as attempts finish; ``provider``/``model`` name the provider the stream
     committed to; ``interrupted`` is True when the stream ended with a StreamError after its first
-    token; ``first_token_ms`` is the committed attempt's time to first token.
+    token; ``first_token_ms`` is the committed attempt's time to first token;
+    ``dropped_parameters`` names the request parameters that model does not accept and that were
+    therefore left out (as ``ProviderResponse.dropped_parameters`` does for a plain call).
     """
 
     def __init__(
@@ -94,6 +96,7 @@ class ProviderStream:
         self.model = ""
         self.interrupted = False
         self.first_token_ms: int | None = None
+        self.dropped_parameters: tuple[str, ...] = ()
         self._router = router
         self._req = req
         self._resolved = resolved
@@ -150,6 +153,8 @@ class ProviderStream:
                     self.attempts = action.records
                     self.provider, self.model = action.entry.provider, action.entry.model
                     self.first_token_ms = first_token_ms
+                    report = getattr(router._providers[self.provider], "dropped_parameters", None)
+                    self.dropped_parameters = report(self._req, self.model) if report is not None else ()
                     router._metrics.call(action.entry.provider, action.entry.model, "succeeded", len(action.records))
                     relay = self._relay(
                         call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back

@@ -100,3 +100,19 @@ async def test_a_user_table_named_by_the_environment_overrides_the_shipped_rows(
     monkeypatch.setenv(caps_module.MODELS_TOML_ENV, str(tmp_path / "missing.toml"))
     with pytest.raises(Exception, match="cannot be read"):
         caps_module.default_capabilities()
+
+
+async def test_a_streamed_call_reports_the_dropped_parameters_too() -> None:
+    """Router streaming to gpt-5.4-mini with temperature: the stream says temperature was left out."""
+    policy = TenantPolicy(primary={"chat": (ProviderKind.OPENAI, "gpt-5.4-mini")})
+    async with MockProviderServer(Shape.OPENAI) as server, httpx.AsyncClient() as client:
+        router = Router([OpenAIProvider(api_key="k", client=client, base_url=f"{server.base_url}/v1")])
+        resolved = resolve("chat", policy)
+        assert resolved is not None
+        deadline = asyncio.get_running_loop().time() + TIMEOUT_S
+        stream = router.call_provider_streaming(_request(temperature=0.2), resolved, deadline, policy)
+        _ = [event async for event in stream]
+        sent = server.journal[-1].body_json
+    assert stream.dropped_parameters == ("temperature",)
+    assert isinstance(sent, dict)
+    assert "temperature" not in sent

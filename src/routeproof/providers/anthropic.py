@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from routeproof.core.capabilities import ANTHROPIC_API_VERSION, CapabilityTable, ModelCapabilities
+from routeproof.core.capabilities import ANTHROPIC_API_VERSION, CapabilityTable, ModelCapabilities, fit_request
 from routeproof.core.normalize import normalize_anthropic
 from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_anthropic
@@ -90,6 +90,10 @@ class AnthropicProvider:
         )
         response = stamp(normalize_or_fail(normalize_anthropic, reply, secrets=secrets), self.kind, model)
         return replace(response, dropped_parameters=dropped) if dropped else response
+
+    def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
+        """The parameters of ``request`` that ``model`` does not accept (left out of what is sent)."""
+        return fit_request(request, self._capabilities.lookup(self.kind, model)).dropped
 
     def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from routeproof.core.capabilities import CapabilityTable
+from routeproof.core.capabilities import CapabilityTable, fit_request
 from routeproof.core.normalize import normalize_openai
 from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_openai
@@ -114,6 +114,10 @@ class OpenAIProvider:
         """The wire body for ``model`` (what it rejects left out, or UnsupportedParameters) and what was left out."""
         fitted, caps = fit_for(self._capabilities, self.kind, request, model)
         return request_to_openai(fitted.request, model, capabilities=caps), fitted.dropped
+
+    def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
+        """The parameters of ``request`` that ``model`` does not accept (left out of what is sent)."""
+        return fit_request(request, self._capabilities.lookup(self.kind, model)).dropped
 
     def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
