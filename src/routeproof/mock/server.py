@@ -21,6 +21,7 @@ from routeproof.mock.script import CutMode, Scripted, Shape
 __all__ = ["MockProviderServer"]
 
 _Piece = tuple[float, bytes]  # (delay before writing, bytes)
+_STOP_GRACE_S = 0.1  # how long stop() lets aborted connections end on their own before cancelling them
 
 
 class MockProviderServer:
@@ -56,6 +57,7 @@ class MockProviderServer:
         self._server: asyncio.Server | None = None
         self._port: int | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
         self._journal_grew = asyncio.Event()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -73,10 +75,17 @@ class MockProviderServer:
         if server is None:
             return
         server.close()
+        # Abort every connection first: an idle keep-alive connection (the normal state of a pooled
+        # client's) then ends its task by EOF. Only tasks still busy after that are cancelled:
+        # Python 3.11's StreamReaderProtocol logs "Exception in callback" for a cancelled handler.
+        for writer in tuple(self._writers):
+            writer.transport.abort()
         tasks = tuple(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if tasks:
+            _, busy = await asyncio.wait(tasks, timeout=_STOP_GRACE_S)
+            for task in busy:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
         await server.wait_closed()
 
     async def __aenter__(self) -> MockProviderServer:
@@ -154,6 +163,7 @@ class MockProviderServer:
         task = asyncio.current_task()
         assert task is not None  # always inside the task asyncio.start_server created
         self._tasks.add(task)
+        self._writers.add(writer)
         self._connections += 1
         connection_id = self._connections
         try:
@@ -169,6 +179,7 @@ class MockProviderServer:
             return  # the client went away; nothing to answer
         finally:
             self._tasks.discard(task)
+            self._writers.discard(writer)
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
