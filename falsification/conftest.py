@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
 from pathlib import Path
 
+import pytest
 from _pytest.terminal import TerminalReporter
 
 from tests.support import close_stray_event_loop, load_hypothesis_profiles
@@ -14,6 +16,19 @@ __all__ = ["close_stray_event_loop"]  # the autouse fixture, registered by being
 load_hypothesis_profiles()
 
 _REPORT_DIR = Path(os.environ.get("ROUTEPROOF_REPORT_DIR", "reports"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """While a test runs, its node id and docstring are the ``method`` of any verdict it records."""
+    from falsification.report import set_current_test
+
+    doc = " ".join((getattr(getattr(item, "function", None), "__doc__", None) or "").split())
+    set_current_test(f"{item.nodeid}: {doc}" if doc else item.nodeid)
+    try:
+        return (yield)
+    finally:
+        set_current_test(None)
 
 
 def pytest_terminal_summary(terminalreporter: TerminalReporter) -> None:

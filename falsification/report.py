@@ -2,16 +2,32 @@
 
 A falsification test measures its evidence, calls :func:`record_verdict`, then asserts. Rows that
 no test recorded are reported as "not run" (never "survived").
+
+Beside the evidence text, the JSON carries per row the ``method`` (the recording tests' node ids and
+one-line docstrings) and ``data``: structured evidence for ``routeproof report``'s plots. Each
+recording contributes its own top-level keys to ``data`` (e.g. ``real_socket`` and ``virtual`` for
+FALSIFY-MPA-007); the shapes are documented where the rows write them and read in
+``routeproof.report.falsify``. Neither field takes part in any verdict.
 """
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-__all__ = ["ROWS", "Row", "Verdict", "record_verdict", "recorded", "render_markdown", "write_reports"]
+__all__ = [
+    "ROWS",
+    "Row",
+    "Verdict",
+    "record_verdict",
+    "recorded",
+    "render_markdown",
+    "set_current_test",
+    "write_reports",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,6 +48,8 @@ class Verdict:
     prediction: str
     evidence: str
     verdict: str  # "survived" | "falsified" | "not run"
+    method: str = ""  # "node id: docstring" of each test that recorded the row, "; "-joined
+    data: Mapping[str, object] = field(default_factory=dict)  # structured evidence for the plots
 
 
 ROWS: tuple[Row, ...] = (
@@ -63,24 +81,45 @@ ROWS: tuple[Row, ...] = (
 
 _BY_ID = {row.id: row for row in ROWS}
 _RESULTS: dict[str, Verdict] = {}
+_CURRENT_TEST: list[str] = []  # the running test's description, set by conftest around each test call
 
 
-def record_verdict(row_id: str, *, evidence: str, survived: bool) -> Verdict:
-    """Record what a test measured for ``row_id``; a row falsified once stays falsified."""
+def set_current_test(description: str | None) -> None:
+    """Name the test now running (``None`` once it ends): it becomes the ``method`` of what it records."""
+    _CURRENT_TEST.clear()
+    if description is not None:
+        _CURRENT_TEST.append(description)
+
+
+def record_verdict(row_id: str, *, evidence: str, survived: bool, data: Mapping[str, object] | None = None) -> Verdict:
+    """Record what a test measured for ``row_id``; a row falsified once stays falsified.
+
+    ``data`` is structured evidence for the HTML report's plots; it never affects the verdict.
+    """
     row = _BY_ID.get(row_id) or Row(id=row_id, claim=row_id, prediction="")
+    method = _CURRENT_TEST[0] if _CURRENT_TEST else ""
     verdict = Verdict(
         id=row.id,
         claim=row.claim,
         prediction=row.prediction,
         evidence=evidence,
         verdict="survived" if survived else "falsified",
+        method=method,
+        data=dict(data or {}),
     )
     previous = _RESULTS.get(row_id)
     if previous is not None:
         merged_evidence = f"{previous.evidence}; {evidence}"
         merged = "falsified" if "falsified" in (previous.verdict, verdict.verdict) else "survived"
+        methods = [m for m in (previous.method, method) if m]
         verdict = Verdict(
-            id=row.id, claim=row.claim, prediction=row.prediction, evidence=merged_evidence, verdict=merged
+            id=row.id,
+            claim=row.claim,
+            prediction=row.prediction,
+            evidence=merged_evidence,
+            verdict=merged,
+            method="; ".join(dict.fromkeys(methods)),
+            data={**previous.data, **verdict.data},
         )
     _RESULTS[row_id] = verdict
     print(f"{row_id} {verdict.verdict}: {evidence}")

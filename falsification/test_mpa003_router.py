@@ -63,6 +63,8 @@ async def _run() -> None:
     samples = 0
     refusals: list[BudgetExhausted] = []
     granted = 0
+    started = loop.time()
+    series: list[list[int]] = []  # [ms since start, spent, spent + reserved] at each change, for the report
 
     try:
         async with httpx.AsyncClient() as client:
@@ -82,6 +84,9 @@ async def _run() -> None:
                 peak_spent = max(peak_spent, acc.spent_pico_usd)
                 peak_committed = max(peak_committed, acc.spent_pico_usd + acc.reserved_pico_usd)
                 samples += 1
+                point = [acc.spent_pico_usd, acc.spent_pico_usd + acc.reserved_pico_usd]
+                if not series or series[-1][1:] != point:
+                    series.append([round((loop.time() - started) * 1000), *point])
 
             async def one(i: int) -> bool:
                 nonlocal granted
@@ -158,5 +163,15 @@ async def _run() -> None:
             f"provider requests {journal_before}->{journal_after}"
         ),
         survived=survived,
+        data={
+            "router": {
+                "budget_pico_usd": BUDGET,
+                "worst_case_pico_usd": worst,
+                "in_flight": IN_FLIGHT,
+                "granted": granted,
+                "samples": samples,
+                "series": series,  # [ms since start, spent, spent + reserved], one entry per change
+            }
+        },
     )
     assert survived

@@ -39,6 +39,7 @@ async def test_mpa_006_every_stream_ends_with_message_stop_or_error() -> None:
     rng = random.Random(6)
     counts = {"message_stop": 0, "error": 0, "silent": 0, "double_end": 0, "stop_without_usage": 0,
               "partial_tool": 0, "raised": 0, "clean_runs_not_completed": 0}  # fmt: skip
+    by_fault: dict[str, dict[str, int]] = {}  # injected fault -> ending -> streams, for the report
     t0 = time.perf_counter()
     async with asyncio.timeout(240), fleet(health=HealthConfig(failure_threshold=10**6)) as f:
         for _ in range(STREAMS):
@@ -52,18 +53,23 @@ async def test_mpa_006_every_stream_ends_with_message_stop_or_error() -> None:
                 events = await collect(open_stream(f, policy(kind), asyncio.get_running_loop().time() + 10, tool=tool))
             except Exception:  # a RouterError before the first token is a clean, loud end too
                 counts["raised"] += 1
+                _tally(by_fault, label, "raised")
                 continue
             ends = [e for e in events if isinstance(e, MessageStop | StreamError)]
             if not ends:
                 counts["silent"] += 1
+                _tally(by_fault, label, "silent")
             elif len(ends) > 1 or events[-1] is not ends[0]:
                 counts["double_end"] += 1
+                _tally(by_fault, label, "double_end")
             elif isinstance(ends[0], MessageStop):
                 counts["message_stop"] += 1
+                _tally(by_fault, label, "message_stop")
                 if ends[0].usage.prompt_tokens + ends[0].usage.completion_tokens == 0:
                     counts["stop_without_usage"] += 1
             else:
                 counts["error"] += 1
+                _tally(by_fault, label, "error")
                 if label == "none":
                     counts["clean_runs_not_completed"] += 1
             counts["partial_tool"] += partial_tool_calls(events)
@@ -76,5 +82,12 @@ async def test_mpa_006_every_stream_ends_with_message_stop_or_error() -> None:
         f"{counts['raised']} raised before the first token, {counts['silent']} silent ends, "
         f"{counts['double_end']} double ends, {counts['partial_tool']} partial tool calls",
         survived=not bad,
+        data={"endings": {"streams": STREAMS, "counts": counts, "by_fault": by_fault}},
     )
     assert not bad, counts
+
+
+def _tally(by_fault: dict[str, dict[str, int]], fault: str, ending: str) -> None:
+    """Count one stream that had ``fault`` injected and ended as ``ending`` (report data only)."""
+    endings = by_fault.setdefault(fault, {})
+    endings[ending] = endings.get(ending, 0) + 1

@@ -55,6 +55,20 @@ def binomial_tail(n: int, k: int, p: float) -> float:
     return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
 
 
+def completion_data(n: int, outcomes: dict[str, int], *, diagnostic: bool) -> dict[str, object]:
+    """One run for the report: calls, completions, outcome counts and the verdict test's parameters."""
+    completed = outcomes.get("completed", 0)
+    return {
+        "calls": n,
+        "completed": completed,
+        "outcomes": dict(outcomes),
+        "p_value": falsified(n, n - completed)[1],
+        "claimed_completion": 1 - CLAIMED_FAILURE_RATE,
+        "significance": SIGNIFICANCE,
+        "diagnostic": diagnostic,
+    }
+
+
 def falsified(n: int, failures: int) -> tuple[bool, float]:
     """Whether ``failures`` of ``n`` calls refute a <= 1 % failure rate at the 0.1 % level, and the p-value."""
     p_value = binomial_tail(n, failures, CLAIMED_FAILURE_RATE)
@@ -140,6 +154,7 @@ async def _run() -> None:
             f"latency of completed calls p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms"
         ),
         survived=survived,
+        data={"real_socket": completion_data(N_CALLS, outcomes, diagnostic=False)},
     )
     assert survived
 
@@ -200,5 +215,10 @@ async def test_mpa_007_large_n_on_virtual_time() -> None:
             f"dropped, not demoted): {rate_skipping:.1%} {skipping}"
         ),
         survived=survived,
+        data={
+            "virtual": completion_data(VIRTUAL_CALLS, outcomes, diagnostic=False),
+            "virtual_no_cooldown": completion_data(VIRTUAL_CALLS, no_breaker, diagnostic=True),
+            "virtual_skip": completion_data(VIRTUAL_CALLS, skipping, diagnostic=True),
+        },
     )
     assert survived

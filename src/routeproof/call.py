@@ -88,18 +88,22 @@ class Call:
     def now_ms(self) -> int:
         return loop_ms(self.loop.time())
 
-    def begin(self, action: CallProvider) -> Reservation | AttemptRefused | None:
+    async def begin(self, action: CallProvider) -> Reservation | AttemptRefused | AttemptFailed | None:
         """Count a failover, then reserve the attempt's worst case (or say why it may not start).
 
-        Pricing is part of the attempt: an unpriced model raises ``ConfigError`` here, before
-        anything is sent, and :meth:`boundary` turns it into a skip of this entry.
+        Pricing is part of the attempt: what it raises (``ConfigError`` for an unpriced model) goes
+        through :meth:`boundary` before anything is sent (a skip of this entry). The reservation is
+        not: a ledger store that cannot book (``LedgerUnavailable``) fails the whole call closed.
         """
         router = self.router
         entry = action.entry
         if self.last_position is not None and self.last_position != action.position and self.last_kind is not None:
             router._metrics.failover(self.last_kind, entry.provider)
-        router._price(entry.provider, entry.model)
-        outcome = router._reserve(entry.provider, entry.model, self.req, self.session_id)
+        try:
+            router._price(entry.provider, entry.model)
+        except Exception as exc:  # pricing belongs to the attempt boundary: core's table classifies it
+            return await self.boundary(action, None, exc)
+        outcome = await router._reserve(entry.provider, entry.model, self.req, self.session_id)
         if isinstance(outcome, LedgerRefusal):
             self.refusal = outcome
             if outcome.scope is BudgetScope.PROVIDER_DAILY:
@@ -118,7 +122,7 @@ class Call:
         )
         return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.SKIP_PROVIDER)
 
-    def boundary(
+    async def boundary(
         self, action: CallProvider, reservation: Reservation | None, exc: Exception
     ) -> AttemptRefused | AttemptFailed:
         """The one attempt boundary: an exception that escaped the attempt, as core's table classifies it.
@@ -135,37 +139,37 @@ class Call:
                 outcome.skip_reason,
                 str(exc)[:MAX_DETAIL_CHARS],
             )
-            self.router._settle(reservation, booked_pico_usd=0, succeeded=False)
+            await self.router._settle(reservation, booked_pico_usd=0, succeeded=False)
             return self.skip(action, outcome.skip_reason)
         if failure is None:  # pragma: no cover - classify_exception covers every Exception
             raise exc
-        return self.failed(action, reservation, failure)
+        return await self.failed(action, reservation, failure)
 
-    def failed(self, action: CallProvider, reservation: Reservation | None, failure: AttemptFailure) -> AttemptFailed:
+    async def failed(
+        self, action: CallProvider, reservation: Reservation | None, failure: AttemptFailure
+    ) -> AttemptFailed:
         """Settle a failed attempt (book only what is billable), count it against health, report it."""
         router = self.router
         entry = action.entry
         billed = router._cost(entry.provider, entry.model, failure.billed_usage) if is_billable(failure) else 0
-        router._settle(reservation, booked_pico_usd=billed, succeeded=False)
+        await router._settle(reservation, booked_pico_usd=billed, succeeded=False)
         return AttemptFailed(now_ms=self.now_ms(), failure=failure, draw=router._rng.random())
 
     async def attempt(self, action: CallProvider) -> Event:
         """Perform one CallProvider action and say what happened.
 
-        Nothing raised while reserving, building, sending, reading, decoding or pricing the attempt
-        escapes (but ``CancelledError``): it becomes a failed attempt or a skip (:meth:`boundary`).
+        Nothing raised while pricing, building, sending, reading or decoding the attempt escapes
+        (but ``CancelledError``): it becomes a failed attempt or a skip (:meth:`boundary`).
         """
         router = self.router
         entry = action.entry
-        reservation: Reservation | None = None
+        begun = await self.begin(action)
+        if isinstance(begun, AttemptRefused | AttemptFailed):
+            return begun
+        reservation = begun
         settled = False
         try:
             try:
-                begun = self.begin(action)
-                if isinstance(begun, AttemptRefused):
-                    settled = True
-                    return begun
-                reservation = begun
                 provider = router._providers[entry.provider]
                 timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
                 with attempt_span(entry.provider, entry.model, action.attempt_num):
@@ -180,17 +184,17 @@ class Call:
                 )
             except Exception as exc:  # the attempt boundary: core's table classifies it (never carries on)
                 settled = True
-                return self.boundary(action, reservation, exc)
+                return await self.boundary(action, reservation, exc)
             else:
-                router._settle(reservation, booked_pico_usd=booked, succeeded=True)
+                await router._settle(reservation, booked_pico_usd=booked, succeeded=True)
                 settled = True
                 self.response = response
                 return AttemptSucceeded(now_ms=self.now_ms())
             settled = True
-            return self.failed(action, reservation, failure)
+            return await self.failed(action, reservation, failure)
         finally:
             if not settled:  # cancelled: never leak the reservation
-                router._settle(reservation, booked_pico_usd=0, succeeded=False)
+                await router._settle(reservation, booked_pico_usd=0, succeeded=False)
 
     def succeed(self, action: Succeed, latency_ms: int) -> ProviderResponse:
         """The response the caller gets: normalised, with the attempt history and the skips."""

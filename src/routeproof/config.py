@@ -74,7 +74,7 @@ _DEFAULT_BASE_URLS: Mapping[ProviderKind, str] = MappingProxyType(
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 _TIERS: Mapping[str, PrivacyTier] = MappingProxyType({tier.name.lower(): tier for tier in PrivacyTier})
 
-_TOP_KEYS = frozenset({"driver", "pricing"})
+_TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger"})
 _DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts"})
 _PROVIDER_KEYS = frozenset(
     {"kind", "base_url", "model", "priority", "privacy_tier", "daily_budget_usd", "api_key_env", "timeout_ms", "region"}

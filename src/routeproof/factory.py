@@ -15,13 +15,17 @@ from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import load_pricing, parse_usd
 from routeproof.core.types import FallbackProvider, PrivacyTier, TenantPolicy
 from routeproof.errors import ConfigError
+from routeproof.ledger_store import LedgerConfig, load_ledger_config, open_store
 from routeproof.router import Router
 
 __all__ = ["load_router", "router_from_config", "tenant_policy"]
 
 
-def router_from_config(config: RoutingConfig, *, client: httpx.AsyncClient | None = None) -> Router:
-    """A Router over the configured providers, sharing one pooled client that the Router closes."""
+def router_from_config(
+    config: RoutingConfig, *, client: httpx.AsyncClient | None = None, ledger: LedgerConfig | None = None
+) -> Router:
+    """A Router over the configured providers, sharing one pooled client that the Router closes;
+    its budget ledger lives where ``ledger`` (the ``[ledger]`` table) says, in memory by default."""
     pooled = client or httpx.AsyncClient()
     providers = build_providers(config, pooled)
     pricing = None
@@ -43,10 +47,16 @@ def router_from_config(config: RoutingConfig, *, client: httpx.AsyncClient | Non
         base_ms=config.backoff.base_ms,
         cap_ms=config.backoff.cap_ms,
     )
+    store = None
+    if ledger is not None and ledger.backend != "memory":
+        if pricing is None:
+            raise ConfigError(f"ledger.backend = {ledger.backend!r} needs a pricing file: costs cannot be bounded")
+        store, budget = open_store(ledger, budget or BudgetLimits()), None
     return Router(
         providers.values(),
         pricing=pricing,
         budget=budget,
+        ledger_store=store,
         health=HealthConfig(
             failure_threshold=config.failover.failure_threshold, cooldown_ms=config.failover.cooldown_ms
         ),
@@ -58,7 +68,7 @@ def router_from_config(config: RoutingConfig, *, client: httpx.AsyncClient | Non
 
 def load_router(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Router:
     """Load ``agent.toml`` (keys from the environment) and build its Router."""
-    return router_from_config(load_config(path, environ=environ))
+    return router_from_config(load_config(path, environ=environ), ledger=load_ledger_config(path, environ=environ)[0])
 
 
 def tenant_policy(

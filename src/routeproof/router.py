@@ -30,17 +30,8 @@ from routeproof.core.kernel import (
     SleepDone,
     Succeed,
 )
-from routeproof.core.ledger import (
-    BudgetLimits,
-    LedgerState,
-    Reservation,
-    commit,
-    new_ledger,
-    periods_at,
-    try_reserve,
-)
+from routeproof.core.ledger import BudgetLimits, LedgerState, Reservation
 from routeproof.core.ledger import Refusal as LedgerRefusal
-from routeproof.core.ledger import release as ledger_release
 from routeproof.core.pricing import Price, PricingTable, cost_pico_usd, worst_case_cost_pico_usd
 from routeproof.core.routing import ChainPlan, CoolingPolicy, build_chain, call_plan, plan_chain
 from routeproof.core.tiers import endpoint_tier
@@ -56,6 +47,7 @@ from routeproof.core.types import (
 from routeproof.errors import (
     ConfigError,
 )
+from routeproof.ledger_store import LedgerStore, MemoryLedgerStore
 from routeproof.observe import RouterMetrics
 from routeproof.providers.protocol import Provider
 from routeproof.streaming import ProviderStream
@@ -82,6 +74,7 @@ class Router:
         attempt_timeout_s: float = PROVIDER_DEFAULT_TIMEOUT_MS / 1000,
         stream_idle_timeout_s: float | None = 30.0,
         cooling: CoolingPolicy = CoolingPolicy.DEMOTE,
+        ledger_store: LedgerStore | None = None,
     ) -> None:
         if not 0 < attempt_timeout_s <= PROVIDER_DEFAULT_TIMEOUT_MS / 1000:
             raise ConfigError(f"attempt_timeout_s must be in (0, 30], got {attempt_timeout_s!r}")
@@ -104,7 +97,14 @@ class Router:
         self._pricing = pricing
         if budget is not None and pricing is None:
             raise ConfigError("a budget needs a pricing table: without prices no call can be bounded")
-        self._ledger: LedgerState | None = new_ledger(budget) if budget is not None else None
+        if budget is not None and ledger_store is not None:
+            raise ConfigError("give the budget limits to the ledger store, not to the Router as well")
+        if ledger_store is not None and pricing is None:
+            raise ConfigError("a ledger store needs a pricing table: without prices no call can be bounded")
+        # The one port to the budget ledger: memory (today's behaviour) unless a store is given.
+        self._ledger_store: LedgerStore | None = (
+            ledger_store if ledger_store is not None else MemoryLedgerStore(budget) if budget is not None else None
+        )
         self._health: HealthState = new_health(health or HealthConfig())
         self._backoff = backoff or BackoffPolicy()
         self._metrics = metrics or RouterMetrics()
@@ -116,8 +116,14 @@ class Router:
 
     @property
     def ledger(self) -> LedgerState | None:
-        """The budget ledger as it stands (a frozen value)."""
-        return self._ledger
+        """The budget ledger as it stands (a frozen value) when it lives in this process's memory."""
+        store = self._ledger_store
+        return store.state if isinstance(store, MemoryLedgerStore) else None
+
+    @property
+    def ledger_store(self) -> LedgerStore | None:
+        """The store holding the budget ledger (None when there is no budget)."""
+        return self._ledger_store
 
     @property
     def health(self) -> HealthState:
@@ -125,9 +131,11 @@ class Router:
         return self._health
 
     async def aclose(self) -> None:
-        """Close the providers and the pooled HTTP client."""
+        """Close the providers, the ledger store and the pooled HTTP client."""
         for provider in self._providers.values():
             await provider.aclose()
+        if self._ledger_store is not None:
+            await self._ledger_store.aclose()
         if self._client is not None:
             await self._client.aclose()
 
@@ -215,26 +223,27 @@ class Router:
     def _price(self, kind: ProviderKind, model: str) -> Price | None:
         return None if self._pricing is None else self._pricing.price_of_call(kind, model)
 
-    def _reserve(
+    async def _reserve(
         self, kind: ProviderKind, model: str, req: ChatRequest, session_id: str
     ) -> Reservation | LedgerRefusal | None:
-        if self._ledger is None:
+        """Reserve the attempt's worst case in the ledger store (raises LedgerUnavailable: fail closed)."""
+        if self._ledger_store is None:
             return None
         price = self._price(kind, model)
         amount = worst_case_cost_pico_usd(price, req) if price is not None else 0
-        day, month = periods_at(max(0, int(self._wall_clock() * 1000)))
-        self._ledger, outcome = try_reserve(
-            self._ledger, session_id=session_id, provider=kind, amount_pico_usd=amount, day_index=day, month_index=month
+        return await self._ledger_store.try_reserve(
+            session_id=session_id, provider=kind, amount_pico_usd=amount, now_ms=max(0, int(self._wall_clock() * 1000))
         )
-        return outcome
 
-    def _settle(self, reservation: Reservation | None, *, booked_pico_usd: int, succeeded: bool) -> None:
-        if reservation is None or self._ledger is None:
+    async def _settle(self, reservation: Reservation | None, *, booked_pico_usd: int, succeeded: bool) -> None:
+        """Commit or release in the ledger store; one it cannot reach queues it (or the lease books it)."""
+        if reservation is None or self._ledger_store is None:
             return
+        now_ms = max(0, int(self._wall_clock() * 1000))
         if succeeded:
-            self._ledger = commit(self._ledger, reservation, booked_pico_usd)
+            await self._ledger_store.commit(reservation, booked_pico_usd, now_ms=now_ms)
         else:
-            self._ledger = ledger_release(self._ledger, reservation, booked_pico_usd)
+            await self._ledger_store.release(reservation, booked_pico_usd, now_ms=now_ms)
 
     def _cost(self, kind: ProviderKind, model: str, usage: Usage | None) -> int:
         price = self._price(kind, model)

@@ -182,17 +182,15 @@ class ProviderStream:
         """Start one streaming attempt and wait for its first event, within the attempt's timeout."""
         router = self._router
         entry = action.entry
-        reservation: Reservation | None = None
+        begun = await call.begin(action)
+        if isinstance(begun, AttemptRefused | AttemptFailed):
+            return begun
+        reservation = begun
         stream: AsyncIterator[StreamEvent] | None = None
         keep_open = False
         settled = False
         try:
             try:
-                begun = call.begin(action)
-                if isinstance(begun, AttemptRefused):
-                    settled = True
-                    return begun
-                reservation = begun
                 provider = router._providers[entry.provider]
                 timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
                 stream = provider.stream(
@@ -208,7 +206,7 @@ class ProviderStream:
                 failure = AttemptFailure(kind=FailureKind.STREAM_ERROR, message="stream ended before any event")
             except Exception as exc:  # the attempt boundary: core's table classifies it (never carries on)
                 settled = True
-                return call.boundary(action, reservation, exc)
+                return await call.boundary(action, reservation, exc)
             else:
                 if not isinstance(first, StreamError):
                     keep_open = True  # committed: _relay owns the stream and the reservation now
@@ -216,11 +214,11 @@ class ProviderStream:
                 # defensive: providers raise STREAM_ERROR for a first in-band error instead
                 failure = AttemptFailure(kind=FailureKind.STREAM_ERROR, message=first.message)
             settled = True
-            return call.failed(action, reservation, failure)
+            return await call.failed(action, reservation, failure)
         finally:
             if not keep_open:
                 if not settled:  # cancelled while waiting for the first event: nothing was billed
-                    router._settle(reservation, booked_pico_usd=0, succeeded=False)
+                    await router._settle(reservation, booked_pico_usd=0, succeeded=False)
                 if stream is not None:
                     await _close(stream)
 
@@ -243,12 +241,12 @@ class ProviderStream:
         cut_by_deadline = False
         event: StreamEvent | None = first
 
-        def settle(end: StreamEnd, usage_cost_pico_usd: int = 0) -> None:
+        async def settle(end: StreamEnd, usage_cost_pico_usd: int = 0) -> None:
             nonlocal settled
             settlement = settle_stream(
                 end, reserved_pico_usd=_reserved(reservation), usage_cost_pico_usd=usage_cost_pico_usd
             )
-            router._settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
+            await router._settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
             router._health_effect(kind, settlement.health, call.now_ms())
             settled = True
 
@@ -268,13 +266,13 @@ class ProviderStream:
                         detail = f"{type(exc).__name__}: {str(exc)[:MAX_DETAIL_CHARS]}"
                         event = StreamError(message=f"{INTERRUPTED}: {detail}")
                 if isinstance(event, MessageStop):
-                    settle(StreamEnd.COMPLETED, router._cost(kind, entry_model, event.usage))
+                    await settle(StreamEnd.COMPLETED, router._cost(kind, entry_model, event.usage))
                     for out in held:
                         yield out
                     yield event
                     return
                 if isinstance(event, StreamError):
-                    settle(StreamEnd.DEADLINE if cut_by_deadline else StreamEnd.INTERRUPTED)
+                    await settle(StreamEnd.DEADLINE if cut_by_deadline else StreamEnd.INTERRUPTED)
                     if hold_back:
                         raise StreamInterrupted(event.message)
                     self.interrupted = True
@@ -300,7 +298,7 @@ class ProviderStream:
                 event = None
         finally:
             if not settled:  # the consumer stopped reading (or was cancelled)
-                settle(StreamEnd.ABANDONED)
+                await settle(StreamEnd.ABANDONED)
             await _close(stream)
 
 

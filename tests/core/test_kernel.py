@@ -158,6 +158,17 @@ def test_attempts_cap_16_stops_before_the_17th() -> None:
     assert "attempts cap exceeded" in ATTEMPTS_CAP_REASON
 
 
+def test_attempts_cap_ends_the_call_without_a_trailing_sleep() -> None:
+    """The 16th record is a retryable failure with retries left: the call stops at once, no sleep first."""
+    entries = chain(*([B] * 8), models=[f"m{i}" for i in range(8)])
+    run = simulate(plan(entries, deadline_ms=600_000), lambda call: http(503, duration_ms=1))
+    last_call_at_ms, _ = run.calls[-1]
+    assert isinstance(run.final, Fail)
+    assert run.final.kind is FailKind.ATTEMPTS_CAP
+    assert all(at_ms < last_call_at_ms for at_ms, _ in run.sleeps)
+    assert run.end_ms == last_call_at_ms + 1
+
+
 def test_failover_does_not_reset_the_per_provider_counter() -> None:
     """A provider that returns later in the chain gets no new attempts in the same call."""
     entries = chain(B, A, B, models=["same", "x", "same"])

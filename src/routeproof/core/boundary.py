@@ -1,7 +1,8 @@
 """The attempt boundary as data: what an exception raised during one attempt means for the call.
 
-Everything an attempt does (build the request, price it, send it, read and decode the answer) runs
-inside one ``try`` in the shell. Whatever escapes the provider's own mapping to
+Everything an attempt does (price it, build the request, send it, read and decode the answer) runs
+inside the shell's attempt boundary (``Call.boundary``). The budget reservation is outside it: a
+ledger store that cannot book fails the whole call closed (``LedgerUnavailable``), never one provider. Whatever escapes the provider's own mapping to
 ``ProviderCallFailed`` is looked up here, first matching row wins:
 
 ===============================  ======================================================  ==========================

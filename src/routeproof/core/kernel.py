@@ -364,8 +364,11 @@ def _on_failure(state: KernelState, call: CallProvider, event: AttemptFailed) ->
                 retry_reason=verdict.reason,
                 first_token_ms=event.first_token_ms,
             )
+            recorded = replace(state, records=(*state.records, record))
+            if len(recorded.records) >= plan.attempts_cap:
+                return _fail(recorded, FailKind.ATTEMPTS_CAP, failure, call.entry)  # no sleep before a stop
             sleep = Sleep(duration_ms=sleep_ms, retry_after=_honours_retry_after(failure))
-            return replace(state, records=(*state.records, record), pending=sleep), sleep
+            return replace(recorded, pending=sleep), sleep
         sleep_did_not_fit = True  # no sleep past the budget or the deadline: fail over at once
 
     record = _record(

@@ -73,6 +73,7 @@ __all__ = [
     "provider_daily_account",
     "release",
     "reserve",
+    "roll_over",
     "session_account",
     "try_reserve",
     "well_formed",
@@ -564,3 +565,19 @@ def session_account(state: LedgerState, session_id: str) -> Account:
 def provider_daily_account(state: LedgerState, provider: ProviderKind) -> Account:
     """The provider's counters for the current day (zero when never used)."""
     return _get(state.provider_daily, provider)
+
+
+@icontract.require(well_formed)
+@icontract.ensure(lambda result: well_formed(state=result))
+@icontract.ensure(
+    lambda state, day_index, month_index, result: (
+        result.day_index == max(state.day_index, day_index)
+        and result.month_index == max(state.month_index, month_index)
+    )
+)
+@icontract.ensure(lambda state, result: result.open_reservations == state.open_reservations)
+def roll_over(state: LedgerState, *, day_index: int, month_index: int) -> LedgerState:
+    """Move the ledger into the given day and month (the roll ``reserve`` does first): a new day
+    empties the daily spend, a new month the monthly spend, reservations in flight carry over, and
+    a period earlier than the current one changes nothing. Ledger stores roll before every operation."""
+    return _roll(state, day_index, month_index)

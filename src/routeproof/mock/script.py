@@ -58,6 +58,7 @@ class Scripted:
     hang: bool = False
     hang_after_headers: bool = False
     close_connection: bool = False
+    cut_after_items: int | None = None  # streamed answers: end the connection (``cut_mode``) after N items
 
     def __post_init__(self) -> None:
         if not 100 <= self.status <= 599:
@@ -68,6 +69,8 @@ class Scripted:
             )
         if self.cut_after_bytes is not None and self.cut_after_bytes < 0:
             raise MockScriptError(f"cut_after_bytes must be >= 0, got {self.cut_after_bytes!r}")
+        if self.cut_after_items is not None and self.cut_after_items < 0:
+            raise MockScriptError(f"cut_after_items must be >= 0, got {self.cut_after_items!r}")
         for pair in self.headers:
             if len(pair) != 2 or not all(isinstance(p, str) for p in pair):
                 raise MockScriptError(f"headers must be (name, value) string pairs, got {pair!r}")
@@ -148,9 +151,9 @@ def step_from_json(data: object) -> Scripted:
                 kwargs[key] = tuple(_stream_item_from_json(v) for v in value)
             else:
                 raise MockScriptError(f"stream_events must be a list or null, got {value!r}")
-        elif key == "cut_after_bytes":
+        elif key in {"cut_after_bytes", "cut_after_items"}:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise MockScriptError(f"cut_after_bytes must be an integer or null, got {value!r}")
+                raise MockScriptError(f"{key} must be an integer or null, got {value!r}")
             kwargs[key] = value
         elif key == "cut_mode":
             try:
@@ -187,6 +190,7 @@ def step_to_json(step: Scripted) -> dict[str, object]:
         "hang": step.hang,
         "hang_after_headers": step.hang_after_headers,
         "close_connection": step.close_connection,
+        "cut_after_items": step.cut_after_items,
     }
     if isinstance(step.body, bytes):
         out["body_b64"] = base64.b64encode(step.body).decode("ascii")

@@ -268,6 +268,11 @@ class MockProviderServer:
             pieces = [(step.delay_before_headers_s, response_head(step.status, [*head, *headers]))]
             chunks = [encode_chunk(i) for i in items if i] + [LAST_CHUNK]
             pieces += [(step.delay_between_chunks_s if n else 0.0, c) for n, c in enumerate(chunks)]
+            if step.cut_after_items is not None:  # the items, then the cut: no terminating chunk
+                pieces = pieces[: 1 + step.cut_after_items]
+                if await _emit(writer, reader, pieces, step):
+                    await _cut(writer, reader, step.cut_mode)
+                return False
         if step.hang_after_headers:
             pieces = pieces[:1]
         if not await _emit(writer, reader, pieces, step):

@@ -1,0 +1,1 @@
+"""Chaos: Toxiproxy faults between the real router and the mock providers (``tox -e chaos``)."""

@@ -1,0 +1,304 @@
+"""Run the cases against one implementation, concurrently, and write its report."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from routeproof.conformance.answers import expand_step
+from routeproof.conformance.driver import GatewayDriver, HarnessDriver, HarnessError, Implementation
+from routeproof.conformance.judge import BUDGET_MS, CallRun, Failure, judge_case
+from routeproof.conformance.mocks import CaseMocks
+
+__all__ = ["CaseResult", "RunResult", "call_bound_s", "hard_bound_s", "impl_slug", "run_case", "run_suite"]
+
+GRACE_S = 1.0  # after the last call: time for a request sent after the return to show up (> a 500 ms backoff)
+HARD_SLACK_S = 10.0  # a call that has not answered by its deadline (or the 30 s budget) + this is hung
+CONFIGURE_TIMEOUT_S = 30.0
+USER_TEXT = "What is 2 + 2?"
+CREDENTIALS = {
+    "api_key": "conformance-test-key",
+    "aws_access_key_id": "AKIDCONFORMANCE",
+    "aws_secret_access_key": "conformance-test-secret",
+    "region": "us-east-1",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseResult:
+    """The verdict of one case."""
+
+    id: str
+    rule: str
+    acs: tuple[str, ...]
+    title: str
+    verdict: str  # pass | fail | n/a
+    failures: tuple[Failure, ...] = ()
+    reason: str = ""  # why n/a
+    duration_s: float = 0.0
+    outcomes: tuple[Mapping[str, Any], ...] = ()
+
+    def as_json(self) -> dict[str, object]:
+        """One object of the JSON report."""
+        return {
+            "id": self.id,
+            "rule": self.rule,
+            "acs": list(self.acs),
+            "title": self.title,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "duration_s": round(self.duration_s, 3),
+            "failures": [f.as_json() for f in self.failures],
+            "outcomes": [
+                {k: o.get(k) for k in ("class", "text", "error", "elapsed_ms") if k in o} for o in self.outcomes
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    """Every case's verdict for one implementation."""
+
+    impl: str
+    version: str
+    capabilities: tuple[str, ...]
+    results: tuple[CaseResult, ...]
+    wall_s: float
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def impl_slug(name: str) -> str:
+    """A file-name-safe implementation name."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "impl"
+
+
+def call_bound_s(call: Mapping[str, Any], slack_s: float = HARD_SLACK_S) -> float:
+    """The longest one call may take before the implementation is declared hung."""
+    deadline = call.get("deadline_ms")
+    return (BUDGET_MS if deadline is None else min(float(deadline), BUDGET_MS)) / 1000 + slack_s
+
+
+def hard_bound_s(case: Mapping[str, Any], slack_s: float = HARD_SLACK_S) -> float:
+    """The longest a whole case may take (its calls' bounds, pauses, set-up and the grace)."""
+    calls: Sequence[Mapping[str, Any]] = case["calls"]
+    return float(
+        sum(call_bound_s(c, slack_s) + c.get("pause_before_ms", 0) / 1000 for c in calls)
+        + CONFIGURE_TIMEOUT_S
+        + GRACE_S
+    )
+
+
+def model_names(case: Mapping[str, Any]) -> dict[str, str]:
+    """A model name per provider, unique to this run of the case: a request carrying another
+    name is a stray from another case (a late retry reaching a reused port) and is not judged here."""
+    tag = uuid.uuid4().hex[:8]
+    return {str(p["name"]): f"model-{p['name']}-{tag}" for p in case["providers"]}
+
+
+def _expanded_steps(
+    case: Mapping[str, Any], models: Mapping[str, str]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any] | None]]:
+    stream = bool(case.get("stream", False))
+    steps: dict[str, list[dict[str, Any]]] = {}
+    defaults: dict[str, dict[str, Any] | None] = {}
+    for p in case["providers"]:
+        name, protocol = str(p["name"]), str(p["protocol"])
+        model = models[name]
+        steps[name] = [expand_step(s, protocol=protocol, stream=stream, model=model) for s in p.get("script", ())]
+        default = p.get("default")
+        defaults[name] = (
+            None if default is None else expand_step(default, protocol=protocol, stream=stream, model=model)
+        )
+    return steps, defaults
+
+
+def _configure_message(case: Mapping[str, Any], mocks: CaseMocks, models: Mapping[str, str]) -> dict[str, Any]:
+    providers = []
+    for p in case["providers"]:
+        entry: dict[str, Any] = {
+            "name": p["name"],
+            "protocol": p["protocol"],
+            "hosting": p.get("hosting", "public"),
+            "base_url": mocks.base_url(str(p["name"])),
+            "model": models[str(p["name"])],
+            "credentials": dict(CREDENTIALS),
+        }
+        if "price" in p:
+            entry["price"] = p["price"]
+        providers.append(entry)
+    return {"op": "configure", "case": case["id"], "providers": providers, "budget_usd": case.get("budget_usd")}
+
+
+def _call_message(case: Mapping[str, Any], index: int, call: Mapping[str, Any]) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "messages": [{"role": "user", "content": call.get("user_text", USER_TEXT)}],
+        "max_tokens": int(call.get("max_tokens", 64)),
+    }
+    if case.get("tools"):
+        request["tools"] = [
+            {
+                "name": "lookup",
+                "description": "Look something up.",
+                "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+            }
+        ]
+    return {
+        "op": "call",
+        "case": case["id"],
+        "index": index,
+        "request": request,
+        "stream": bool(case.get("stream", False)),
+        "deadline_ms": call.get("deadline_ms"),
+        "tier": call.get("tier", "standard"),
+        "traceparent": call.get("traceparent"),
+        "cancel_after_ms": call.get("cancel_after_ms"),
+    }
+
+
+def _missing(case: Mapping[str, Any], capabilities: Sequence[str]) -> list[str]:
+    return [c for c in case.get("requires", ()) if c not in capabilities]
+
+
+async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: float = HARD_SLACK_S) -> CaseResult:
+    """Run one case on one (started) implementation."""
+    started = time.monotonic()
+    base = {"id": case["id"], "rule": case["rule"], "acs": tuple(case.get("acs", ())), "title": case.get("title", "")}
+    missing = _missing(case, impl.info.get("capabilities", ()))
+    if missing:
+        return CaseResult(**base, verdict="n/a", reason=f"capabilities not declared: {', '.join(missing)}")
+    models = model_names(case)
+    steps, defaults = _expanded_steps(case, models)
+    runs: list[CallRun] = []
+    ports = getattr(getattr(impl, "profile", None), "ports", None)
+    async with CaseMocks(case["providers"], steps, defaults, ports=ports) as mocks:
+        reply = await impl.configure(_configure_message(case, mocks, models), CONFIGURE_TIMEOUT_S)
+        if reply.get("op") == "unsupported":
+            return CaseResult(**base, verdict="n/a", reason=str(reply.get("reason", "unsupported")))
+        for index, call in enumerate(case["calls"]):
+            pause = call.get("pause_before_ms", 0)
+            if pause:
+                await asyncio.sleep(pause / 1000)
+            sent = time.monotonic()
+            outcome = await impl.call(_call_message(case, index, call), call_bound_s(call, slack_s))
+            returned = time.monotonic()
+            if outcome.get("op") == "unsupported":
+                return CaseResult(**base, verdict="n/a", reason=str(outcome.get("reason", "unsupported")))
+            runs.append(CallRun(index=index, spec=call, sent_s=sent, returned_s=returned, outcome=outcome))
+        await asyncio.sleep(GRACE_S)
+        observed = [r for r in mocks.observed() if r.entry.model == models[r.provider]]
+    failures = judge_case(case, runs, observed, steps, defaults)
+    return CaseResult(
+        **base,
+        verdict="fail" if failures else "pass",
+        failures=tuple(failures),
+        duration_s=time.monotonic() - started,
+        outcomes=tuple(r.outcome for r in runs),
+    )
+
+
+def _quiet_cancelled_connections(loop: asyncio.AbstractEventLoop) -> None:
+    """Python 3.11's StreamReaderProtocol logs a CancelledError when a server stops with a client's
+    keep-alive connection still open (fixed in 3.12); that is the mocks ending a case, not an error."""
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if isinstance(context.get("exception"), asyncio.CancelledError):
+            return
+        loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+
+
+def _hung_result(case: Mapping[str, Any], exc: HarnessError, started: float) -> CaseResult:
+    return CaseResult(
+        id=case["id"],
+        rule=case["rule"],
+        acs=tuple(case.get("acs", ())),
+        title=case.get("title", ""),
+        verdict="fail",
+        failures=(Failure(check="harness", expected="an outcome within the hard bound", observed=str(exc)),),
+        duration_s=time.monotonic() - started,
+    )
+
+
+async def run_suite(
+    cases: Sequence[Mapping[str, Any]],
+    *,
+    harness: str | None = None,
+    gateway: GatewayDriver | None = None,
+    jobs: int = 4,
+    stderr_path: Path | None = None,
+    progress: Callable[[CaseResult], None] | None = None,
+    slack_s: float = HARD_SLACK_S,
+) -> RunResult:
+    """Run ``cases`` against a harness command (``jobs`` processes) or a gateway (one at a time)."""
+    t0 = time.monotonic()
+    _quiet_cancelled_connections(asyncio.get_running_loop())
+    order = sorted(cases, key=lambda c: (not c.get("slow", False), c["id"]))
+    queue: asyncio.Queue[Mapping[str, Any]] = asyncio.Queue()
+    for case in order:
+        queue.put_nowait(case)
+    results: list[CaseResult] = []
+    info: dict[str, Any] = {}
+
+    async def new_impl() -> Implementation:
+        if gateway is not None:
+            return gateway
+        assert harness is not None
+        driver = HarnessDriver(harness, stderr_path=stderr_path)
+        try:
+            info.update(await driver.start())
+        except BaseException:
+            driver.kill()
+            await driver.aclose()
+            raise
+        return driver
+
+    async def worker() -> None:
+        impl: Implementation | None = None
+        try:
+            while not queue.empty():
+                case = queue.get_nowait()
+                started = time.monotonic()
+                if impl is None:
+                    impl = await new_impl()
+                    info.update(impl.info)
+                try:
+                    result = await asyncio.wait_for(run_case(impl, case, slack_s=slack_s), hard_bound_s(case, slack_s))
+                except (HarnessError, TimeoutError) as exc:
+                    error = (
+                        exc
+                        if isinstance(exc, HarnessError)
+                        else HarnessError(f"case exceeded {hard_bound_s(case, slack_s):.0f} s")
+                    )
+                    result = _hung_result(case, error, started)
+                    if isinstance(impl, HarnessDriver):
+                        impl.kill()
+                        await impl.aclose()
+                        impl = None
+                results.append(result)
+                if progress is not None:
+                    progress(result)
+        finally:
+            if impl is not None and impl is not gateway:
+                await impl.aclose()
+
+    workers = 1 if gateway is not None else max(1, min(jobs, len(order)))
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    if gateway is not None:
+        await gateway.aclose()
+    by_id = {r.id: r for r in results}
+    ordered = tuple(by_id[c["id"]] for c in cases if c["id"] in by_id)
+    return RunResult(
+        impl=str(info.get("name", "unknown")),
+        version=str(info.get("version", "unknown")),
+        capabilities=tuple(info.get("capabilities", ())),
+        results=ordered,
+        wall_s=time.monotonic() - t0,
+        extra={"breaks": info.get("breaks", {})},
+    )

@@ -1,0 +1,325 @@
+"""The gateway as a plain ASGI app: OpenAI- and Anthropic-shaped endpoints over one Router.
+
+    POST /v1/chat/completions   OpenAI Chat Completions, streamed (``"stream": true``) or not
+    POST /v1/messages           Anthropic Messages, streamed or not
+    GET  /v1/models             the configured aliases (Anthropic's list shape when the request
+                                carries ``anthropic-version``, OpenAI's otherwise)
+    GET  /healthz, /readyz      liveness; readiness (200 once started, 503 before and while stopping)
+    GET  /metrics               the router's metrics in the Prometheus text format
+
+A request is authenticated by its gateway key (``Authorization: Bearer KEY`` or ``x-api-key: KEY``),
+which names the tenant whose policy resolves ``model`` (an alias). The caller's deadline is the
+``x-routeproof-deadline-ms`` header (relative milliseconds, capped at the 30 s budget; absent means
+30 s). A successful answer carries its attempt records in the ``x-routeproof-attempts`` header (a
+JSON list); a failed one in the error body's ``routeproof`` field (see ``failures.py``).
+
+While a call runs, the app listens for the client's disconnect; a disconnect cancels the call, so no
+provider request starts after it. No framework: a measured Starlette layer doubled the per-request
+overhead (``tools/asgi_stack_probe.py``) and the app needs none of its routing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+from opentelemetry import trace
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from routeproof.core.constants import FAILOVER_BUDGET_MS
+from routeproof.core.translate import parse_anthropic_request, parse_openai_request
+from routeproof.core.types import AttemptRecord, ChatRequest, StreamError, StreamEvent
+from routeproof.errors import RouterError, TranslationError
+from routeproof.gateway.anthropic_wire import AnthropicStream, message
+from routeproof.gateway.backend import Backend, Route
+from routeproof.gateway.failures import Api, Failure, attempt_json, error_body, failure_for
+from routeproof.gateway.openai_wire import OpenAIStream, completion
+from routeproof.gateway.settings import Tenant
+from routeproof.gateway.telemetry import prometheus_text, trace_context
+
+__all__ = ["ATTEMPTS_HEADER", "DEADLINE_HEADER", "DEFAULT_MAX_TOKENS", "GatewayApp"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+T = TypeVar("T")
+
+DEADLINE_HEADER = "x-routeproof-deadline-ms"
+"""The caller's deadline: relative milliseconds from the request's arrival, capped at 30 000."""
+ATTEMPTS_HEADER = "x-routeproof-attempts"
+"""A success's attempt records, as a JSON list (the items of the error body's ``routeproof.attempts``)."""
+DEFAULT_MAX_TOKENS: int = next(f.default for f in fields(ChatRequest) if f.name == "max_tokens")  # type: ignore[assignment]  # the field default, an int
+"""``max_tokens`` of an OpenAI request that sets neither it nor ``max_completion_tokens``."""
+_API_BY_PATH = {"/v1/chat/completions": Api.OPENAI, "/v1/messages": Api.ANTHROPIC}
+"""The chat endpoints speak one API each; elsewhere ``anthropic-version`` says the client is Anthropic's."""
+_JSON = (b"content-type", b"application/json")
+_SSE = (b"content-type", b"text/event-stream")
+
+
+class _ClientGone(Exception):
+    """The client disconnected while its call ran; the call was cancelled and nothing is sent."""
+
+
+class _Reject(Exception):
+    """A request refused before it reached the router; carries the answer."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+async def _send_json(send: Send, status: int, body: object, headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    data = json.dumps(body, separators=(",", ":")).encode()
+    length = (b"content-length", str(len(data)).encode())
+    await send({"type": "http.response.start", "status": status, "headers": [_JSON, length, *headers]})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _until_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _run_until_disconnect(receive: Receive, work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work``; if the client disconnects first, cancel it and raise _ClientGone."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_until_disconnect(receive))
+    try:
+        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+    finally:  # our own cancellation (shutdown past the grace period) reaches both children
+        for child in (task, watcher):
+            if not child.done():
+                child.cancel()
+        await asyncio.wait((task, watcher))
+    if task.cancelled():
+        raise _ClientGone
+    return task.result()
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+def _attempts_header(attempts: tuple[AttemptRecord, ...]) -> tuple[bytes, bytes]:
+    return ATTEMPTS_HEADER.encode(), json.dumps([attempt_json(a) for a in attempts], separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Job:
+    """One accepted API request: who answers it and within how long."""
+
+    api: Api
+    route: Route
+    req: ChatRequest
+    timeout_s: float
+
+
+class GatewayApp:
+    """The ASGI application. ``backend`` is closed at lifespan shutdown."""
+
+    def __init__(self, backend: Backend, *, metrics_reader: InMemoryMetricReader | None = None) -> None:
+        self.backend = backend
+        self.ready = False
+        self.in_flight = 0
+        self._metrics_reader = metrics_reader
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            event = await receive()
+            if event["type"] == "lifespan.startup":
+                self.ready = True
+                await send({"type": "lifespan.startup.complete"})
+            elif event["type"] == "lifespan.shutdown":
+                self.ready = False
+                await self.backend.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method, path = scope["method"], scope["path"]
+        headers = _headers(scope)
+        api = _API_BY_PATH.get(path) or (Api.ANTHROPIC if "anthropic-version" in headers else Api.OPENAI)
+        routes = {
+            "/v1/chat/completions": "POST",
+            "/v1/messages": "POST",
+            "/v1/models": "GET",
+            "/healthz": "GET",
+            "/readyz": "GET",
+            "/metrics": "GET",
+        }
+        if path not in routes:
+            failure = Failure(status=404, code="not_found", message=f"no route {path!r}")
+            await _send_json(send, 404, error_body(api, failure))
+            return
+        if method != routes[path]:
+            failure = Failure(status=405, code="method_not_allowed", message=f"{path!r} takes {routes[path]}")
+            await _send_json(send, 405, error_body(api, failure), ((b"allow", routes[path].encode()),))
+            return
+        if path == "/healthz":
+            await _send_json(send, 200, {"status": "ok"})
+        elif path == "/readyz":
+            await _send_json(send, 200 if self.ready else 503, {"ready": self.ready})
+        elif path == "/metrics":
+            reader = self._metrics_reader
+            text = prometheus_text(reader.get_metrics_data() if reader is not None else None)
+            content_type = (b"content-type", b"text/plain; version=0.0.4; charset=utf-8")
+            await send({"type": "http.response.start", "status": 200, "headers": [content_type]})
+            await send({"type": "http.response.body", "body": text.encode()})
+        else:
+            self.in_flight += 1
+            try:
+                await self._api(api, path, headers, receive, send)
+            except _Reject as reject:
+                await _send_json(send, reject.failure.status, error_body(api, reject.failure))
+            except _ClientGone:
+                pass  # the call was cancelled; there is nobody to answer
+            finally:
+                self.in_flight -= 1
+
+    def _tenant(self, headers: dict[str, str]) -> Tenant:
+        presented = headers.get("x-api-key")
+        authorization = headers.get("authorization", "")
+        if presented is None and authorization[:7].lower() == "bearer ":
+            presented = authorization[7:].strip()
+        tenant = self.backend.settings.tenant_for(presented)
+        if tenant is None:
+            raise _Reject(Failure(status=401, code="invalid_api_key", message="invalid gateway key"))
+        return tenant
+
+    async def _api(self, api: Api, path: str, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        tenant = self._tenant(headers)
+        if path == "/v1/models":
+            await _send_json(send, 200, self._models(api))
+            return
+        body = await self._body(headers, receive)
+        req, model, stream, include_usage = _parse(api, body)
+        route = self.backend.route(tenant, model)
+        if route is None:
+            message_text = f"model {model!r} is not configured (known: {list(self.backend.aliases)!r})"
+            raise _Reject(Failure(status=404, code="model_not_found", message=message_text))
+        job = _Job(api=api, route=route, req=req, timeout_s=_timeout_s(headers.get(DEADLINE_HEADER)))
+        parent = trace_context(headers)
+
+        async def work() -> None:
+            tracer = trace.get_tracer("routeproof.gateway")
+            with tracer.start_as_current_span(path, context=parent, kind=trace.SpanKind.SERVER):
+                if stream:
+                    await self._stream(job, include_usage, send)
+                else:
+                    await self._call(job, send)
+
+        await _run_until_disconnect(receive, work())
+
+    def _models(self, api: Api) -> dict[str, Any]:
+        if api is Api.ANTHROPIC:
+            data = [
+                {"type": "model", "id": a, "display_name": a, "created_at": "1970-01-01T00:00:00Z"}
+                for a in self.backend.aliases
+            ]
+            first, last = self.backend.aliases[0], self.backend.aliases[-1]
+            return {"data": data, "has_more": False, "first_id": first, "last_id": last}
+        models = [{"id": a, "object": "model", "created": 0, "owned_by": "routeproof"} for a in self.backend.aliases]
+        return {"object": "list", "data": models}
+
+    async def _body(self, headers: dict[str, str], receive: Receive) -> bytes:
+        limit = self.backend.settings.max_body_bytes
+        too_large = Failure(status=413, code="request_too_large", message=f"request body over {limit} bytes")
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise _Reject(too_large)
+        chunks, size = [], 0
+        while True:
+            event = await receive()
+            if event["type"] == "http.disconnect":
+                raise _ClientGone
+            chunk = event.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise _Reject(too_large)
+            chunks.append(chunk)
+            if not event.get("more_body", False):
+                return b"".join(chunks)
+
+    async def _call(self, job: _Job, send: Send) -> None:
+        api = job.api
+        try:
+            resp = await self.backend.call(job.route, job.req, job.timeout_s)
+        except RouterError as exc:
+            failure = failure_for(exc)
+            await _send_json(send, failure.status, error_body(api, failure))
+            return
+        body = message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
+        await _send_json(send, 200, body, (_attempts_header(resp.attempts),))
+
+    async def _stream(self, job: _Job, include_usage: bool, send: Send) -> None:
+        api = job.api
+        stream = self.backend.stream(job.route, job.req, job.timeout_s)
+        try:
+            try:  # up to the first event the call may still fail as a whole: answer with a status
+                first: StreamEvent = await anext(stream)
+            except RouterError as exc:
+                failure = failure_for(exc)
+                await _send_json(send, failure.status, error_body(api, failure))
+                return
+            encoder: AnthropicStream | OpenAIStream
+            if api is Api.ANTHROPIC:
+                encoder = AnthropicStream(response_id=f"msg_rp{uuid.uuid4().hex}", model=stream.model)
+            else:
+                encoder = OpenAIStream(
+                    response_id=f"chatcmpl-rp{uuid.uuid4().hex}", model=stream.model,
+                    created=int(time.time()), include_usage=include_usage,
+                )  # fmt: skip
+            headers = [_SSE, (b"cache-control", b"no-cache"), _attempts_header(stream.attempts)]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": encoder.encode(first), "more_body": True})
+            try:
+                async for event in stream:
+                    await send({"type": "http.response.body", "body": encoder.encode(event), "more_body": True})
+            except asyncio.CancelledError:  # shutdown past the grace period: say so, then stop
+                cut = encoder.encode(StreamError(message="stream interrupted: the gateway is shutting down"))
+                with contextlib.suppress(OSError):  # best effort: the client may be gone (a disconnect)
+                    await send({"type": "http.response.body", "body": cut})
+                raise
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            await stream.aclose()
+
+
+def _parse(api: Api, body: bytes) -> tuple[ChatRequest, str, bool, bool]:
+    """The request, its model alias, whether it streams, and whether it wants usage in the stream."""
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _Reject(Failure(status=400, code="invalid_request", message=f"body is not JSON: {exc}")) from exc
+    if api is Api.OPENAI and isinstance(data, dict) and not {"max_tokens", "max_completion_tokens"} & data.keys():
+        data = {**data, "max_tokens": DEFAULT_MAX_TOKENS}  # optional in OpenAI's API, required by the router
+    try:
+        req, extras = parse_anthropic_request(data) if api is Api.ANTHROPIC else parse_openai_request(data)
+    except (TranslationError, ValueError) as exc:
+        raise _Reject(Failure(status=400, code="invalid_request", message=str(exc))) from exc
+    options = data.get("stream_options") if isinstance(data, dict) else None
+    include_usage = isinstance(options, dict) and options.get("include_usage") is True
+    return req, extras.model, extras.stream is True, include_usage
+
+
+def _timeout_s(raw: str | None) -> float:
+    """The caller's deadline header as seconds from now, capped at the 30 s budget."""
+    if raw is None:
+        return FAILOVER_BUDGET_MS / 1000
+    if not raw.strip().isdigit() or int(raw) <= 0:
+        message_text = f"{DEADLINE_HEADER} must be a positive integer of milliseconds, got {raw!r}"
+        raise _Reject(Failure(status=400, code="invalid_request", message=message_text))
+    return min(int(raw), FAILOVER_BUDGET_MS) / 1000

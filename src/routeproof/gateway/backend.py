@@ -1,0 +1,109 @@
+"""The one module between the gateway and the router: everything the gateway needs from routeproof's
+public API (``routeproof.factory``, ``Router.call_provider`` / ``call_provider_streaming``) goes
+through here, so a change of the router's shell touches this file only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from routeproof.config import RoutingConfig, load_config
+from routeproof.core.routing import resolve
+from routeproof.core.types import (
+    ChatRequest,
+    FallbackProvider,
+    PrivacyTier,
+    ProviderResponse,
+    ResolvedModel,
+    TenantPolicy,
+)
+from routeproof.factory import router_from_config, tenant_policy
+from routeproof.gateway.settings import GatewaySettings, Tenant, load_gateway_settings
+from routeproof.router import Router
+from routeproof.streaming import ProviderStream
+
+__all__ = ["Backend", "Route", "merged_policy", "pinned_policy"]
+
+
+def merged_policy(
+    config: RoutingConfig, aliases: tuple[str, ...], *, tenant_id: str, privacy_tier: PrivacyTier
+) -> TenantPolicy:
+    """One policy routing every alias through the configured providers in priority order."""
+    policies = [tenant_policy(config, alias, privacy_tier=privacy_tier) for alias in aliases]
+    primary = {alias: p.primary[alias] for alias, p in zip(aliases, policies, strict=True)}
+    chain = tuple(
+        FallbackProvider(
+            kind=entries[0].kind,
+            model_alias_map={a: m for e in entries for a, m in e.model_alias_map.items()},
+        )
+        for entries in zip(*(p.fallback_chain for p in policies), strict=True)
+    )
+    return TenantPolicy(tenant_id=tenant_id, privacy_tier=privacy_tier, primary=primary, fallback_chain=chain)
+
+
+def pinned_policy(config: RoutingConfig, provider_name: str, alias: str) -> TenantPolicy:
+    """A policy that routes ``alias`` to the one named provider, with no fallback (``--provider``)."""
+    provider = config.provider(provider_name)
+    return TenantPolicy(tenant_id=f"pinned:{provider_name}", primary={alias: (provider.kind, provider.model)})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Route:
+    """A tenant's policy and where it resolves the requested alias."""
+
+    policy: TenantPolicy
+    resolved: ResolvedModel
+
+
+class Backend:
+    """A router built from ``agent.toml`` and one policy per gateway tenant."""
+
+    def __init__(self, config: RoutingConfig, settings: GatewaySettings, router: Router | None = None) -> None:
+        self.config = config
+        self.settings = settings
+        self.router = router if router is not None else router_from_config(config)
+        self._policies = {
+            tenant.name: merged_policy(
+                config, settings.aliases, tenant_id=tenant.name, privacy_tier=tenant.privacy_tier
+            )
+            for tenant in settings.tenants
+        }
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Backend:
+        """Load the router and the gateway table from one ``agent.toml``."""
+        return cls(load_config(path, environ=environ), load_gateway_settings(path, environ=environ))
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """The model names clients may ask for."""
+        return self.settings.aliases
+
+    def route(self, tenant: Tenant, alias: str) -> Route | None:
+        """Where ``alias`` goes for ``tenant``; None when the alias is not configured."""
+        policy = self._policies[tenant.name]
+        resolved = resolve(alias, policy)
+        return None if resolved is None else Route(policy=policy, resolved=resolved)
+
+    async def call(self, route: Route, req: ChatRequest, timeout_s: float) -> ProviderResponse:
+        """One routed call, within ``timeout_s`` from now."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        return await self.router.call_provider(
+            replace(req, alias=route.resolved.alias), route.resolved, deadline, route.policy,
+            session_id=route.policy.tenant_id,
+        )  # fmt: skip
+
+    def stream(self, route: Route, req: ChatRequest, timeout_s: float) -> ProviderStream:
+        """One routed streaming call, within ``timeout_s`` from now."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        return self.router.call_provider_streaming(
+            replace(req, alias=route.resolved.alias), route.resolved, deadline, route.policy,
+            session_id=route.policy.tenant_id,
+        )  # fmt: skip
+
+    async def aclose(self) -> None:
+        """Close the router's providers and its pooled HTTP client."""
+        await self.router.aclose()

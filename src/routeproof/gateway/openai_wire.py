@@ -1,0 +1,115 @@
+"""Responses and streams in the OpenAI Chat Completions shape, from routeproof's neutral values."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from routeproof.core.types import (
+    FinishReason,
+    MessageStop,
+    ProviderResponse,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolUseDelta,
+    ToolUseStart,
+    Usage,
+)
+
+__all__ = ["OpenAIStream", "completion", "usage_json"]
+
+_FINISH = {
+    FinishReason.STOP: "stop",
+    FinishReason.LENGTH: "length",
+    FinishReason.TOOL_CALLS: "tool_calls",
+    FinishReason.CONTENT_FILTER: "content_filter",
+    FinishReason.OTHER: "stop",
+}
+
+
+def usage_json(usage: Usage) -> dict[str, Any]:
+    """OpenAI usage: ``prompt_tokens`` includes the cached tokens (routeproof counts them apart)."""
+    prompt = usage.prompt_tokens + usage.cached_input_tokens + usage.cache_creation_tokens
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": prompt + usage.completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_input_tokens},
+    }
+
+
+def completion(resp: ProviderResponse, *, created: int) -> dict[str, Any]:
+    """A ``chat.completion`` object for a routed answer."""
+    choice = resp.choices[0]
+    tool_calls = [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}}
+        for c in choice.tool_calls
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": choice.content or None, "refusal": None}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": resp.id,
+        "object": "chat.completion",
+        "created": created,
+        "model": resp.model,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": _FINISH[resp.finish_reason]}],
+        "usage": usage_json(resp.usage),
+    }
+
+
+def _sse(payload: object) -> bytes:
+    return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+
+
+class OpenAIStream:
+    """Encodes one stream's events as ``chat.completion.chunk`` SSE, ending in ``data: [DONE]``.
+
+    A ``StreamError`` (the stream was cut after its first token) becomes an ``error`` event, which
+    the OpenAI SDKs raise as an APIError, and no ``[DONE]`` follows.
+    """
+
+    def __init__(self, *, response_id: str, model: str, created: int, include_usage: bool) -> None:
+        self._base = {"id": response_id, "object": "chat.completion.chunk", "created": created, "model": model}
+        self._include_usage = include_usage
+        self._tools: dict[str, int] = {}
+        self._started = False
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        chunk: dict[str, Any] = {
+            **self._base,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+        if self._include_usage:
+            chunk["usage"] = None
+        return _sse(chunk)
+
+    def encode(self, event: StreamEvent) -> bytes:
+        """The bytes for one event (possibly none)."""
+        out = b""
+        if not self._started and not isinstance(event, StreamError):
+            self._started = True
+            out += self._chunk({"role": "assistant", "content": ""})
+        if isinstance(event, TextDelta):
+            out += self._chunk({"content": event.text})
+        elif isinstance(event, ToolUseStart):
+            index = self._tools.setdefault(event.id, len(self._tools))
+            call = {
+                "index": index,
+                "id": event.id,
+                "type": "function",
+                "function": {"name": event.name, "arguments": ""},
+            }
+            out += self._chunk({"tool_calls": [call]})
+        elif isinstance(event, ToolUseDelta):
+            index = self._tools.setdefault(event.id, len(self._tools))
+            out += self._chunk({"tool_calls": [{"index": index, "function": {"arguments": event.partial_json}}]})
+        elif isinstance(event, MessageStop):
+            out += self._chunk({}, _FINISH[event.stop_reason])
+            if self._include_usage:
+                out += _sse({**self._base, "choices": [], "usage": usage_json(event.usage)})
+            out += b"data: [DONE]\n\n"
+        elif isinstance(event, StreamError):
+            out += _sse({"error": {"message": event.message, "type": "server_error", "param": None, "code": None}})
+        return out

@@ -1,0 +1,150 @@
+"""The ``[gateway]`` table of ``agent.toml``: who may call the gateway, as which tenant, for what.
+
+    [gateway]
+    aliases = ["chat"]              # the model names clients may ask for (default: ["default"])
+    max_body_bytes = 1048576        # request size limit (413 above it)
+    grace_period_ms = 10000         # graceful shutdown: in-flight calls and streams get this long
+
+    [gateway.tenants.team-a]
+    key_env = "ROUTEPROOF_KEY_TEAM_A"   # the tenant's gateway key, from the environment ...
+    # key = "..."                       # ... or inline (a test convenience; prefer key_env)
+    privacy_tier = "standard"           # sovereign | private | standard (default standard)
+
+Validated when loaded: a bad value raises :class:`~routeproof.errors.ConfigError` naming the key
+and the value, never a key's secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from routeproof.core.types import PrivacyTier
+from routeproof.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_GRACE_PERIOD_MS",
+    "DEFAULT_MAX_BODY_BYTES",
+    "GatewaySettings",
+    "Tenant",
+    "load_gateway_settings",
+    "parse_gateway_settings",
+]
+
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+DEFAULT_GRACE_PERIOD_MS = 10_000
+_KEYS = frozenset({"aliases", "max_body_bytes", "grace_period_ms", "tenants"})
+_TENANT_KEYS = frozenset({"key_env", "key", "privacy_tier"})
+_TIERS = {tier.name.lower(): tier for tier in PrivacyTier}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tenant:
+    """One gateway key and the tenant it stands for; the key itself is kept only as a digest."""
+
+    name: str
+    privacy_tier: PrivacyTier = PrivacyTier.STANDARD
+    key_sha256: bytes = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GatewaySettings:
+    """The validated ``[gateway]`` table."""
+
+    tenants: tuple[Tenant, ...]
+    aliases: tuple[str, ...] = ("default",)
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    grace_period_ms: int = DEFAULT_GRACE_PERIOD_MS
+
+    def tenant_for(self, presented: str | None) -> Tenant | None:
+        """The tenant whose key is ``presented``, compared in constant time against every key."""
+        digest = hashlib.sha256((presented or "").encode()).digest()
+        found = None
+        for tenant in self.tenants:  # no early exit: the time does not say which key matched
+            if hmac.compare_digest(digest, tenant.key_sha256) and presented:
+                found = tenant
+        return found
+
+
+def _fail(where: str, value: object, why: str) -> ConfigError:
+    return ConfigError(f"{where} = {value!r}: {why}")
+
+
+def _positive_int(table: Mapping[str, object], key: str, default: int) -> int:
+    value = table.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise _fail(f"gateway.{key}", value, "must be a positive integer")
+    return value
+
+
+def _tenant(name: str, raw: object, environ: Mapping[str, str]) -> Tenant:
+    where = f"gateway.tenants.{name}"
+    if not isinstance(raw, dict):
+        raise _fail(where, raw, "must be a table")
+    unknown = sorted(set(raw) - _TENANT_KEYS)
+    if unknown:
+        raise _fail(f"{where}.{unknown[0]}", "…", f"unknown key (known: {sorted(_TENANT_KEYS)})")
+    key_env, inline = raw.get("key_env"), raw.get("key")
+    if (key_env is None) == (inline is None):
+        raise _fail(where, sorted(raw), "set exactly one of key_env or key")
+    if key_env is not None:
+        if not isinstance(key_env, str) or not key_env:
+            raise _fail(f"{where}.key_env", key_env, "must be an environment variable name")
+        key = environ.get(key_env, "")
+        if not key:
+            raise _fail(f"{where}.key_env", key_env, "environment variable is not set")
+    else:
+        if not isinstance(inline, str) or not inline:
+            raise _fail(f"{where}.key", "<hidden>", "must be a non-empty string")
+        key = inline
+    tier_raw = raw.get("privacy_tier", "standard")
+    if tier_raw not in _TIERS:
+        raise _fail(f"{where}.privacy_tier", tier_raw, f"must be one of {sorted(_TIERS)}")
+    return Tenant(name=name, privacy_tier=_TIERS[str(tier_raw)], key_sha256=hashlib.sha256(key.encode()).digest())
+
+
+def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, str]) -> GatewaySettings:
+    """Validate the ``gateway`` table of parsed ``agent.toml`` data."""
+    table = data.get("gateway")
+    if not isinstance(table, dict):
+        raise _fail("gateway", table, "add a [gateway] table with at least one [gateway.tenants.NAME]")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise _fail(f"gateway.{unknown[0]}", table[unknown[0]], f"unknown key (known: {sorted(_KEYS)})")
+    aliases = table.get("aliases", ["default"])
+    if not isinstance(aliases, list) or not aliases or not all(isinstance(a, str) and a for a in aliases):
+        raise _fail("gateway.aliases", aliases, "must be a non-empty list of model names")
+    if len(set(aliases)) != len(aliases):
+        raise _fail("gateway.aliases", aliases, "has duplicates")
+    tenants_raw = table.get("tenants")
+    if not isinstance(tenants_raw, dict) or not tenants_raw:
+        raise _fail("gateway.tenants", tenants_raw, "configure at least one [gateway.tenants.NAME] table")
+    tenants = tuple(_tenant(name, raw, environ) for name, raw in tenants_raw.items())
+    digests = [t.key_sha256 for t in tenants]
+    if len(set(digests)) != len(digests):
+        raise ConfigError("gateway.tenants: two tenants share one key")
+    return GatewaySettings(
+        tenants=tenants,
+        aliases=tuple(str(a) for a in aliases),
+        max_body_bytes=_positive_int(table, "max_body_bytes", DEFAULT_MAX_BODY_BYTES),
+        grace_period_ms=_positive_int(table, "grace_period_ms", DEFAULT_GRACE_PERIOD_MS),
+    )
+
+
+def load_gateway_settings(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> GatewaySettings:
+    """Read ``agent.toml`` and validate its ``[gateway]`` table (keys from ``environ``)."""
+    file = Path(path)
+    try:
+        with file.open("rb") as handle:
+            data = tomllib.load(handle, parse_float=Decimal)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {str(file)!r}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {str(file)!r} is not valid TOML: {exc}") from exc
+    return parse_gateway_settings(data, environ=os.environ if environ is None else environ)

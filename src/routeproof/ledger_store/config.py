@@ -1,0 +1,143 @@
+"""The ``[ledger]`` table of ``agent.toml``: which store holds the budget ledger.
+
+.. code-block:: toml
+
+    [ledger]
+    backend = "sqlite"                 # "memory" (default) | "sqlite" | "redis"
+    path = "ledger.sqlite3"            # sqlite: the file, relative to agent.toml
+    url = "redis://127.0.0.1:6379/0"   # redis: the server (a password may come from url_env)
+    url_env = "ROUTEPROOF_LEDGER_URL"  # redis: read the URL from this variable instead
+    namespace = "default"              # redis: key prefix, so several ledgers can share a server
+    lease_s = 300                      # how long a dead process's reservation is held (crash rule)
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from routeproof.core.ledger import BudgetLimits
+from routeproof.core.pricing import parse_usd
+from routeproof.core.types import ProviderKind
+from routeproof.errors import ConfigError
+from routeproof.ledger_store.protocol import DEFAULT_LEASE_MS, LedgerStore
+
+__all__ = ["LedgerConfig", "load_ledger_config", "open_store", "parse_ledger_table"]
+
+_LEDGER_KEYS = frozenset({"backend", "path", "url", "url_env", "namespace", "lease_s"})
+_BACKENDS = ("memory", "sqlite", "redis")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerConfig:
+    """Where the ledger lives. ``url`` may hold a password: it is never printed."""
+
+    backend: str = "memory"
+    path: Path | None = None
+    url: str | None = None
+    namespace: str = "default"
+    lease_ms: int = DEFAULT_LEASE_MS
+
+
+def _fail(key: str, value: object, why: str) -> ConfigError:
+    return ConfigError(f"ledger.{key} = {value!r}: {why}")
+
+
+def parse_ledger_table(raw: object, *, base_dir: Path, environ: Mapping[str, str]) -> LedgerConfig:
+    """Validate a parsed ``[ledger]`` table; a relative ``path`` resolves against ``base_dir``."""
+    if raw is None:
+        return LedgerConfig()
+    if not isinstance(raw, dict):
+        raise ConfigError(f"ledger = {raw!r}: must be a table")
+    unknown = sorted(set(raw) - _LEDGER_KEYS)
+    if unknown:
+        raise _fail(unknown[0], raw[unknown[0]], f"unknown key (known: {sorted(_LEDGER_KEYS)})")
+    backend = raw.get("backend", "memory")
+    if backend not in _BACKENDS:
+        raise _fail("backend", backend, f"must be one of {list(_BACKENDS)}")
+    lease_s = raw.get("lease_s", Decimal(DEFAULT_LEASE_MS) / 1000)
+    if isinstance(lease_s, bool) or not isinstance(lease_s, int | float | Decimal) or not 0 < lease_s < 10**7:
+        raise _fail("lease_s", lease_s, "must be a number of seconds > 0")
+    for key in ("path", "url", "url_env", "namespace"):
+        value = raw.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise _fail(key, "<hidden>" if key == "url" else value, "must be a non-empty string")
+    path = None
+    url = None
+    if backend == "sqlite":
+        if raw.get("path") is None:
+            raise _fail("path", None, "the sqlite backend needs the file's path")
+        path = (base_dir / str(raw["path"])).resolve()
+    if backend == "redis":
+        variable = raw.get("url_env")
+        url = environ.get(str(variable), "") if variable is not None else raw.get("url")
+        if not url:
+            where = f"environment variable {variable!r} is not set" if variable else "the redis backend needs url"
+            raise _fail("url_env" if variable else "url", variable, where)
+        if not str(url).startswith(("redis://", "rediss://", "unix://")):
+            raise _fail("url", "<hidden>", "must start with redis://, rediss:// or unix://")
+    namespace = str(raw.get("namespace", "default"))
+    if "{" in namespace or "}" in namespace:
+        raise _fail("namespace", namespace, "must not contain braces")
+    return LedgerConfig(
+        backend=str(backend),
+        path=path,
+        url=None if url is None else str(url),
+        namespace=namespace,
+        lease_ms=max(1, round(Decimal(str(lease_s)) * 1000)),
+    )
+
+
+def load_ledger_config(
+    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
+) -> tuple[LedgerConfig, BudgetLimits]:
+    """Read ``agent.toml``'s ``[ledger]`` table and the budget limits it configures (the providers'
+    ``daily_budget_usd``), without needing any provider's API key."""
+    file = Path(path)
+    try:
+        with file.open("rb") as handle:
+            data = tomllib.load(handle, parse_float=Decimal)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {str(file)!r}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {str(file)!r} is not valid TOML: {exc}") from exc
+    config = parse_ledger_table(
+        data.get("ledger"), base_dir=file.parent, environ=os.environ if environ is None else environ
+    )
+    daily: list[tuple[ProviderKind, int]] = []
+    providers = data.get("driver", {}).get("providers", {}) if isinstance(data.get("driver"), dict) else {}
+    for name, table in providers.items() if isinstance(providers, dict) else ():
+        if not isinstance(table, dict) or table.get("daily_budget_usd") is None:
+            continue
+        kind_name = str(table.get("kind", "local" if name == "realizar" else name))
+        try:
+            kind = ProviderKind(kind_name)
+        except ValueError as exc:
+            raise ConfigError(f"driver.providers.{name}.kind = {kind_name!r}: unknown kind") from exc
+        daily.append((kind, parse_usd(table["daily_budget_usd"], what=f"{name}.daily_budget_usd")))
+    return config, BudgetLimits(provider_daily_pico_usd=tuple(daily))
+
+
+def open_store(config: LedgerConfig, limits: BudgetLimits) -> LedgerStore:
+    """The store ``config`` names, enforcing ``limits`` (Redis needs the ``ledger`` extra)."""
+    if config.backend == "sqlite":
+        from routeproof.ledger_store.sqlite import SqliteLedgerStore
+
+        assert config.path is not None
+        return SqliteLedgerStore(config.path, limits, lease_ms=config.lease_ms)
+    if config.backend == "redis":
+        try:
+            from routeproof.ledger_store.redis_store import RedisLedgerStore
+        except ImportError as exc:
+            raise ConfigError(
+                "ledger.backend = 'redis' needs the redis package: pip install 'routeproof[ledger]'"
+            ) from exc
+        assert config.url is not None
+        return RedisLedgerStore(config.url, limits, namespace=config.namespace, lease_ms=config.lease_ms)
+    from routeproof.ledger_store.memory import MemoryLedgerStore
+
+    return MemoryLedgerStore(limits)

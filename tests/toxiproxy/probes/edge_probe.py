@@ -1,0 +1,47 @@
+import http.client, json, sys
+
+P = int(sys.argv[1])
+
+
+def call(m, path, raw=None):
+    c = http.client.HTTPConnection("127.0.0.1", P, timeout=10)
+    c.request(m, path, body=raw, headers={"User-Agent": "t"})
+    r = c.getresponse()
+    b = r.read()
+    c.close()
+    print(f"{m} {path} {raw!s:.90} -> {r.status} {b!r:.260}")
+
+
+call("GET", "/proxies/")
+call("HEAD", "/version")
+call("OPTIONS", "/proxies")
+call("POST", "/proxies", '{"name":"a b","listen":"127.0.0.1:0","upstream":"127.0.0.1:9"}')
+call("GET", "/proxies/a%20b")
+call("POST", "/proxies", '{"name":"sl/ash","listen":"127.0.0.1:0","upstream":"127.0.0.1:9"}')
+call("GET", "/proxies/sl%2Fash")
+call("GET", "/proxies/sl/ash")
+call("POST", "/proxies/a%20b/toxics", '{"type":"latency","attributes":null,"toxicity":-1}')
+call("POST", "/proxies/a%20b/toxics", '{"type":"latency","stream":"UPSTREAM"}')
+call("POST", "/proxies/a%20b/toxics", '{"type":"latency","stream":"upstream"}')
+call("POST", "/proxies/a%20b/toxics", '{"type":"latency","stream":""}')
+call("POST", "/proxies/a%20b/toxics", '{"type":"latency","name":"x","extra":1}')
+call("POST", "/proxies/a%20b/toxics", '{"type":"latency","name":"y","toxicity":"0.5"}')
+call("POST", "/proxies/a%20b/toxics", '{"type":"LATENCY","name":"z"}')
+call("POST", "/proxies/a%20b/toxics", '{"type":"latency","name":"w","attributes":{"latency":-5}}')
+call("POST", "/proxies/a%20b/toxics", '{"type":"latency","name":"latency_downstream"}')
+call("POST", "/proxies/a%20b/toxics", '{"type":"timeout","name":"latency_downstream"}')
+call("POST", "/proxies/a%20b/toxics", '{"type":"latency","name":"v"} {"garbage"')
+call("GET", "/proxies/a%20b/toxics")
+call("POST", "/proxies", '{"name":"nolisten","upstream":"127.0.0.1:9"}')
+call("POST", "/proxies", '{"name":"ws","upstream":"127.0.0.1:9","listen":"127.0.0.1:0"} trailing')
+call("POST", "/proxies", '{"name":5}')
+call("POST", "/proxies", '{"name":"up-bad","upstream":"not an address","listen":"127.0.0.1:0"}')
+call("POST", "/proxies", '{"name":"dis2","upstream":"127.0.0.1:9","listen":"127.0.0.1:0","enabled":false}')
+call("PATCH", "/proxies/dis2", '{"enabled":false}')
+call("PATCH", "/proxies/dis2", '{"listen":"localhost:0"}')
+call("DELETE", "/proxies/dis2")
+call("POST", "/reset", "ignored body")
+call("GET", "/proxies")
+for n in ["a%20b", "sl%2Fash", "nolisten", "ws", "up-bad"]:
+    call("DELETE", "/proxies/" + n)
+call("GET", "/proxies")
