@@ -42,7 +42,7 @@ from routeproof.core.types import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from routeproof.errors import RouterError
+from routeproof.errors import RouterError, UnknownAlias
 from routeproof.mock import MockProviderServer, Shape
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
@@ -184,8 +184,9 @@ async def _run() -> None:
         nonlocal remote_answers
         tenant = _policy(rng)
         alias = rng.choice(list(tenant.primary)) if rng.random() < 0.95 else "unknown-alias"
-        resolved = resolve(alias, tenant)
-        if resolved is None:
+        try:
+            resolved = resolve(alias, tenant)
+        except UnknownAlias:
             note("unresolved alias")
             return
         if rng.random() < 0.2:

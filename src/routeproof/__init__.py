@@ -16,6 +16,7 @@ from routeproof.core.types import (
     StreamEvent,
     TenantPolicy,
 )
+from routeproof.deadline import deadline_in
 from routeproof.errors import (
     AllProvidersFailed,
     AuthError,
@@ -25,6 +26,7 @@ from routeproof.errors import (
     NoEligibleProvider,
     RouterError,
     TerminalProviderError,
+    UnknownAlias,
 )
 from routeproof.router import Router
 from routeproof.streaming import ProviderStream
@@ -54,5 +56,7 @@ __all__ = [
     "StreamEvent",
     "TenantPolicy",
     "TerminalProviderError",
+    "UnknownAlias",
+    "deadline_in",
     "resolve",
 ]

@@ -30,6 +30,7 @@ from routeproof.core.kernel import (
 )
 from routeproof.core.ledger import BudgetScope, Reservation
 from routeproof.core.ledger import Refusal as LedgerRefusal
+from routeproof.core.pricing import format_usd
 from routeproof.core.routing import ChainPlan
 from routeproof.core.types import (
     AttemptFailure,
@@ -49,7 +50,14 @@ from routeproof.errors import (
     RouterError,
     TerminalProviderError,
 )
-from routeproof.observe import attempt_span, log_auth_failure, log_cap_exceeded, log_model_not_found
+from routeproof.observe import (
+    attempt_span,
+    call_trace_context,
+    log_auth_failure,
+    log_cap_exceeded,
+    log_model_not_found,
+    log_turn_warning,
+)
 
 if TYPE_CHECKING:
     from routeproof.router import Router
@@ -84,6 +92,9 @@ class Call:
         self.last_kind: ProviderKind | None = None
         self.last_position: int | None = None
         self.loop = asyncio.get_running_loop()
+        self.turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
+        self.cost_pico_usd: int | None = None  # the answered attempt's exact cost; None = unpriced
+        self.trace_context = call_trace_context()  # one trace for all of this call's attempts
 
     def now_ms(self) -> int:
         return loop_ms(self.loop.time())
@@ -110,6 +121,10 @@ class Call:
                 return self.skip(action, "budget_provider_daily")
             return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.TERMINAL)
         self.last_kind, self.last_position = entry.provider, action.position
+        if outcome is not None and outcome.turn_warning:  # seed 003 per-turn scope: warn, then send
+            self.turn_warning = True
+            router._metrics.turn_warning(entry.provider)
+            log_turn_warning(entry.provider, entry.model, format_usd(outcome.amount_pico_usd))
         return outcome
 
     def skip(self, action: CallProvider, reason: str) -> AttemptRefused:
@@ -172,10 +187,10 @@ class Call:
             try:
                 provider = router._providers[entry.provider]
                 timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
-                with attempt_span(entry.provider, entry.model, action.attempt_num):
+                with attempt_span(entry.provider, entry.model, action.attempt_num, parent=self.trace_context):
                     async with asyncio.timeout_at(timeout_at):
                         response = await provider.complete(self.req, entry.model, timeout_at=timeout_at)
-                booked = router._cost(entry.provider, entry.model, response.usage)
+                cost_pico_usd = router._known_cost(entry.provider, entry.model, response.usage)
             except ProviderCallFailed as exc:
                 failure = exc.failure
             except TimeoutError:
@@ -186,7 +201,8 @@ class Call:
                 settled = True
                 return await self.boundary(action, reservation, exc)
             else:
-                await router._settle(reservation, booked_pico_usd=booked, succeeded=True)
+                self.cost_pico_usd = cost_pico_usd
+                await router._settle(reservation, booked_pico_usd=cost_pico_usd or 0, succeeded=True)
                 settled = True
                 self.response = response
                 return AttemptSucceeded(now_ms=self.now_ms())
@@ -208,6 +224,8 @@ class Call:
             provider=outcome_provider,
             model=action.entry.model,
             skipped=tuple(self.skipped),
+            cost_pico_usd=self.cost_pico_usd,
+            budget_turn_warning=self.turn_warning,
         )
 
     def fail(self, action: Fail) -> RouterError:

@@ -27,6 +27,7 @@ from routeproof.core.constants import (
     FULL_JITTER_BASE_MS,
     FULL_JITTER_CAP_MS,
     FULL_JITTER_MAX_RETRIES,
+    MAX_ATTEMPTS_PER_PROVIDER,
     PROVIDER_DEFAULT_TIMEOUT_MS,
 )
 from routeproof.core.health import DEFAULT_COOLDOWN_MS
@@ -41,8 +42,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_KEY_ENV",
+    "DEFAULT_PROVIDER_ENV",
+    "SESSION_BUDGET_ENV",
     "BackoffConfig",
     "BackoffPolicy",
+    "BudgetConfig",
     "FailoverConfig",
     "ProviderConfig",
     "RoutingConfig",
@@ -75,12 +79,18 @@ _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 _TIERS: Mapping[str, PrivacyTier] = MappingProxyType({tier.name.lower(): tier for tier in PrivacyTier})
 
 _TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger"})
-_DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts"})
+_DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "budget"})
 _PROVIDER_KEYS = frozenset(
     {"kind", "base_url", "model", "priority", "privacy_tier", "daily_budget_usd", "api_key_env", "timeout_ms", "region"}
 )
 _FAILOVER_KEYS = frozenset({"failure_threshold", "latency_sla_ms", "cooldown_ms"})
 _BACKOFF_KEYS = frozenset({"policy", "base_ms", "cap_ms", "max_retries"})
+_BUDGET_KEYS = frozenset({"turn_warning_usd", "session_usd", "monthly_usd"})
+
+DEFAULT_PROVIDER_ENV = ("ROUTEPROOF_DEFAULT_PROVIDER", "BATUTA_LLM_PROVIDER")
+"""Variables naming the provider to try first (routeproof's name wins over the seed's)."""
+SESSION_BUDGET_ENV = ("ROUTEPROOF_SESSION_BUDGET_USD", "BATUTA_LLM_BUDGET")
+"""Variables overriding ``[driver.budget] session_usd`` (routeproof's name wins over the seed's)."""
 
 
 class BackoffPolicy(enum.Enum):
@@ -128,6 +138,21 @@ class BackoffConfig:
     cap_ms: int = FULL_JITTER_CAP_MS
     max_retries: int = FULL_JITTER_MAX_RETRIES
 
+    @property
+    def max_attempts_per_provider(self) -> int:
+        """Attempts per provider in one call: ``max_retries`` (seed 003 loops ``0..max_retries``),
+        never more than the contract's ceiling of 3 (seed 000 §1.3)."""
+        return min(MAX_ATTEMPTS_PER_PROVIDER, self.max_retries)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetConfig:
+    """``[driver.budget]`` (USD, None = unlimited): seed 003's per-turn warning, session and monthly stops."""
+
+    turn_warning_usd: Decimal | None = None
+    session_usd: Decimal | None = None
+    monthly_usd: Decimal | None = None
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoutingConfig:
@@ -138,6 +163,7 @@ class RoutingConfig:
     backoff: BackoffConfig = field(default_factory=BackoffConfig)
     pricing_path: Path | None = None
     private_hosts: frozenset[str] = frozenset()
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
 
     def provider(self, name: str) -> ProviderConfig:
         """The provider configured as ``name``."""
@@ -211,27 +237,63 @@ def _base_url(kind: ProviderKind, table: Mapping[str, object], where: str) -> st
     return url
 
 
-def _budget(table: Mapping[str, object], where: str) -> Decimal | None:
-    value = table.get("daily_budget_usd")
+def _budget(table: Mapping[str, object], where: str, key: str = "daily_budget_usd") -> Decimal | None:
+    value = table.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
-        raise _fail(f"{where}.daily_budget_usd", value, "must be a number")
+        raise _fail(f"{where}.{key}", value, "must be a number")
     amount = Decimal(value)
     if not amount.is_finite() or amount < 0:
-        raise _fail(f"{where}.daily_budget_usd", value, "must be a finite amount >= 0")
+        raise _fail(f"{where}.{key}", value, "must be a finite amount >= 0")
     return amount
 
 
-def _secret(environ: Mapping[str, str], variable: str, where: str) -> str:
+class _Missing:
+    """Environment variables found missing while loading: reported together in one error."""
+
+    def __init__(self) -> None:
+        self.variables: list[tuple[str, str]] = []
+
+    def raise_if_any(self) -> None:
+        if self.variables:
+            listed = "; ".join(f"{variable} (for {where})" for variable, where in self.variables)
+            raise ConfigError(f"environment variable(s) not set: {listed}")
+
+
+def secret_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a credential (it would corrupt or leak through an HTTP header), or None.
+
+    Never includes the value itself: the message names the problem only.
+    """
+    if value != value.strip():
+        return "has leading or trailing whitespace (a stray newline or space?)"
+    if not value.isascii():
+        return "contains a non-ASCII character"
+    if any(not ch.isprintable() or ch.isspace() for ch in value):
+        return "contains whitespace or a control character"
+    return None
+
+
+def _secret(environ: Mapping[str, str], variable: str, where: str, missing: _Missing) -> str:
     value = environ.get(variable, "")
     if not value:
-        raise _fail(where, variable, "environment variable is not set")
+        missing.variables.append((variable, where))
+        return ""
+    problem = secret_problem(value)
+    if problem is not None:
+        raise ConfigError(f"{where}: environment variable {variable} {problem}; the value is not shown")
     return value
 
 
 def _provider(
-    name: str, raw: object, position: int, environ: Mapping[str, str], private_hosts: frozenset[str]
+    name: str,
+    raw: object,
+    position: int,
+    environ: Mapping[str, str],
+    private_hosts: frozenset[str],
+    *,
+    missing: _Missing,
 ) -> ProviderConfig:
     where = f"driver.providers.{name}"
     table = _table(raw, where, _PROVIDER_KEYS)
@@ -248,7 +310,7 @@ def _provider(
     if tier < actual_tier:
         raise _fail(f"{where}.privacy_tier", tier_raw, f"the endpoint {base_url!r} is only {actual_tier.name.lower()}")
     key_env = _str(table, "api_key_env", where) or DEFAULT_KEY_ENV.get(kind)
-    api_key = None if key_env is None else _secret(environ, key_env, f"{where}.api_key_env")
+    api_key = None if key_env is None else _secret(environ, key_env, f"{where}.api_key_env", missing)
     if kind is ProviderKind.LOCAL and api_key is not None:
         raise _fail(f"{where}.api_key_env", key_env, "the local provider takes no key")
     region = _str(table, "region", where)
@@ -260,10 +322,12 @@ def _provider(
         if region is None or not _REGION.match(region):
             raise _fail(f"{where}.region", region, "set region, AWS_REGION or AWS_DEFAULT_REGION to an AWS region")
         aws = {
-            "aws_access_key_id": _secret(environ, "AWS_ACCESS_KEY_ID", f"{where} credentials"),
-            "aws_secret_access_key": _secret(environ, "AWS_SECRET_ACCESS_KEY", f"{where} credentials"),
-            "aws_session_token": environ.get("AWS_SESSION_TOKEN") or None,
+            "aws_access_key_id": _secret(environ, "AWS_ACCESS_KEY_ID", f"{where} credentials", missing),
+            "aws_secret_access_key": _secret(environ, "AWS_SECRET_ACCESS_KEY", f"{where} credentials", missing),
+            "aws_session_token": None,
         }
+        if environ.get("AWS_SESSION_TOKEN"):
+            aws["aws_session_token"] = _secret(environ, "AWS_SESSION_TOKEN", f"{where} credentials", missing)
     return ProviderConfig(
         name=name,
         kind=kind,
@@ -311,8 +375,50 @@ def _backoff(raw: object) -> BackoffConfig:
         policy=BackoffPolicy(policy_raw),
         base_ms=base_ms,
         cap_ms=cap_ms,
-        max_retries=_int(table, "max_retries", where, FULL_JITTER_MAX_RETRIES, minimum=0),
+        max_retries=_int(table, "max_retries", where, FULL_JITTER_MAX_RETRIES, minimum=1),
     )
+
+
+def _env_usd(environ: Mapping[str, str], names: tuple[str, ...]) -> tuple[str, Decimal] | None:
+    for name in names:
+        raw = environ.get(name)
+        if raw is None or raw == "":
+            continue
+        try:
+            amount = Decimal(raw.strip())
+        except ArithmeticError as exc:
+            raise _fail(name, raw, "must be a USD amount such as 2.50") from exc
+        if not amount.is_finite() or amount < 0:
+            raise _fail(name, raw, "must be a finite USD amount >= 0")
+        return name, amount
+    return None
+
+
+def _budget_config(raw: object, environ: Mapping[str, str]) -> BudgetConfig:
+    where = "driver.budget"
+    table = _table(raw, where, _BUDGET_KEYS)
+    session = _budget(table, where, "session_usd")
+    override = _env_usd(environ, SESSION_BUDGET_ENV)
+    if override is not None:
+        session = override[1]
+    return BudgetConfig(
+        turn_warning_usd=_budget(table, where, "turn_warning_usd"),
+        session_usd=session,
+        monthly_usd=_budget(table, where, "monthly_usd"),
+    )
+
+
+def _default_provider(providers: list[ProviderConfig], environ: Mapping[str, str]) -> list[ProviderConfig]:
+    """Move the provider the environment names to the front (seed 003's ``BATUTA_LLM_PROVIDER``)."""
+    for variable in DEFAULT_PROVIDER_ENV:
+        name = environ.get(variable)
+        if not name:
+            continue
+        chosen = [p for p in providers if name in {p.name, p.kind.value}]
+        if not chosen:
+            raise _fail(variable, name, f"names no configured provider (configured: {[p.name for p in providers]})")
+        return [chosen[0], *(p for p in providers if p is not chosen[0])]
+    return providers
 
 
 def _private_hosts(driver: Mapping[str, object]) -> frozenset[str]:
@@ -332,11 +438,14 @@ def parse_config(data: Mapping[str, object], *, environ: Mapping[str, str], base
     providers_raw = driver.get("providers", {})
     if not isinstance(providers_raw, dict) or not providers_raw:
         raise _fail("driver.providers", providers_raw, "configure at least one [driver.providers.NAME] table")
+    missing = _Missing()
     providers = [
-        _provider(name, raw, position, environ, private_hosts)
+        _provider(name, raw, position, environ, private_hosts, missing=missing)
         for position, (name, raw) in enumerate(providers_raw.items(), start=1)
     ]
+    missing.raise_if_any()
     providers.sort(key=lambda p: p.priority)  # stable: ties keep file order
+    providers = _default_provider(providers, environ)
     pricing_path = None
     pricing_raw = _str(top, "pricing", "<top level>")
     if pricing_raw is not None:
@@ -349,6 +458,7 @@ def parse_config(data: Mapping[str, object], *, environ: Mapping[str, str], base
         backoff=_backoff(driver.get("backoff", {})),
         pricing_path=pricing_path,
         private_hosts=private_hosts,
+        budget=_budget_config(driver.get("budget", {}), environ),
     )
 
 

@@ -16,6 +16,7 @@ __all__ = [
     "RouterError",
     "TerminalProviderError",
     "TranslationError",
+    "UnknownAlias",
 ]
 
 
@@ -144,3 +145,11 @@ class ProviderCallFailed(Exception):
     def __init__(self, failure: AttemptFailure) -> None:
         super().__init__(f"{failure.kind.value}: status={failure.http_status!r} {failure.message}")
         self.failure = failure
+
+
+class UnknownAlias(RouterError, LookupError):
+    """``resolve`` was asked for an alias the tenant's policy does not define."""
+
+    def __init__(self, alias: str, known: tuple[str, ...]) -> None:
+        super().__init__(f"unknown model alias {alias!r}; this policy defines {sorted(known)!r}")
+        self.alias = alias

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from decimal import Decimal
 
 import httpx
 
@@ -11,9 +12,10 @@ from routeproof.config import BackoffPolicy as ConfiguredBackoff
 from routeproof.config import RoutingConfig, build_providers, load_config
 from routeproof.core.health import HealthConfig
 from routeproof.core.kernel import BackoffPolicy
+from routeproof.core.latency import LatencyConfig
 from routeproof.core.ledger import BudgetLimits
-from routeproof.core.pricing import load_pricing, parse_usd
-from routeproof.core.types import FallbackProvider, PrivacyTier, TenantPolicy
+from routeproof.core.pricing import PricingTable, load_pricing, parse_usd
+from routeproof.core.types import FallbackProvider, PrivacyTier, ProviderKind, TenantPolicy
 from routeproof.errors import ConfigError
 from routeproof.ledger_store import LedgerConfig, load_ledger_config, open_store
 from routeproof.router import Router
@@ -26,22 +28,17 @@ def router_from_config(
 ) -> Router:
     """A Router over the configured providers, sharing one pooled client that the Router closes;
     its budget ledger lives where ``ledger`` (the ``[ledger]`` table) says, in memory by default."""
-    pooled = client or httpx.AsyncClient()
-    providers = build_providers(config, pooled)
     pricing = None
     if config.pricing_path is not None:
         try:
             pricing = load_pricing(config.pricing_path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise ConfigError(f"pricing file {str(config.pricing_path)!r} cannot be read: {exc}") from exc
-    daily = tuple(
-        (p.kind, parse_usd(p.daily_budget_usd, what=f"{p.name}.daily_budget_usd"))
-        for p in config.providers
-        if p.daily_budget_usd is not None
-    )
-    budget = BudgetLimits(provider_daily_pico_usd=daily) if daily and pricing is not None else None
-    if daily and pricing is None:
-        raise ConfigError("daily_budget_usd is set but no pricing file is configured: costs cannot be bounded")
+    budget = _budget_limits(config)
+    if budget is not None:
+        _check_priced(config, pricing)
+    pooled = client or httpx.AsyncClient()
+    providers = build_providers(config, pooled)
     backoff = BackoffPolicy(
         full_jitter=config.backoff.policy is ConfiguredBackoff.FULL_JITTER,
         base_ms=config.backoff.base_ms,
@@ -63,6 +60,10 @@ def router_from_config(
         backoff=backoff,
         private_allow_list=config.private_hosts,
         client=pooled,
+        provider_timeouts_ms={p.kind: p.timeout_ms for p in config.providers},
+        max_attempts_per_provider=config.backoff.max_attempts_per_provider,
+        declared_tiers={p.kind: p.privacy_tier for p in config.providers},
+        latency=LatencyConfig(sla_ms=config.failover.latency_sla_ms),
     )
 
 
@@ -75,7 +76,7 @@ def tenant_policy(
     config: RoutingConfig, alias: str = "default", *, privacy_tier: PrivacyTier = PrivacyTier.STANDARD
 ) -> TenantPolicy:
     """A policy routing ``alias`` through the configured providers in priority order (seed 003)."""
-    ordered = sorted(config.providers, key=lambda p: p.priority)
+    ordered = list(config.providers)  # priority order, the environment's default provider first
     if not ordered:
         raise ConfigError("no providers configured")
     first, *rest = ordered
@@ -84,3 +85,40 @@ def tenant_policy(
         primary={alias: (first.kind, first.model)},
         fallback_chain=tuple(FallbackProvider(kind=p.kind, model_alias_map={alias: p.model}) for p in rest),
     )
+
+
+def _usd(value: Decimal | None, what: str) -> int | None:
+    return None if value is None else parse_usd(value, what=what)
+
+
+def _budget_limits(config: RoutingConfig) -> BudgetLimits | None:
+    """The configured budget scopes in pico-USD, or None when no budget is set at all."""
+    daily = tuple(
+        (p.kind, parse_usd(p.daily_budget_usd, what=f"driver.providers.{p.name}.daily_budget_usd"))
+        for p in config.providers
+        if p.daily_budget_usd is not None
+    )
+    limits = BudgetLimits(
+        turn_warning_pico_usd=_usd(config.budget.turn_warning_usd, "driver.budget.turn_warning_usd"),
+        session_limit_pico_usd=_usd(config.budget.session_usd, "driver.budget.session_usd"),
+        monthly_limit_pico_usd=_usd(config.budget.monthly_usd, "driver.budget.monthly_usd"),
+        provider_daily_pico_usd=daily,
+    )
+    return None if limits == BudgetLimits() else limits
+
+
+def _check_priced(config: RoutingConfig, pricing: PricingTable | None) -> None:
+    """With any budget set, every model the configuration can route to must have a price (Local,
+    in-process, is free when unpriced): checked here, at load, naming every unpriced model."""
+    if pricing is None:
+        raise ConfigError("a budget is set but no pricing file is configured: costs cannot be bounded")
+    unpriced = [
+        f"{p.name} ({p.kind.value} {p.model!r})"
+        for p in config.providers
+        if p.kind is not ProviderKind.LOCAL and pricing.get(p.kind, p.model) is None
+    ]
+    if unpriced:
+        raise ConfigError(
+            f"a budget is set but the pricing file {str(config.pricing_path)!r} has no price for: "
+            + ", ".join(unpriced)
+        )

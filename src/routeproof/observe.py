@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from opentelemetry import metrics, trace
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from routeproof.core.types import AttemptRecord, AttemptStatus, ProviderKind
 
@@ -20,9 +23,12 @@ __all__ = [
     "RETRY_REASONS",
     "RouterMetrics",
     "attempt_span",
+    "call_trace_context",
     "log_auth_failure",
+    "log_budget_override",
     "log_cap_exceeded",
     "log_model_not_found",
+    "log_turn_warning",
     "logger",
 ]
 
@@ -61,17 +67,21 @@ class RouterMetrics:
         self.failovers = meter.create_counter(
             "ai_router_failovers_total", description="Switches from one provider to the next"
         )
-        self.latency = meter.create_histogram(
-            "ai_router_latency_ms", unit="ms", description="Per-attempt latency in milliseconds"
-        )
+        # No ``unit=``: the names already end in _ms (seed 000), and the Prometheus exporter would
+        # append the unit again (ai_router_latency_ms_milliseconds).
+        self.latency = meter.create_histogram("ai_router_latency_ms", description="Per-attempt latency in milliseconds")
         self.deadline_exceeded = meter.create_counter(
             "ai_router_deadline_exceeded_total", description="Calls that hit the caller's deadline"
         )
         self.attempts_per_call = meter.create_histogram(
             "ai_router_attempts_per_call", description="Attempts made by one call"
         )
+        self.budget_warnings = meter.create_counter(
+            "ai_router_budget_turn_warnings_total",
+            description="Attempts whose worst-case cost exceeded the per-turn warning threshold",
+        )
         self.first_token = meter.create_histogram(
-            "ai_router_first_token_ms", unit="ms", description="Time to first token per streaming attempt"
+            "ai_router_first_token_ms", description="Time to first token per streaming attempt, in milliseconds"
         )
 
     def attempt(self, record: AttemptRecord) -> None:
@@ -94,22 +104,63 @@ class RouterMetrics:
         self.calls.add(1, {"provider": label, "model": model, "outcome": outcome})
         self.attempts_per_call.record(attempts, {"final_outcome": outcome})
 
+    def turn_warning(self, provider: ProviderKind) -> None:
+        """An attempt's worst case exceeded the per-turn warning threshold (sent anyway)."""
+        self.budget_warnings.add(1, {"provider": provider.as_metric_label()})
+
     def deadline(self) -> None:
         """The caller's deadline elapsed."""
         self.deadline_exceeded.add(1)
 
 
+_IDS = RandomIdGenerator()
+
+
+def call_trace_context() -> Context | None:
+    """The trace a call's attempts belong to: None when the caller has a valid span (its trace is
+    used), else a new trace made once for the whole call, so every attempt shares one trace id."""
+    if trace.get_current_span().get_span_context().is_valid:
+        return None
+    root = SpanContext(
+        trace_id=_IDS.generate_trace_id(), span_id=_IDS.generate_span_id(), is_remote=False, trace_flags=TraceFlags()
+    )
+    return trace.set_span_in_context(NonRecordingSpan(root))
+
+
 @contextmanager
-def attempt_span(provider: ProviderKind, model: str, attempt_num: int) -> Iterator[trace.Span]:
-    """A CLIENT span around one attempt: the provider injects its context, so the outbound
-    ``traceparent`` carries the caller's trace id and this span's new id."""
+def attempt_span(
+    provider: ProviderKind, model: str, attempt_num: int, *, parent: Context | None = None
+) -> Iterator[trace.Span]:
+    """A CLIENT span around one attempt, current while it runs: the provider injects its context, so
+    the outbound ``traceparent`` carries the call's trace id and a new span id of its own.
+
+    ``parent`` is the call's :func:`call_trace_context` (None: the current context). With an
+    OpenTelemetry SDK the span is a real child span. Without one the API's no-op tracer would hand the
+    parent's ids on unchanged; a non-recording child with a fresh span id is made instead (AC-17).
+    """
+    outer = trace.get_current_span(parent).get_span_context()
     tracer = trace.get_tracer("routeproof")
     with tracer.start_as_current_span(
         "routeproof.attempt",
+        context=parent,
         kind=trace.SpanKind.CLIENT,
         attributes={"llm.provider": provider.as_metric_label(), "llm.model": model, "llm.attempt": attempt_num},
     ) as span:
-        yield span
+        made = span.get_span_context()
+        if made.is_valid and made.span_id != outer.span_id:
+            yield span
+            return
+        child = NonRecordingSpan(
+            SpanContext(
+                trace_id=outer.trace_id if outer.is_valid else _IDS.generate_trace_id(),
+                span_id=_IDS.generate_span_id(),
+                is_remote=False,
+                trace_flags=outer.trace_flags,
+                trace_state=outer.trace_state,
+            )
+        )
+        with trace.use_span(child, end_on_exit=False):
+            yield child
 
 
 def log_auth_failure(provider: ProviderKind, status: int | None) -> None:
@@ -135,3 +186,19 @@ def log_model_not_found(provider: ProviderKind, model: str) -> None:
 def log_cap_exceeded(attempts: int) -> None:
     """The attempts cap caught a failover-loop bug (sev-2)."""
     logger.error("router_attempts_cap_exceeded attempts=%s", attempts, extra={"severity": "sev-2"})
+
+
+def log_turn_warning(provider: ProviderKind, model: str, worst_case_usd: str) -> None:
+    """Seed 003's per-turn scope: the worst case of this attempt exceeds the per-turn threshold."""
+    logger.warning(
+        "router_budget_turn_warning provider=%s model=%s worst_case=%s",
+        provider.as_metric_label(),
+        model,
+        worst_case_usd,
+        extra={"provider": provider.as_metric_label(), "model": model, "worst_case_usd": worst_case_usd},
+    )
+
+
+def log_budget_override(old: object, new: object, reason: str) -> None:
+    """The explicit budget override seed 003's monthly hard stop requires: always logged."""
+    logger.warning("router_budget_override reason=%r old=%r new=%r", reason, old, new, extra={"reason": reason})

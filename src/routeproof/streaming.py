@@ -56,6 +56,7 @@ from routeproof.core.types import (
     ToolUseStart,
 )
 from routeproof.errors import ProviderCallFailed
+from routeproof.observe import attempt_span
 
 if TYPE_CHECKING:
     from routeproof.router import Router
@@ -97,6 +98,8 @@ class ProviderStream:
         self.interrupted = False
         self.first_token_ms: int | None = None
         self.dropped_parameters: tuple[str, ...] = ()
+        self.cost_pico_usd: int | None = None  # the completed stream's exact cost; None = unpriced or not completed
+        self.budget_turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
         self._router = router
         self._req = req
         self._resolved = resolved
@@ -130,9 +133,15 @@ class ProviderStream:
                 now_ms = loop_ms(asyncio.get_running_loop().time())
                 if not may_restart_turn(restarts, now_ms, deadline_ms(self._deadline)):
                     self.interrupted = True
+                    self._count_outcome("all_failed")  # the call is settled: cut, and no restart is left
                     yield StreamError(message=f"{INTERRUPTED}: the turn was retried from scratch and cut again")
                     return
                 restarts += 1
+
+    def _count_outcome(self, outcome: str) -> None:
+        """``ai_router_calls_total`` and ``ai_router_attempts_per_call`` for this settled stream."""
+        if self.provider is not None:
+            self._router._metrics.call(self.provider, self.model, outcome, len(self.attempts))
 
     async def _one_call(self, *, hold_back: bool) -> AsyncGenerator[StreamEvent, None]:
         router = self._router
@@ -155,7 +164,7 @@ class ProviderStream:
                     self.first_token_ms = first_token_ms
                     report = getattr(router._providers[self.provider], "dropped_parameters", None)
                     self.dropped_parameters = report(self._req, self.model) if report is not None else ()
-                    router._metrics.call(action.entry.provider, action.entry.model, "succeeded", len(action.records))
+                    self.budget_turn_warning = call.turn_warning
                     relay = self._relay(
                         call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back
                     )
@@ -197,7 +206,8 @@ class ProviderStream:
                     self._req, entry.model, timeout_at=timeout_at, idle_timeout_s=router._stream_idle_timeout_s
                 )
                 async with asyncio.timeout_at(timeout_at):
-                    first = await anext(aiter(stream))
+                    with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
+                        first = await anext(aiter(stream))  # the request (and its traceparent) goes out here
             except ProviderCallFailed as exc:
                 failure = exc.failure
             except TimeoutError:
@@ -249,6 +259,12 @@ class ProviderStream:
             await router._settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
             router._health_effect(kind, settlement.health, call.now_ms())
             settled = True
+            # The call's one terminal row, counted when the stream is settled (not at its first token):
+            # a cut stream is a final failure, unless a restart of the turn will settle it later.
+            if end is StreamEnd.COMPLETED:
+                self._count_outcome("succeeded")
+            elif end is not StreamEnd.ABANDONED and not hold_back:
+                self._count_outcome("all_failed")
 
         try:
             while True:
@@ -266,7 +282,8 @@ class ProviderStream:
                         detail = f"{type(exc).__name__}: {str(exc)[:MAX_DETAIL_CHARS]}"
                         event = StreamError(message=f"{INTERRUPTED}: {detail}")
                 if isinstance(event, MessageStop):
-                    await settle(StreamEnd.COMPLETED, router._cost(kind, entry_model, event.usage))
+                    self.cost_pico_usd = router._known_cost(kind, entry_model, event.usage)
+                    await settle(StreamEnd.COMPLETED, self.cost_pico_usd or 0)
                     for out in held:
                         yield out
                     yield event

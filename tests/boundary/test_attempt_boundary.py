@@ -17,6 +17,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof.core.boundary import ATTEMPT_EXCEPTION_TABLE, UnsupportedParameters, classify_exception
+from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import load_pricing
 from routeproof.core.routing import resolve
 from routeproof.core.types import (
@@ -101,6 +102,7 @@ async def _call(first: object, *, stream: bool = False, pricing: str | None = No
         [first, LocalProvider()],  # type: ignore[list-item]  # Raising is a structural Provider
         metrics=metrics,
         pricing=None if pricing is None else load_pricing(pricing),
+        budget=None if pricing is None else BudgetLimits(session_limit_pico_usd=10**15),
     )
     policy = _policy()
     resolved = resolve(ALIAS, policy)
@@ -164,7 +166,7 @@ async def test_cancelled_error_passes_through_the_boundary(stream: bool) -> None
 
 
 async def test_an_unpriced_fallback_model_is_skipped_before_anything_is_sent() -> None:
-    """With a pricing table that lacks the model, the provider is skipped (misconfigured), never called."""
+    """With a budget, a model the pricing table lacks is skipped (misconfigured) and never called."""
     first = Raising(AssertionError("must not be called"))
     result, _, rows = await _call(first, pricing='[openai."gpt-4o-mini"]\ninput_per_mtok = 1\noutput_per_mtok = 2\n'
                                   'cache_read_per_mtok = 0\ncache_write_per_mtok = 0\n')  # fmt: skip

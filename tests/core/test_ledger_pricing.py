@@ -107,7 +107,7 @@ def test_float_that_binary_cannot_hold_is_read_exactly() -> None:
     [
         ("input_per_mtok = -1\noutput_per_mtok = 1\ncache_read_per_mtok = 1\ncache_write_per_mtok = 1", "negative"),
         ("input_per_mtok = 1\ncache_read_per_mtok = 1\ncache_write_per_mtok = 1", "missing"),
-        ("input_per_mtok = 1\noutput_per_mtok = 1\ncache_read_per_mtok = 1", "cache_write_per_mtok"),
+        ("output_per_mtok = 1\ncache_read_per_mtok = 1\ncache_write_per_mtok = 1", "input_per_mtok"),
         ("input_per_mtok = 0.0000001\noutput_per_mtok = 1\ncache_read_per_mtok = 1\ncache_write_per_mtok = 1", "exact"),
         ("input_per_mtok = inf\noutput_per_mtok = 1\ncache_read_per_mtok = 1\ncache_write_per_mtok = 1", "finite"),
         ("input_per_mtok = nan\noutput_per_mtok = 1\ncache_read_per_mtok = 1\ncache_write_per_mtok = 1", "finite"),
@@ -281,3 +281,28 @@ def test_price_of_call_makes_only_the_local_model_free() -> None:
     assert table.price_of_call(ProviderKind.LOCAL, "llama") == FREE
     with pytest.raises(ConfigError, match="gpt-x"):
         table.price_of_call(ProviderKind.OPENAI, "gpt-x")
+
+
+SEED_PRICING = """
+[anthropic."claude-sonnet-4-20250514"]
+input_per_mtok = 3.00
+output_per_mtok = 15.00
+cache_read_per_mtok = 0.30
+[openai."gpt-4o"]
+input_per_mtok = 2.50
+output_per_mtok = 10.00
+"""
+
+
+def test_seed_pricing_toml_loads_and_absent_cache_prices_are_never_undercharged() -> None:
+    """Seed 003's table (no cache_write, no cache_read for gpt-4o) loads: an absent cache read costs
+    the input price, an absent cache write 1.25 x input rounded up to the micro-USD."""
+    table = load_pricing(SEED_PRICING)
+    sonnet = table.price_for(ProviderKind.ANTHROPIC, "claude-sonnet-4-20250514")
+    assert (sonnet.cache_read_micro_usd_per_mtok, sonnet.cache_write_micro_usd_per_mtok) == (300_000, 3_750_000)
+    gpt = table.price_for(ProviderKind.OPENAI, "gpt-4o")
+    assert (gpt.cache_read_micro_usd_per_mtok, gpt.cache_write_micro_usd_per_mtok) == (2_500_000, 3_125_000)
+    odd = load_pricing('[openai."m"]\ninput_per_mtok = 0.000001\noutput_per_mtok = 0\n').price_for(
+        ProviderKind.OPENAI, "m"
+    )
+    assert odd.cache_write_micro_usd_per_mtok == 2  # ceil(1.25): rounded up, never down

@@ -19,6 +19,7 @@ from routeproof.core.routing import (
     resolve,
 )
 from routeproof.core.types import ChainEntry, FallbackProvider, PrivacyTier, ProviderKind, TenantPolicy
+from routeproof.errors import UnknownAlias
 
 B, A, OA, L, OL, V = (
     ProviderKind.BEDROCK,
@@ -45,11 +46,11 @@ def policy(*fallbacks: tuple[ProviderKind, str | None], tier: PrivacyTier = Priv
 
 
 def test_resolve_uses_the_primary_map_and_refuses_unknown_aliases() -> None:
-    """resolve gives the primary's provider and model at position 0, and None for an unknown alias."""
+    """resolve gives the primary's provider and model at position 0, and UnknownAlias naming an unknown one."""
     resolved = resolve("a", policy())
-    assert resolved is not None
     assert (resolved.provider, resolved.model, resolved.alias, resolved.fallback_position) == (B, "b-model", "a", 0)
-    assert resolve("nope", policy()) is None
+    with pytest.raises(UnknownAlias, match="'nope'"):
+        resolve("nope", policy())
 
 
 def test_build_chain_skips_fallbacks_without_the_alias_and_numbers_positions() -> None:

@@ -21,7 +21,7 @@ from routeproof.mock import MockProviderServer, Shape
 GATEWAY_KEY = "gw-test-key-123"
 OTHER_KEY = "gw-other-key-456"
 ENVIRON = {"ANTHROPIC_API_KEY": "sk-ant-test", "OPENAI_API_KEY": "sk-oai-test", "GW_KEY_A": GATEWAY_KEY}
-FAST_BACKOFF = '[driver.backoff]\npolicy = "full_jitter"\nbase_ms = 1\ncap_ms = 2\nmax_retries = 2\n'
+FAST_BACKOFF = '[driver.backoff]\npolicy = "full_jitter"\nbase_ms = 1\ncap_ms = 2\nmax_retries = 3\n'
 TIMEOUT_S = 20.0  # bounds each fixture's start and stop
 
 

@@ -150,7 +150,8 @@ async def test_cost_cli_shows_the_same_totals_after_a_restart(tmp_path: Path) ->
 def test_cost_cli_prints_plain_text_without_rich(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without rich installed the same rows come out as aligned plain text."""
     path = _agent_toml(tmp_path, 'backend = "sqlite"\npath = "ledger.sqlite3"')
-    monkeypatch.setitem(sys.modules, "rich", None)
+    for name in [n for n in sys.modules if n == "rich" or n.startswith("rich.")] or ["rich"]:
+        monkeypatch.setitem(sys.modules, name, None)  # submodules too: another test may have imported them
     out, err = io.StringIO(), io.StringIO()
     assert run_cost(path, out=out, err=err) == 0
     lines = out.getvalue().splitlines()

@@ -23,7 +23,7 @@ from routeproof import (
     InvalidResponse,
     TerminalProviderError,
 )
-from routeproof.core.health import HealthConfig
+from routeproof.core.health import earliest_return_ms, is_available
 from routeproof.core.types import FallbackProvider, ProviderKind, RetryReason, TenantPolicy
 from routeproof.observe import RouterMetrics
 from routeproof.router import Router
@@ -154,8 +154,11 @@ async def test_ac07_30s_failover_budget(mock: respx.MockRouter, client: httpx.As
     assert info.value.attempts[-1].status is AttemptStatus.TIMEOUT_BEFORE_FIRST_TOKEN
 
 
-async def test_ac08_deadline_propagates(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:
-    """AC8: a 5 s deadline against a 10 s provider raises DeadlineExceeded within 50 ms of it."""
+async def test_ac08_deadline_propagates(
+    mock: respx.MockRouter, client: httpx.AsyncClient, metrics: RouterMetrics, metric_reader: InMemoryMetricReader
+) -> None:
+    """AC8: a 5 s deadline against a 10 s provider raises DeadlineExceeded within 50 ms of it, counted
+    once in ai_router_deadline_exceeded_total."""
 
     async def slow_ok(request: httpx.Request) -> httpx.Response:
         await asyncio.sleep(10)
@@ -166,8 +169,9 @@ async def test_ac08_deadline_propagates(mock: respx.MockRouter, client: httpx.As
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     with pytest.raises(DeadlineExceeded) as info:
-        await make_router(client).call_provider(request(), resolved_for(tenant), t0 + 5, tenant)
+        await make_router(client, metrics=metrics).call_provider(request(), resolved_for(tenant), t0 + 5, tenant)
     assert 5.0 <= loop.time() - t0 <= 5.05
+    assert _points(metric_reader, "ai_router_deadline_exceeded_total") == {(): 1}
     assert info.value.attempts[0].status is AttemptStatus.DEADLINE_EXCEEDED_MID_CALL
     assert info.value.attempts[0].http_status is None
 
@@ -254,17 +258,22 @@ async def test_ac12_retry_after_past_budget_fails_over(mock: respx.MockRouter, c
     assert loop.time() - t0 < 0.05
 
 
-async def test_ac13_attempts_cap(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:
-    """AC13: eight failing providers stop at 16 attempts with InvalidResponse("attempts cap exceeded")."""
+async def test_ac13_attempts_cap(
+    mock: respx.MockRouter, client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """AC13: eight failing providers stop at 16 attempts with InvalidResponse("attempts cap exceeded")
+    and one sev-2 log line."""
     route = mock.post(url__regex=r"/model/[^/]+/converse$").mock(return_value=status(503))
     tenant = TenantPolicy(
         primary={ALIAS: (B, "m0")},
         fallback_chain=tuple(FallbackProvider(kind=B, model_alias_map={ALIAS: f"m{i}"}) for i in range(1, 8)),
     )
-    with pytest.raises(InvalidResponse) as info:
+    with caplog.at_level(logging.WARNING, logger="routeproof"), pytest.raises(InvalidResponse) as info:
         await make_router(client, attempt_timeout_s=0.5).call_provider(
             request(), resolved_for(tenant), deadline(120), tenant
         )
+    capped = [r for r in caplog.records if r.getMessage().startswith("router_attempts_cap_exceeded")]
+    assert [(r.levelno, getattr(r, "severity", None)) for r in capped] == [(logging.ERROR, "sev-2")]
     # 503s are instant here, but 8 x (200 + 800 ms) of sleeps fit in 30 s, so the cap is what stops it
     assert "attempts cap exceeded" in str(info.value)
     assert route.call_count == ATTEMPTS_CAP
@@ -292,19 +301,28 @@ def _points(reader: InMemoryMetricReader, name: str) -> dict[tuple[tuple[str, st
 async def test_ac14_metrics(
     mock: respx.MockRouter, client: httpx.AsyncClient, metrics: RouterMetrics, metric_reader: InMemoryMetricReader
 ) -> None:
-    """AC14: 90 primary successes + 8 failovers + 2 all-failed: calls_total counts 98/2 and 8 failovers."""
+    """AC14 with provider health on: 90 primary successes + 8 failovers + 2 all-failed give calls_total
+    98/2 and exactly 8 bedrock->anthropic failovers (the all-failed calls start on anthropic, bedrock cooling)."""
     tenant = policy(B, [A])
-    # cross-request health would (rightly) skip the failing Bedrock after the first failover: off here
-    router = make_router(client, metrics=metrics, health=HealthConfig(failure_threshold=1000))
+    router = make_router(client, metrics=metrics)  # default health: 2 failures, 30 s cooldown
+    loop = asyncio.get_running_loop()
     ok_route = mock.post(bedrock_url()).mock(return_value=bedrock_ok())
     for _ in range(90):
         await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     ok_route.mock(return_value=status(503))
-    mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
+    fallback = mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
     for _ in range(8):
-        await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
-    mock.post(ANTHROPIC_URL).mock(return_value=status(503))
+        await asyncio.sleep(31)  # bedrock's 30 s cooldown from the previous failover ends: it is tried first
+        resp = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
+        assert resp.provider is A
+    fallback.mock(return_value=status(503))
     for _ in range(2):
+        now_ms = round(loop.time() * 1000)
+        wake_ms = earliest_return_ms(router.health, (A,), now_ms)  # anthropic's cooldown ends first
+        assert wake_ms is not None
+        await asyncio.sleep((wake_ms - now_ms) / 1000)
+        assert is_available(router.health, A, round(loop.time() * 1000))
+        assert not is_available(router.health, B, round(loop.time() * 1000))  # bedrock cools: demoted, last
         with pytest.raises(AllProvidersFailed):
             await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     calls = _points(metric_reader, "ai_router_calls_total")
@@ -314,7 +332,7 @@ async def test_ac14_metrics(
         by_outcome[outcome] = by_outcome.get(outcome, 0) + value
     assert by_outcome == {"succeeded": 98, "all_failed": 2}
     failovers = _points(metric_reader, "ai_router_failovers_total")
-    assert failovers[(("from", "bedrock"), ("to", "anthropic"))] == 10  # 8 successful + 2 failed calls
+    assert failovers == {(("from", "bedrock"), ("to", "anthropic")): 8, (("from", "anthropic"), ("to", "bedrock")): 2}
     retries = _points(metric_reader, "ai_router_retries_total")
     assert set(retries) <= {(("provider", p), ("reason", r)) for p in ("bedrock", "anthropic") for r in ("5xx",)}
     assert sum(retries.values()) == 10 * 2 + 2 * 2  # two retries per exhausted provider

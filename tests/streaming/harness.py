@@ -27,6 +27,7 @@ from routeproof.core.types import (
     ToolUseStart,
 )
 from routeproof.mock import MockProviderServer, Shape
+from routeproof.observe import RouterMetrics
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
@@ -65,7 +66,11 @@ class Fleet:
 
 @asynccontextmanager
 async def fleet(
-    *, budget: BudgetLimits | None = None, attempt_timeout_s: float = 2.0, health: HealthConfig | None = None
+    *,
+    budget: BudgetLimits | None = None,
+    attempt_timeout_s: float = 2.0,
+    health: HealthConfig | None = None,
+    metrics: RouterMetrics | None = None,
 ) -> AsyncIterator[Fleet]:
     """Start the three mock servers and a router whose providers point at them."""
     async with (
@@ -92,6 +97,7 @@ async def fleet(
             attempt_timeout_s=attempt_timeout_s,
             stream_idle_timeout_s=1.0,
             health=health,
+            metrics=metrics,
         )
         yield Fleet(anthropic=anthropic, openai=openai, bedrock=bedrock, router=router)
 

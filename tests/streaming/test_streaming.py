@@ -7,11 +7,13 @@ import asyncio
 import json
 
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof import AttemptStatus, DeadlineExceeded
 from routeproof.core.health import HealthConfig
 from routeproof.core.ledger import BudgetLimits, session_account
-from routeproof.core.pricing import parse_usd, worst_case_cost_pico_usd
+from routeproof.core.pricing import cost_pico_usd, parse_usd, worst_case_cost_pico_usd
 from routeproof.core.types import (
     MessageStop,
     ProviderKind,
@@ -21,6 +23,7 @@ from routeproof.core.types import (
     ToolUseStart,
 )
 from routeproof.mock import DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS, DEFAULT_TEXT, CutMode, Scripted
+from routeproof.observe import RouterMetrics
 from tests.streaming.harness import (
     MODELS,
     PRICING,
@@ -273,3 +276,49 @@ async def test_restart_on_interrupt_retries_the_turn_from_scratch() -> None:
     assert_one_end(events)
     assert isinstance(events[-1], MessageStop)
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == DEFAULT_TEXT
+
+
+def _outcomes(reader: InMemoryMetricReader) -> dict[str, float]:
+    data = reader.get_metrics_data()
+    counts: dict[str, float] = {}
+    for resource in data.resource_metrics if data is not None else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == "ai_router_calls_total":
+                    for point in metric.data.data_points:
+                        outcome = str((point.attributes or {})["outcome"])
+                        counts[outcome] = counts.get(outcome, 0) + float(getattr(point, "value", 0))
+    return counts
+
+
+async def test_stream_outcome_is_counted_when_settled_not_at_the_first_token() -> None:
+    """A stream cut after its first token counts as all_failed; a whole one, and a restarted turn that
+    completes, count once as succeeded."""
+    reader = InMemoryMetricReader()
+    metrics = RouterMetrics(MeterProvider(metric_readers=[reader]).get_meter("streams"))
+    async with asyncio.timeout(LIMIT_S), fleet(metrics=metrics) as f:
+        f.anthropic.script(Scripted(delay_between_chunks_s=0.01, cut_after_bytes=700))
+        cut = await collect(open_stream(f, policy(A), deadline()))
+        assert isinstance(cut[-1], StreamError)
+        assert _outcomes(reader) == {"all_failed": 1}
+        whole = await collect(open_stream(f, policy(A), deadline()))
+        assert isinstance(whole[-1], MessageStop)
+        assert _outcomes(reader) == {"all_failed": 1, "succeeded": 1}
+        f.anthropic.script(Scripted(delay_between_chunks_s=0.01, cut_after_bytes=700), Scripted())
+        restarted = await collect(open_stream(f, policy(A), deadline(), restart_on_interrupt=True))
+        assert isinstance(restarted[-1], MessageStop)
+        assert _outcomes(reader) == {"all_failed": 1, "succeeded": 2}
+
+
+async def test_completed_stream_carries_its_cost_and_the_turn_warning() -> None:
+    """A completed stream's exact cost and the per-turn warning flag are on the ProviderStream."""
+    budget = BudgetLimits(turn_warning_pico_usd=1)
+    async with asyncio.timeout(LIMIT_S), fleet(budget=budget) as f:
+        stream = open_stream(f, policy(A), deadline())
+        events = await collect(stream)
+    stop = events[-1]
+    assert isinstance(stop, MessageStop)
+    price = PRICING.price_for(A, MODELS[A])
+    assert stream.cost_pico_usd == cost_pico_usd(price, stop.usage)
+    assert stream.cost_pico_usd
+    assert stream.budget_turn_warning is True

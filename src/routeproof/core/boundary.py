@@ -2,8 +2,9 @@
 
 Everything an attempt does (price it, build the request, send it, read and decode the answer) runs
 inside the shell's attempt boundary (``Call.boundary``). The budget reservation is outside it: a
-ledger store that cannot book fails the whole call closed (``LedgerUnavailable``), never one provider. Whatever escapes the provider's own mapping to
-``ProviderCallFailed`` is looked up here, first matching row wins:
+ledger store that cannot book fails the whole call closed (``LedgerUnavailable``), never one
+provider. Whatever escapes the provider's own mapping to ``ProviderCallFailed`` is looked up here,
+first matching row wins:
 
 ===============================  ======================================================  ==========================
 exception                        meaning                                                 outcome

@@ -32,6 +32,7 @@ from routeproof.core.types import (
     AttemptStatus,
     ChainEntry,
     FailureKind,
+    ProviderKind,
     RetryReason,
 )
 
@@ -101,6 +102,14 @@ class CallPlan:
     attempt_timeout_ms: int = PROVIDER_DEFAULT_TIMEOUT_MS
     backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
     context_window_failover: bool = False
+    provider_timeouts_ms: tuple[tuple[ProviderKind, int], ...] = ()  # agent.toml's per-provider timeout_ms
+
+    def timeout_for(self, provider: ProviderKind) -> int:
+        """The per-attempt ceiling for ``provider``: its configured ``timeout_ms``, else the plan's."""
+        for kind, timeout_ms in self.provider_timeouts_ms:
+            if kind is provider:
+                return min(timeout_ms, self.attempt_timeout_ms)
+        return self.attempt_timeout_ms
 
     @property
     def budget_end_ms(self) -> int:
@@ -275,7 +284,7 @@ def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState,
     limits = (
         (plan.deadline_at_ms - now_ms, Bound.DEADLINE),
         (plan.budget_end_ms - now_ms, Bound.BUDGET),
-        (plan.attempt_timeout_ms, Bound.ATTEMPT),
+        (plan.timeout_for(entry.provider), Bound.ATTEMPT),
     )
     timeout_ms, bound = min(limits, key=lambda limit: limit[0])  # ties keep the caller's deadline
     action = CallProvider(
@@ -451,6 +460,7 @@ def plan_valid(plan: CallPlan) -> bool:
         and plan.max_attempts_per_provider >= 1
         and plan.attempts_cap >= 1
         and plan.attempt_timeout_ms > 0
+        and all(timeout_ms > 0 for _, timeout_ms in plan.provider_timeouts_ms)
         and 0 <= backoff.jitter_percent <= 100
         and all(d >= 0 for d in backoff.delays_ms)
         and (
@@ -480,7 +490,7 @@ def _action_within_limits(state: KernelState, action: Action) -> bool:
         return (
             action.issued_at_ms < plan.effective_end_ms
             and action.issued_at_ms + action.timeout_ms <= plan.effective_end_ms
-            and 0 < action.timeout_ms <= plan.attempt_timeout_ms
+            and 0 < action.timeout_ms <= plan.timeout_for(action.entry.provider)
             and 1 <= action.attempt_num <= plan.max_attempts_per_provider
             and action.entry == plan.chain[action.position]
         )

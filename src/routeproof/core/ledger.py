@@ -65,6 +65,7 @@ __all__ = [
     "cost_pico_usd",
     "fits",
     "format_usd",
+    "limits_ok",
     "load_pricing",
     "new_ledger",
     "parse_usd",
@@ -211,6 +212,11 @@ def well_formed(state: LedgerState) -> bool:
     return len({s for s, _ in state.sessions}) == len(state.sessions) and len(
         {p for p, _ in state.provider_daily}
     ) == len(state.provider_daily)
+
+
+def limits_ok(limits: BudgetLimits) -> bool:
+    """Every limit is None or a non-negative int (what :func:`with_limits` requires)."""
+    return _limits_ok(limits)
 
 
 def _limits_ok(limits: BudgetLimits) -> bool:

@@ -29,6 +29,7 @@ __all__ = [
     "PICO_USD_PER_USD",
     "PRICE_FIELDS",
     "REQUEST_OVERHEAD_TOKENS",
+    "REQUIRED_PRICE_FIELDS",
     "TOOL_DEFINITION_OVERHEAD_TOKENS",
     "TOOL_USE_SYSTEM_PROMPT_TOKENS",
     "Price",
@@ -47,7 +48,10 @@ PICO_USD_PER_USD = 10**12
 _MICRO_PER_USD = 10**6
 
 PRICE_FIELDS: tuple[str, ...] = ("input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok")
-"""The keys of one model's table in pricing TOML, all required (USD per million tokens)."""
+"""The keys of one model's table in pricing TOML (USD per million tokens)."""
+REQUIRED_PRICE_FIELDS: tuple[str, ...] = ("input_per_mtok", "output_per_mtok")
+"""The keys every model needs. Seed 003's own table omits the cache prices; see
+:func:`_with_default_cache_prices` for how an absent one is charged."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,22 +170,36 @@ def _load_pricing(toml_text: str) -> PricingTable:
             unknown = sorted(set(fields) - set(PRICE_FIELDS))
             if unknown:
                 raise ConfigError(f"{where}: unknown keys {unknown!r}; expected {list(PRICE_FIELDS)}")
-            missing = [name for name in PRICE_FIELDS if name not in fields]
+            missing = [name for name in REQUIRED_PRICE_FIELDS if name not in fields]
             if missing:
                 raise ConfigError(f"{where}: missing price(s) {missing!r}")
-            rates = [_exact_units(fields[name], _MICRO_PER_USD, f"{where}: {name}") for name in PRICE_FIELDS]
-            prices[(kind, model)] = Price(
-                input_micro_usd_per_mtok=rates[0],
-                output_micro_usd_per_mtok=rates[1],
-                cache_read_micro_usd_per_mtok=rates[2],
-                cache_write_micro_usd_per_mtok=rates[3],
-            )
+            rates = {
+                name: _exact_units(fields[name], _MICRO_PER_USD, f"{where}: {name}")
+                for name in PRICE_FIELDS
+                if name in fields
+            }
+            prices[(kind, model)] = _with_default_cache_prices(rates)
     return PricingTable(prices=prices)
+
+
+def _with_default_cache_prices(rates: Mapping[str, int]) -> Price:
+    """A Price from parsed rates, charging absent cache prices so that no bill is under-counted:
+    an absent ``cache_read_per_mtok`` costs the input price (no provider charges more for a cache
+    read than for input); an absent ``cache_write_per_mtok`` costs 1.25 x the input price, rounded
+    up to the next micro-USD (Anthropic's 5-minute cache write, the dearest published rate)."""
+    input_rate = rates["input_per_mtok"]
+    return Price(
+        input_micro_usd_per_mtok=input_rate,
+        output_micro_usd_per_mtok=rates["output_per_mtok"],
+        cache_read_micro_usd_per_mtok=rates.get("cache_read_per_mtok", input_rate),
+        cache_write_micro_usd_per_mtok=rates.get("cache_write_per_mtok", -(-input_rate * 5 // 4)),
+    )
 
 
 @icontract.ensure(lambda result: all(price_well_formed(p) for p in result.prices.values()))
 def load_pricing(toml_text: str) -> PricingTable:
-    """Parse pricing TOML (``[provider."model"]`` tables with the four ``*_per_mtok`` USD prices).
+    """Parse pricing TOML (``[provider."model"]`` tables of ``*_per_mtok`` USD prices; input and
+    output are required, absent cache prices are charged as :func:`_with_default_cache_prices` says).
 
     Floats are read exactly (``parse_float=Decimal``). A missing, negative, non-finite or
     non-numeric price, a price finer than 1e-6 USD/Mtok, an unknown key or an unknown provider is a

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import icontract
 
+from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER
 from routeproof.core.health import HealthState, earliest_return_ms, health_well_formed, is_available
 from routeproof.core.kernel import BackoffPolicy, CallPlan
 from routeproof.core.tiers import filter_chain
 from routeproof.core.types import ChainEntry, PrivacyTier, ProviderKind, ResolvedModel, SkipRecord, TenantPolicy
+from routeproof.errors import UnknownAlias
 
 __all__ = ["ChainPlan", "CoolingPolicy", "SkipReason", "Skipped", "build_chain", "call_plan", "plan_chain", "resolve"]
 
@@ -35,6 +37,7 @@ class SkipReason(enum.Enum):
     NOT_CONFIGURED = "not_configured"  # no client is configured for this provider kind
     UNSUPPORTED = "unsupported"  # declared but not implemented (Vertex)
     COOLING = "cooling"  # too many consecutive failures in earlier calls: cooling down
+    LATENCY_SLA = "latency_sla"  # its recent p99 latency exceeds the SLA (core/latency.py)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,18 +67,23 @@ class ChainPlan:
     demoted: tuple[ChainEntry, ...] = ()  # cooling entries moved to the end of ``chain``
 
 
-def _resolve(alias: str, policy: TenantPolicy) -> ResolvedModel | None:
+def _resolve(alias: str, policy: TenantPolicy) -> ResolvedModel:
+    if not isinstance(alias, str):
+        raise TypeError(f"resolve(alias): alias must be a str, got {alias!r}")
     target = policy.primary.get(alias)
     if target is None:
-        return None
+        raise UnknownAlias(alias, tuple(policy.primary))
     kind, model = target
     return ResolvedModel(provider=kind, model=model, alias=alias, fallback_position=0)
 
 
-@icontract.ensure(lambda alias, result: result is None or result.alias == alias)
-@icontract.ensure(lambda alias, policy, result: (result is None) == (alias not in policy.primary))
-def resolve(alias: str, policy: TenantPolicy) -> ResolvedModel | None:
-    """The tenant's primary provider and model for ``alias``, or None when the alias is unknown."""
+@icontract.ensure(lambda alias, result: result.alias == alias)
+@icontract.ensure(lambda alias, policy, result: policy.primary[alias] == (result.provider, result.model))
+def resolve(alias: str, policy: TenantPolicy) -> ResolvedModel:
+    """The tenant's primary provider and model for ``alias``.
+
+    :raises UnknownAlias: when the policy does not define ``alias`` (the message names it).
+    """
     return _resolve(alias, policy)
 
 
@@ -108,23 +116,30 @@ def _plan_chain(
     health: HealthState,
     now_ms: int,
     cooling_policy: CoolingPolicy,
+    slow: frozenset[ProviderKind],
 ) -> ChainPlan:
     skipped = [Skipped(entry=e, reason=SkipReason.UNSUPPORTED) for e in chain if not e.provider.is_supported]
     kept, by_tier = filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)
     skipped.extend(Skipped(entry=e, reason=SkipReason.TIER) for e in by_tier)
     usable: list[ChainEntry] = []
     cooling: list[ChainEntry] = []
+    reasons: dict[int, SkipReason] = {}
     for entry in kept:
         if entry.provider not in configured:
             skipped.append(Skipped(entry=entry, reason=SkipReason.NOT_CONFIGURED))
         elif not is_available(health, entry.provider, now_ms):
             cooling.append(entry)
+            reasons[id(entry)] = SkipReason.COOLING
+        elif entry.provider in slow:  # the latency-SLA trigger: demoted like a cooling provider
+            cooling.append(entry)
+            reasons[id(entry)] = SkipReason.LATENCY_SLA
         else:
             usable.append(entry)
-    earliest = earliest_return_ms(health, tuple(e.provider for e in cooling), now_ms) if cooling else None
+    by_health = tuple(e.provider for e in cooling if reasons[id(e)] is SkipReason.COOLING)
+    earliest = earliest_return_ms(health, by_health, now_ms) if by_health else None
     order = {id(e): i for i, e in enumerate(chain)}
     if cooling_policy is CoolingPolicy.SKIP:
-        skipped.extend(Skipped(entry=e, reason=SkipReason.COOLING) for e in cooling)
+        skipped.extend(Skipped(entry=e, reason=reasons[id(e)]) for e in cooling)
         skipped.sort(key=lambda s: order[id(s.entry)])
         return ChainPlan(chain=tuple(usable), skipped=tuple(skipped), earliest_return_ms=earliest)
     skipped.sort(key=lambda s: order[id(s.entry)])
@@ -149,6 +164,10 @@ def _healthy_first_in_order(chain: tuple[ChainEntry, ...], result: ChainPlan) ->
 @icontract.ensure(lambda configured, result: all(e.provider in configured for e in result.chain))
 @icontract.ensure(_healthy_first_in_order)
 @icontract.ensure(lambda cooling_policy, result: cooling_policy is CoolingPolicy.DEMOTE or result.demoted == ())
+@icontract.ensure(
+    lambda slow, result: not any(e.provider in slow for e in result.chain if not any(e is d for d in result.demoted)),
+    "a provider in breach of the latency SLA is never ahead of a healthy one",
+)
 def plan_chain(
     chain: tuple[ChainEntry, ...],
     tier: PrivacyTier,
@@ -158,9 +177,11 @@ def plan_chain(
     health: HealthState,
     now_ms: int,
     cooling_policy: CoolingPolicy = CoolingPolicy.DEMOTE,
+    slow: frozenset[ProviderKind] = frozenset(),
 ) -> ChainPlan:
     """Filter ``chain`` by tier and configuration, keeping its order, and put cooling providers last
-    (DEMOTE) or leave them out (SKIP); list what was skipped.
+    (DEMOTE) or leave them out (SKIP); list what was skipped. Providers in ``slow`` (in breach of
+    the latency SLA) are treated exactly like cooling ones.
 
     DEMOTE is the default because SKIP turns flaky-but-working providers into an outage: under 50 %
     random failures every provider trips a 2-failure threshold within seconds, and a call with
@@ -174,6 +195,7 @@ def plan_chain(
         health=health,
         now_ms=now_ms,
         cooling_policy=cooling_policy,
+        slow=slow,
     )
 
 
@@ -185,6 +207,8 @@ def _call_plan(
     deadline_at_ms: int,
     backoff: BackoffPolicy,
     attempt_timeout_ms: int,
+    provider_timeouts_ms: Mapping[ProviderKind, int],
+    max_attempts_per_provider: int,
 ) -> CallPlan:
     return CallPlan(
         chain=chain_plan.chain,
@@ -192,12 +216,25 @@ def _call_plan(
         deadline_at_ms=deadline_at_ms,
         backoff=backoff,
         attempt_timeout_ms=attempt_timeout_ms,
+        provider_timeouts_ms=tuple(provider_timeouts_ms.items()),
+        max_attempts_per_provider=max_attempts_per_provider,
         # Failing over to a larger-context provider is opt-in, and never allowed under Sovereign.
         context_window_failover=policy.context_window_failover and policy.privacy_tier is not PrivacyTier.SOVEREIGN,
     )
 
 
+@icontract.require(
+    lambda attempt_timeout_ms, provider_timeouts_ms: (
+        attempt_timeout_ms > 0 and all(t > 0 for t in (provider_timeouts_ms or {}).values())
+    ),
+    "attempt timeouts are positive",
+)
 @icontract.ensure(lambda chain_plan, result: result.chain == chain_plan.chain)
+@icontract.ensure(
+    lambda chain_plan, attempt_timeout_ms, result: all(
+        0 < result.timeout_for(e.provider) <= attempt_timeout_ms for e in chain_plan.chain
+    )
+)
 @icontract.ensure(
     lambda policy, result: not result.context_window_failover or policy.privacy_tier is not PrivacyTier.SOVEREIGN
 )
@@ -209,6 +246,8 @@ def call_plan(
     deadline_at_ms: int,
     backoff: BackoffPolicy,
     attempt_timeout_ms: int,
+    provider_timeouts_ms: Mapping[ProviderKind, int] | None = None,
+    max_attempts_per_provider: int = MAX_ATTEMPTS_PER_PROVIDER,
 ) -> CallPlan:
     """The kernel's plan for one call over ``chain_plan``'s chain, with the policy's opt-ins."""
     return _call_plan(
@@ -218,4 +257,6 @@ def call_plan(
         deadline_at_ms=deadline_at_ms,
         backoff=backoff,
         attempt_timeout_ms=attempt_timeout_ms,
+        provider_timeouts_ms=provider_timeouts_ms or {},
+        max_attempts_per_provider=max_attempts_per_provider,
     )

@@ -8,6 +8,7 @@ Time is integer milliseconds, money lives in :mod:`routeproof.core.ledger`.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -55,6 +56,45 @@ __all__ = [
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+# --- construction checks: plain code (not assert, not icontract), so ``python -O`` keeps them ------
+
+
+def _require_str(value: object, where: str, *, empty: bool = True) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{where} must be a str, got {value!r} ({type(value).__name__})")
+    if not empty and not value:
+        raise ValueError(f"{where} must not be empty")
+    return value
+
+
+def _as_enum(cls: type[_E], value: object, where: str) -> _E:
+    """``value`` as a member of ``cls``: a member as is, a string by value or (case-insensitive) name."""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str):
+        for member in cls:
+            if value == member.value or value.upper() == member.name:
+                return member
+    allowed = sorted(m.name.lower() if not isinstance(m.value, str) else m.value for m in cls)
+    raise ValueError(f"{where} must be a {cls.__name__} or one of {allowed}, got {value!r}")
+
+
+def _as_tuple(value: object, item: type | tuple[type, ...], where: str) -> tuple[object, ...]:
+    """A tuple (or list, copied) whose items are all ``item``; a str is refused, not split."""
+    if isinstance(value, str | bytes) or not isinstance(value, tuple | list):
+        raise TypeError(f"{where} must be a tuple, got {value!r} ({type(value).__name__})")
+    for index, element in enumerate(value):
+        if not isinstance(element, item):
+            names = item.__name__ if isinstance(item, type) else " | ".join(t.__name__ for t in item)
+            raise TypeError(f"{where}[{index}] must be a {names}, got {element!r}")
+    return tuple(value)
+
+
+def _set(obj: object, name: str, value: object) -> None:
+    object.__setattr__(obj, name, value)
 
 
 class FrozenMap(Mapping[_K, _V]):
@@ -240,6 +280,9 @@ class TextBlock:
 
     text: str
 
+    def __post_init__(self) -> None:
+        _require_str(self.text, "TextBlock.text")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolUseBlock:
@@ -249,6 +292,11 @@ class ToolUseBlock:
     name: str
     input_json: str = "{}"
 
+    def __post_init__(self) -> None:
+        _require_str(self.id, "ToolUseBlock.id")
+        _require_str(self.name, "ToolUseBlock.name")
+        _require_str(self.input_json, "ToolUseBlock.input_json")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResultBlock:
@@ -257,6 +305,12 @@ class ToolResultBlock:
     tool_use_id: str
     content: str
     is_error: bool = False
+
+    def __post_init__(self) -> None:
+        _require_str(self.tool_use_id, "ToolResultBlock.tool_use_id")
+        _require_str(self.content, "ToolResultBlock.content")
+        if not isinstance(self.is_error, bool):
+            raise TypeError(f"ToolResultBlock.is_error must be a bool, got {self.is_error!r}")
 
 
 ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
@@ -268,6 +322,10 @@ class Message:
 
     role: Role
     content: tuple[ContentBlock, ...]
+
+    def __post_init__(self) -> None:
+        _set(self, "role", _as_enum(Role, self.role, "Message.role"))
+        _set(self, "content", _as_tuple(self.content, (TextBlock, ToolUseBlock, ToolResultBlock), "Message.content"))
 
     @classmethod
     def user(cls, text: str) -> Message:
@@ -296,13 +354,43 @@ class ChatRequest:
     strict_parameters: bool = False
 
     def __post_init__(self) -> None:
+        _set(self, "messages", _as_tuple(self.messages, Message, "ChatRequest.messages"))
         if not self.messages:
             raise ValueError("ChatRequest.messages must not be empty")
         for index, message in enumerate(self.messages):
             if not message.content:
                 raise ValueError(f"ChatRequest.messages[{index}] has no content")
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int):
+            raise TypeError(f"ChatRequest.max_tokens must be an int, got {self.max_tokens!r}")
         if self.max_tokens <= 0:
             raise ValueError(f"ChatRequest.max_tokens must be > 0, got {self.max_tokens!r}")
+        if self.system is not None:
+            _require_str(self.system, "ChatRequest.system")
+        _set(self, "tools", _as_tuple(self.tools, ToolDefinition, "ChatRequest.tools"))
+        _check_temperature(self.temperature)
+        if isinstance(self.stop_sequences, str):
+            raise TypeError(
+                f"ChatRequest.stop_sequences must be a tuple of str, got the str {self.stop_sequences!r} "
+                f"(it would be split into characters); pass ({self.stop_sequences!r},)"
+            )
+        _set(self, "stop_sequences", _as_tuple(self.stop_sequences, str, "ChatRequest.stop_sequences"))
+        _require_str(self.alias, "ChatRequest.alias")
+
+
+TEMPERATURE_RANGE = (0.0, 2.0)
+"""The widest sampling temperature any provider accepts (OpenAI's 0..2; Anthropic's is 0..1)."""
+
+
+def _check_temperature(value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"ChatRequest.temperature must be a number or None, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"ChatRequest.temperature must be finite, got {value!r}")
+    low, high = TEMPERATURE_RANGE
+    if not low <= value <= high:
+        raise ValueError(f"ChatRequest.temperature must be in [{low}, {high}], got {value!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -345,6 +433,8 @@ class ProviderResponse:
     model: str = ""
     skipped: tuple[SkipRecord, ...] = ()  # chain entries left out (tier, configuration, health, budget)
     dropped_parameters: tuple[str, ...] = ()  # request parameters the model does not accept, left out
+    cost_pico_usd: int | None = None  # this call's exact cost (1e-12 USD); None when the model is unpriced
+    budget_turn_warning: bool = False  # the worst case exceeded the per-turn warning threshold (seed 003)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -365,6 +455,12 @@ class FallbackProvider:
     model_alias_map: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        _set(self, "kind", _as_enum(ProviderKind, self.kind, "FallbackProvider.kind"))
+        if not isinstance(self.model_alias_map, Mapping):
+            raise TypeError(f"FallbackProvider.model_alias_map must be a mapping, got {self.model_alias_map!r}")
+        for alias, model in self.model_alias_map.items():
+            _require_str(alias, "FallbackProvider.model_alias_map key")
+            _require_str(model, f"FallbackProvider.model_alias_map[{alias!r}]", empty=False)
         object.__setattr__(self, "model_alias_map", frozen_mapping(self.model_alias_map))
 
     def model_for(self, alias: str) -> str | None:
@@ -383,7 +479,24 @@ class TenantPolicy:
     context_window_failover: bool = False  # opt-in; never under the Sovereign tier
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "primary", FrozenMap(self.primary))
+        _require_str(self.tenant_id, "TenantPolicy.tenant_id")
+        _set(self, "privacy_tier", _as_enum(PrivacyTier, self.privacy_tier, "TenantPolicy.privacy_tier"))
+        if not isinstance(self.primary, Mapping):
+            raise TypeError(f"TenantPolicy.primary must be a mapping alias -> (kind, model), got {self.primary!r}")
+        primary: dict[str, tuple[ProviderKind, str]] = {}
+        for alias, target in self.primary.items():
+            where = f"TenantPolicy.primary[{alias!r}]"
+            _require_str(alias, "TenantPolicy.primary key")
+            if not isinstance(target, tuple | list) or len(target) != 2:
+                raise TypeError(f"{where} must be a (ProviderKind, model) pair, got {target!r}")
+            kind = _as_enum(ProviderKind, target[0], f"{where}[0]")
+            primary[alias] = (kind, _require_str(target[1], f"{where}[1]", empty=False))
+        object.__setattr__(self, "primary", FrozenMap(primary))
+        _set(self, "fallback_chain", _as_tuple(self.fallback_chain, FallbackProvider, "TenantPolicy.fallback_chain"))
+        if not isinstance(self.context_window_failover, bool):
+            raise TypeError(
+                f"TenantPolicy.context_window_failover must be a bool, got {self.context_window_failover!r}"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,6 +20,7 @@ from routeproof.core.types import (
     ResolvedModel,
     TenantPolicy,
 )
+from routeproof.errors import UnknownAlias
 from routeproof.factory import router_from_config, tenant_policy
 from routeproof.gateway.settings import GatewaySettings, Tenant, load_gateway_settings
 from routeproof.router import Router
@@ -85,8 +86,11 @@ class Backend:
     def route(self, tenant: Tenant, alias: str) -> Route | None:
         """Where ``alias`` goes for ``tenant``; None when the alias is not configured."""
         policy = self._policies[tenant.name]
-        resolved = resolve(alias, policy)
-        return None if resolved is None else Route(policy=policy, resolved=resolved)
+        try:
+            resolved = resolve(alias, policy)
+        except UnknownAlias:
+            return None
+        return Route(policy=policy, resolved=resolved)
 
     async def call(self, route: Route, req: ChatRequest, timeout_s: float) -> ProviderResponse:
         """One routed call, within ``timeout_s`` from now."""

@@ -84,8 +84,7 @@ async def _probe_all(config: RoutingConfig, console: Console) -> dict[str, _Prob
     async with router_from_config(config) as router:
         for provider in config.providers:
             policy = pinned_policy(config, provider.name, "probe")
-            resolved = resolve("probe", policy)
-            assert resolved is not None, "a pinned policy resolves its alias"
+            resolved = resolve("probe", policy)  # a pinned policy defines its alias
             req = ChatRequest(messages=(Message.user(PROBE_PROMPT),), max_tokens=8, alias="probe")
             started = time.perf_counter()
             with console.status(f"testing {provider.name} ({provider.kind.value}, {provider.model}) ..."):

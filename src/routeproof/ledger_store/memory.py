@@ -69,6 +69,10 @@ class MemoryLedgerStore:
         """The limits this store enforces."""
         return self._state.limits
 
+    def replace_state(self, state: LedgerState) -> None:
+        """Replace the ledger with ``state`` (the Router's logged budget override; ``with_limits`` made it)."""
+        self._state = state
+
     @property
     def description(self) -> str:
         """``memory``."""

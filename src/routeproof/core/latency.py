@@ -1,0 +1,239 @@
+"""The latency-SLA failover trigger (seed 003: "Latency SLA breach: P99 > configured threshold").
+
+Per provider, the latencies of its *answered* attempts (time to first token for a stream) over a
+sliding window: the samples of the last :data:`WINDOW_MS` of the shell's clock (at most
+:data:`MAX_SAMPLES`), or, when fewer than :data:`MIN_SAMPLES` are that recent, the newest
+:data:`MIN_SAMPLES` whatever their age (no traffic is no evidence of recovery). When a provider has
+at least :data:`MIN_SAMPLES` samples and their p99 (nearest rank) exceeds ``sla_ms``, it is in
+breach: later calls demote it like a cooling provider (``routing.plan_chain``).
+
+It recovers when its p99 does, which takes fresh samples: a provider in breach whose newest sample
+is :data:`PROBE_INTERVAL_MS` old *and* that has been demoted by :data:`PROBE_EVERY_CALLS` calls since
+its last probe is *due a probe*, and the next call tries it first (:func:`start_probe` marks it, so
+concurrent calls do not all probe). A probe answered within the SLA makes the next call probe again at
+once, so fast answers push the slow samples out at the pace of calls; once the judged samples' p99 is
+within the SLA the demotion ends. A slow probe answer waits again: while a provider stays slow, at
+most one call in :data:`PROBE_EVERY_CALLS` (0.5 %) pays its latency, whatever the call rate, so the
+chain's p99 is not the slow provider's.
+
+Pure: time is the integer milliseconds the shell passes in; every function returns a new value.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+import icontract
+
+from routeproof.core.constants import PROVIDER_DEFAULT_TIMEOUT_MS
+from routeproof.core.types import ProviderKind
+
+__all__ = [
+    "MAX_SAMPLES",
+    "MIN_SAMPLES",
+    "PROBE_EVERY_CALLS",
+    "PROBE_INTERVAL_MS",
+    "WINDOW_MS",
+    "LatencyConfig",
+    "LatencyState",
+    "breaching",
+    "in_breach",
+    "judged",
+    "new_latency",
+    "p99_ms",
+    "probe_due",
+    "record_demotion",
+    "record_latency",
+    "start_probe",
+    "well_formed",
+]
+
+WINDOW_MS = 60_000
+"""How far back a latency sample counts."""
+MAX_SAMPLES = 200
+"""At most this many samples per provider (the newest)."""
+MIN_SAMPLES = 10
+"""Fewer samples than this say nothing about a p99: no breach."""
+PROBE_INTERVAL_MS = 60_000
+"""How long a provider in breach goes without a sample before one call probes it."""
+PROBE_EVERY_CALLS = 200
+"""...and how many calls must have demoted it since its last probe (bounds the probe share at 0.5 %)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LatencyConfig:
+    """``[driver.failover] latency_sla_ms`` and the window it is judged over."""
+
+    sla_ms: int = PROVIDER_DEFAULT_TIMEOUT_MS
+    window_ms: int = WINDOW_MS
+    max_samples: int = MAX_SAMPLES
+    min_samples: int = MIN_SAMPLES
+    probe_interval_ms: int = PROBE_INTERVAL_MS
+    probe_every_calls: int = PROBE_EVERY_CALLS
+
+    def __post_init__(self) -> None:  # plain code: kept under python -O
+        names = ("sla_ms", "window_ms", "max_samples", "min_samples", "probe_interval_ms", "probe_every_calls")
+        for name in names:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"LatencyConfig.{name} must be an int >= 1, got {value!r}")
+        if self.min_samples > self.max_samples:
+            raise ValueError(f"min_samples ({self.min_samples!r}) must be <= max_samples ({self.max_samples!r})")
+
+
+Sample = tuple[int, int]  # (at_ms, latency_ms)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LatencyState:
+    """Each provider's recent samples, oldest first."""
+
+    config: LatencyConfig = LatencyConfig()
+    samples: tuple[tuple[ProviderKind, tuple[Sample, ...]], ...] = ()
+    probes: tuple[tuple[ProviderKind, int], ...] = ()  # when each provider's last probe started
+    demotions: tuple[tuple[ProviderKind, int], ...] = ()  # calls that demoted it since its last probe
+
+    def demoted_calls(self, provider: ProviderKind) -> int:
+        """How many calls demoted ``provider`` since its last probe."""
+        return next((n for k, n in self.demotions if k is provider), 0)
+
+    def probe_at(self, provider: ProviderKind) -> int | None:
+        """When ``provider``'s last probe started, or None."""
+        return next((at for k, at in self.probes if k is provider), None)
+
+    def of(self, provider: ProviderKind) -> tuple[Sample, ...]:
+        """``provider``'s samples, oldest first (empty when never recorded)."""
+        return next((s for k, s in self.samples if k is provider), ())
+
+
+def well_formed(state: LatencyState) -> bool:
+    """At most max_samples per provider, each provider once, non-negative values in time order."""
+    kinds = [k for k, _ in state.samples]
+    return len(kinds) == len(set(kinds)) and all(
+        len(samples) <= state.config.max_samples
+        and all(at >= 0 and latency >= 0 for at, latency in samples)
+        and all(a[0] <= b[0] for a, b in itertools.pairwise(samples))
+        for _, samples in state.samples
+    )
+
+
+def new_latency(config: LatencyConfig) -> LatencyState:
+    """No samples yet."""
+    return LatencyState(config=config)
+
+
+def _window(samples: tuple[Sample, ...], now_ms: int, window_ms: int) -> tuple[Sample, ...]:
+    return tuple(s for s in samples if now_ms - s[0] < window_ms)
+
+
+def judged(state: LatencyState, provider: ProviderKind, now_ms: int) -> tuple[Sample, ...]:
+    """The samples ``provider`` is judged on at ``now_ms``: the window's, or the newest min_samples."""
+    samples = state.of(provider)
+    recent = _window(samples, now_ms, state.config.window_ms)
+    return recent if len(recent) >= state.config.min_samples else samples[-state.config.min_samples :]
+
+
+def _nearest_rank_p99(latencies: list[int]) -> int:
+    ordered = sorted(latencies)
+    rank = -(-99 * len(ordered) // 100)  # ceil(0.99 n), 1-based
+    return ordered[max(1, rank) - 1]
+
+
+@icontract.require(well_formed)
+@icontract.require(lambda at_ms, latency_ms: at_ms >= 0 and latency_ms >= 0)
+@icontract.require(
+    lambda state, provider, at_ms: not state.of(provider) or state.of(provider)[-1][0] <= at_ms,
+    "the shell's clock never runs back",
+)
+@icontract.ensure(lambda result: well_formed(state=result))
+@icontract.ensure(lambda provider, at_ms, latency_ms, result: result.of(provider)[-1] == (at_ms, latency_ms))
+@icontract.ensure(
+    lambda state, provider, at_ms, result: all(
+        s in state.of(provider) for s in result.of(provider)[:-1]
+    )  # only the new sample is new; old ones are kept or dropped, never changed
+)
+def record_latency(state: LatencyState, provider: ProviderKind, at_ms: int, latency_ms: int) -> LatencyState:
+    """Add one answered attempt's latency, dropping samples outside the window or beyond the cap."""
+    previous = state.of(provider)
+    keep_newest = len(previous) - (state.config.min_samples - 1)  # the newest ones are kept whatever their age
+    kept = tuple(s for i, s in enumerate(previous) if i >= keep_newest or at_ms - s[0] < state.config.window_ms)
+    samples = (*kept, (at_ms, latency_ms))[-state.config.max_samples :]
+    others = tuple((k, s) for k, s in state.samples if k is not provider)
+    return replace(state, samples=(*others, (provider, samples)))
+
+
+@icontract.require(well_formed)
+@icontract.ensure(
+    lambda state, provider, now_ms, result: (
+        result is None
+        or min(latency for _, latency in judged(state, provider, now_ms))
+        <= result
+        <= max(latency for _, latency in judged(state, provider, now_ms))
+    )
+)
+def p99_ms(state: LatencyState, provider: ProviderKind, now_ms: int) -> int | None:
+    """The nearest-rank p99 of the samples ``provider`` is judged on, or None with no sample."""
+    latencies = [latency for _, latency in judged(state, provider, now_ms)]
+    return _nearest_rank_p99(latencies) if latencies else None
+
+
+@icontract.require(well_formed)
+@icontract.ensure(
+    lambda state, provider, now_ms, result: (
+        not result or len(judged(state, provider, now_ms)) >= state.config.min_samples
+    )
+)
+def in_breach(state: LatencyState, provider: ProviderKind, now_ms: int) -> bool:
+    """Whether ``provider``'s p99 exceeds the SLA, judged on at least ``min_samples`` samples."""
+    samples = judged(state, provider, now_ms)
+    if len(samples) < state.config.min_samples:
+        return False
+    return _nearest_rank_p99([latency for _, latency in samples]) > state.config.sla_ms
+
+
+@icontract.require(well_formed)
+@icontract.ensure(lambda state, provider, now_ms, result: not result or in_breach(state, provider, now_ms))
+def probe_due(state: LatencyState, provider: ProviderKind, now_ms: int) -> bool:
+    """Whether one call may try ``provider`` (in breach) first: no probe in flight, and either its newest
+    answer was within the SLA (recovery goes on at the pace of answers) or it has been silent for a
+    probe interval."""
+    if not in_breach(state, provider, now_ms):
+        return False
+    last_at, last_latency = state.of(provider)[-1]
+    probe = state.probe_at(provider)
+    in_flight = probe is not None and probe >= last_at  # a probe is in flight (or was never answered)
+    if not in_flight and last_latency <= state.config.sla_ms:  # the newest answer was fast: keep probing
+        return True
+    quiet_since = probe if in_flight and probe is not None else last_at
+    return (
+        now_ms - quiet_since >= state.config.probe_interval_ms
+        and state.demoted_calls(provider) >= state.config.probe_every_calls
+    )
+
+
+@icontract.require(well_formed)
+@icontract.require(probe_due)
+@icontract.ensure(lambda provider, now_ms, result: result.probe_at(provider) == now_ms)
+@icontract.ensure(lambda provider, now_ms, result: not probe_due(result, provider, now_ms))
+@icontract.ensure(lambda state, result: result.samples == state.samples)
+def start_probe(state: LatencyState, provider: ProviderKind, now_ms: int) -> LatencyState:
+    """Mark that a call now probes ``provider`` (later calls keep it demoted until its answer)."""
+    others = tuple((k, at) for k, at in state.probes if k is not provider)
+    counts = tuple((k, n) for k, n in state.demotions if k is not provider)
+    return replace(state, probes=(*others, (provider, now_ms)), demotions=counts)
+
+
+@icontract.require(well_formed)
+@icontract.ensure(lambda state, provider, result: result.demoted_calls(provider) == state.demoted_calls(provider) + 1)
+@icontract.ensure(lambda state, result: result.samples == state.samples and result.probes == state.probes)
+def record_demotion(state: LatencyState, provider: ProviderKind) -> LatencyState:
+    """One more call demoted ``provider`` (the count that paces its probes)."""
+    counts = tuple((k, n) for k, n in state.demotions if k is not provider)
+    return replace(state, demotions=(*counts, (provider, state.demoted_calls(provider) + 1)))
+
+
+@icontract.require(well_formed)
+def breaching(state: LatencyState, now_ms: int) -> frozenset[ProviderKind]:
+    """Every provider in breach of the SLA at ``now_ms``."""
+    return frozenset(k for k, _ in state.samples if in_breach(state, k, now_ms))

@@ -1,0 +1,132 @@
+"""Construction-time input validation: wrong types, non-finite numbers and out-of-range values are
+refused with a clear error, strings are accepted for enums, and all of it survives ``python -O``."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from routeproof.core.types import (
+    ChatRequest,
+    FallbackProvider,
+    Message,
+    PrivacyTier,
+    ProviderKind,
+    Role,
+    TenantPolicy,
+    TextBlock,
+)
+
+HELLO = (Message.user("hello"),)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "needle"),
+    [
+        ({"temperature": math.nan}, ValueError, "finite"),
+        ({"temperature": math.inf}, ValueError, "finite"),
+        ({"temperature": "hot"}, TypeError, "'hot'"),
+        ({"temperature": 2.5}, ValueError, "2.5"),
+        ({"temperature": True}, TypeError, "True"),
+        ({"max_tokens": 1.5}, TypeError, "1.5"),
+        ({"max_tokens": True}, TypeError, "True"),
+        ({"max_tokens": 0}, ValueError, "> 0"),
+        ({"stop_sequences": "END"}, TypeError, r"\('END',\)"),
+        ({"stop_sequences": ("END", 3)}, TypeError, r"stop_sequences\[1\]"),
+        ({"system": 42}, TypeError, "system"),
+        ({"alias": None}, TypeError, "alias"),
+        ({"tools": ("search",)}, TypeError, r"tools\[0\]"),
+    ],
+)
+def test_chat_request_refuses_bad_fields(kwargs: dict[str, object], error: type[Exception], needle: str) -> None:
+    """Each bad ChatRequest field is refused at construction with its name or value in the message."""
+    with pytest.raises(error, match=needle):
+        ChatRequest(messages=HELLO, **kwargs)  # type: ignore[arg-type]
+
+
+def test_chat_request_refuses_non_messages_and_accepts_lists() -> None:
+    """messages must hold Message values (a str is refused); a list is copied into a tuple."""
+    with pytest.raises(TypeError, match="messages"):
+        ChatRequest(messages="hello")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"messages\[0\]"):
+        ChatRequest(messages=({"role": "user", "content": "hi"},))  # type: ignore[arg-type]
+    req = ChatRequest(messages=list(HELLO), stop_sequences=["END"], temperature=0)  # type: ignore[arg-type]
+    assert req.messages == HELLO
+    assert req.stop_sequences == ("END",)
+
+
+def test_message_refuses_non_text_and_accepts_role_strings() -> None:
+    """Message.user(None) is a TypeError; a role given as "user" becomes Role.USER; junk roles are named."""
+    with pytest.raises(TypeError, match=r"TextBlock\.text must be a str, got None"):
+        Message.user(None)  # type: ignore[arg-type]
+    assert Message(role="user", content=(TextBlock(text="x"),)).role is Role.USER  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"Message\.role .*'boss'"):
+        Message(role="boss", content=(TextBlock(text="x"),))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="content"):
+        Message(role=Role.USER, content="x")  # type: ignore[arg-type]
+
+
+def test_policy_accepts_enum_strings_and_refuses_junk_clearly() -> None:
+    """TenantPolicy/FallbackProvider take "private"/"anthropic" strings for enums; junk is named."""
+    policy = TenantPolicy(
+        privacy_tier="private",  # type: ignore[arg-type]
+        primary={"a": ("ollama", "m")},  # type: ignore[dict-item]
+        fallback_chain=[FallbackProvider(kind="local", model_alias_map={"a": "l"})],  # type: ignore[arg-type]
+    )
+    assert policy.privacy_tier is PrivacyTier.PRIVATE
+    assert policy.primary["a"] == (ProviderKind.OLLAMA, "m")
+    assert policy.fallback_chain[0].kind is ProviderKind.LOCAL
+    with pytest.raises(ValueError, match=r"privacy_tier .*'secret'"):
+        TenantPolicy(privacy_tier="secret")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"primary\['a'\]\[0\] .*'gpt'"):
+        TenantPolicy(primary={"a": ("gpt", "m")})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match=r"primary\['a'\]"):
+        TenantPolicy(primary={"a": "anthropic"})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="context_window_failover"):
+        TenantPolicy(context_window_failover="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="fallback_chain"):
+        TenantPolicy(fallback_chain=(ProviderKind.OPENAI,))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="model_alias_map"):
+        FallbackProvider(kind=ProviderKind.OPENAI, model_alias_map={"a": None})  # type: ignore[dict-item]
+
+
+OPTIMISED = textwrap.dedent(
+    """
+    import math
+    from routeproof.core.kernel import BackoffPolicy
+    from routeproof.core.ledger import BudgetLimits
+    from routeproof.core.pricing import PricingTable
+    from routeproof.core.types import ChatRequest, Message
+    from routeproof.errors import ConfigError
+    from routeproof.router import Router
+    assert False, "this line proves -O is on"  # stripped under -O
+    refused = []
+    for make in (
+        lambda: ChatRequest(messages=(Message.user("x"),), temperature=math.nan),
+        lambda: ChatRequest(messages=(Message.user("x"),), max_tokens=1.5),
+        lambda: Router([], pricing=PricingTable(prices={}), budget=BudgetLimits(session_limit_pico_usd=-1)),
+        lambda: Router([], backoff=BackoffPolicy(full_jitter=True, base_ms=0)),
+        lambda: Router([], max_attempts_per_provider=9),
+    ):
+        try:
+            make()
+        except (TypeError, ValueError, ConfigError):
+            refused.append(True)
+        else:
+            refused.append(False)
+    print(refused)
+    """
+)
+
+
+def test_validation_survives_python_dash_o() -> None:
+    """Under ``python -O`` (contracts and asserts stripped) bad requests, budgets and backoffs are still refused."""
+    done = subprocess.run(
+        [sys.executable, "-O", "-c", OPTIMISED], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[True, True, True, True, True]"
