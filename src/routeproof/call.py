@@ -43,6 +43,7 @@ from routeproof.core.types import (
 from routeproof.errors import (
     AllProvidersFailed,
     AuthError,
+    ConfigError,
     DeadlineExceeded,
     InvalidResponse,
     NoEligibleProvider,
@@ -95,6 +96,7 @@ class Call:
         self.turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
         self.cost_pico_usd: int | None = None  # the answered attempt's exact cost; None = unpriced
         self.trace_context = call_trace_context()  # one trace for all of this call's attempts
+        self.config_error: ConfigError | None = None  # the first entry skipped as misconfigured
 
     def now_ms(self) -> int:
         return loop_ms(self.loop.time())
@@ -146,6 +148,8 @@ class Call:
         """
         outcome, failure = classify_exception(exc)
         entry = action.entry
+        if isinstance(exc, ConfigError) and self.config_error is None:
+            self.config_error = exc  # the call's error if no other provider can take it (_no_eligible)
         if outcome is not None and outcome.skip_reason is not None:
             logger.warning(
                 "router_attempt_skipped provider=%s model=%s reason=%s detail=%s",
@@ -271,6 +275,9 @@ class Call:
             error: RouterError = self.refusal.to_error()
             error.attempts = action.records
             return error
+        if self.config_error is not None and not action.records:
+            # nothing could be sent: the configuration error that skipped the chain, naming its value
+            return self.config_error.with_attempts(action.records)
         earliest = self.chain_plan.earliest_return_ms
         return NoEligibleProvider(
             skipped, earliest_at=None if earliest is None else earliest / 1000, attempts=action.records

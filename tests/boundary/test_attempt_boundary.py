@@ -251,3 +251,22 @@ async def test_an_sse_line_over_the_provider_s_cap_fails_the_attempt_before_its_
     assert failure is not None
     assert failure.kind is FailureKind.STREAM_ERROR
     assert "longer than 64" in failure.message
+
+
+async def test_when_nothing_else_can_run_the_configuration_error_is_the_call_s_error() -> None:
+    """A chain of one misconfigured provider (key with a newline) raises ConfigError, without the key."""
+    key = "sk-SECRET-only-provider-key"
+    reader = InMemoryMetricReader()
+    metrics = RouterMetrics(MeterProvider(metric_readers=[reader]).get_meter("test"))
+    policy = TenantPolicy(primary={ALIAS: (OA, "gpt-4o")})
+    resolved = resolve(ALIAS, policy)
+    assert resolved is not None
+    async with MockProviderServer(Shape.OPENAI) as server, httpx.AsyncClient() as client:
+        router = Router(
+            [OpenAIProvider(api_key=key + "\n", client=client, base_url=f"{server.base_url}/v1")], metrics=metrics
+        )
+        with pytest.raises(ConfigError) as info:
+            await router.call_provider(_request(), resolved, asyncio.get_running_loop().time() + DEADLINE_S, policy)
+    assert key not in str(info.value)
+    assert info.value.attempts == ()
+    assert len(_calls_total(reader)) == 1

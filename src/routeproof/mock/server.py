@@ -250,12 +250,14 @@ class MockProviderServer:
             await _wait_for_eof(reader)
             return False
         keep_alive = req.keep_alive and not step.close_connection
+        items = self._stream_items(step, view)
         scripted_names = {name.lower() for name, _ in step.headers}
-        id_headers = [h for h in shapes.request_id_headers(self.shape, rid) if h[0].lower() not in scripted_names]
-        headers = [*id_headers, *step.headers]
+        # A request id on every JSON answer (success or error), as the APIs send it. Streamed answers
+        # keep their head byte-for-byte as before: scripted cuts (cut_after_bytes) count head bytes.
+        ids = () if items is not None else shapes.request_id_headers(self.shape, rid)
+        headers = [*(h for h in ids if h[0].lower() not in scripted_names), *step.headers]
         if not keep_alive:
             headers.append(("connection", "close"))
-        items = self._stream_items(step, view)
         pieces: list[_Piece] = []
         if items is None:
             content_type, payload = self._body(step, view, rid)
