@@ -9,12 +9,14 @@ a ledger outcome.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from routeproof import clock
 from routeproof.core import kernel
+from routeproof.core.boundary import MAX_DETAIL_CHARS, classify_exception
 from routeproof.core.classify import is_billable
 from routeproof.core.kernel import (
     AttemptFailed,
@@ -42,6 +44,7 @@ from routeproof.core.types import (
 from routeproof.errors import (
     AllProvidersFailed,
     AuthError,
+    ConfigError,
     DeadlineExceeded,
     InvalidResponse,
     NoEligibleProvider,
@@ -62,6 +65,8 @@ if TYPE_CHECKING:
     from routeproof.router import Router
 
 __all__ = ["Call", "deadline_ms", "loop_ms"]
+
+logger = logging.getLogger("routeproof")
 
 
 def loop_ms(loop_time_s: float) -> int:
@@ -92,29 +97,31 @@ class Call:
         self.turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
         self.cost_pico_usd: int | None = None  # the answered attempt's exact cost; None = unpriced
         self.trace_context = call_trace_context()  # one trace for all of this call's attempts
+        self.config_error: ConfigError | None = None  # the first entry skipped as misconfigured
 
     def now_ms(self) -> int:
         return loop_ms(self.loop.time())
 
-    async def begin(self, action: CallProvider) -> Reservation | AttemptRefused | None:
-        """Count a failover, then reserve the attempt's worst case (or say why it may not start)."""
+    async def begin(self, action: CallProvider) -> Reservation | AttemptRefused | AttemptFailed | None:
+        """Count a failover, then reserve the attempt's worst case (or say why it may not start).
+
+        Pricing is part of the attempt: what it raises (``ConfigError`` for an unpriced model) goes
+        through :meth:`boundary` before anything is sent (a skip of this entry). The reservation is
+        not: a ledger store that cannot book (``LedgerUnavailable``) fails the whole call closed.
+        """
         router = self.router
         entry = action.entry
         if self.last_position is not None and self.last_position != action.position and self.last_kind is not None:
             router._metrics.failover(self.last_kind, entry.provider)
+        try:
+            router._price(entry.provider, entry.model)
+        except Exception as exc:  # pricing belongs to the attempt boundary: core's table classifies it
+            return await self.boundary(action, None, exc)
         outcome = await router._reserve(entry.provider, entry.model, self.req, self.session_id)
         if isinstance(outcome, LedgerRefusal):
             self.refusal = outcome
             if outcome.scope is BudgetScope.PROVIDER_DAILY:
-                self.skipped.append(
-                    SkipRecord(
-                        provider=entry.provider,
-                        model=entry.model,
-                        fallback_position=entry.fallback_position,
-                        reason="budget_provider_daily",
-                    )
-                )
-                return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.SKIP_PROVIDER)
+                return self.skip(action, "budget_provider_daily")
             return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.TERMINAL)
         self.last_kind, self.last_position = entry.provider, action.position
         if outcome is not None and outcome.turn_warning:  # seed 003 per-turn scope: warn, then send
@@ -122,6 +129,41 @@ class Call:
             router._metrics.turn_warning(entry.provider)
             log_turn_warning(entry.provider, entry.model, format_usd(outcome.amount_pico_usd))
         return outcome
+
+    def skip(self, action: CallProvider, reason: str) -> AttemptRefused:
+        """Leave this chain entry out (a ``SkipRecord``) and go on down the chain."""
+        entry = action.entry
+        self.skipped.append(
+            SkipRecord(
+                provider=entry.provider, model=entry.model, fallback_position=entry.fallback_position, reason=reason
+            )
+        )
+        return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.SKIP_PROVIDER)
+
+    async def boundary(
+        self, action: CallProvider, reservation: Reservation | None, exc: Exception
+    ) -> AttemptRefused | AttemptFailed:
+        """The one attempt boundary: an exception that escaped the attempt, as core's table classifies it.
+
+        A skip releases the reservation unbilled; a failure is settled like any other failed attempt.
+        """
+        outcome, failure = classify_exception(exc)
+        entry = action.entry
+        if isinstance(exc, ConfigError) and self.config_error is None:
+            self.config_error = exc  # the call's error if no other provider can take it (_no_eligible)
+        if outcome is not None and outcome.skip_reason is not None:
+            logger.warning(
+                "router_attempt_skipped provider=%s model=%s reason=%s detail=%s",
+                entry.provider.as_metric_label(),
+                entry.model,
+                outcome.skip_reason,
+                str(exc)[:MAX_DETAIL_CHARS],
+            )
+            await self.router._settle(reservation, booked_pico_usd=0, succeeded=False)
+            return self.skip(action, outcome.skip_reason)
+        if failure is None:  # pragma: no cover - classify_exception covers every Exception
+            raise exc
+        return await self.failed(action, reservation, failure)
 
     async def failed(
         self, action: CallProvider, reservation: Reservation | None, failure: AttemptFailure
@@ -134,37 +176,45 @@ class Call:
         return AttemptFailed(now_ms=self.now_ms(), failure=failure, draw=router._rng.random())
 
     async def attempt(self, action: CallProvider) -> Event:
-        """Perform one CallProvider action and say what happened."""
+        """Perform one CallProvider action and say what happened.
+
+        Nothing raised while pricing, building, sending, reading or decoding the attempt escapes
+        (but ``CancelledError``): it becomes a failed attempt or a skip (:meth:`boundary`).
+        """
         router = self.router
         entry = action.entry
         begun = await self.begin(action)
-        if isinstance(begun, AttemptRefused):
+        if isinstance(begun, AttemptRefused | AttemptFailed):
             return begun
         reservation = begun
-        provider = router._providers[entry.provider]
-        timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
         settled = False
         try:
             try:
+                provider = router._providers[entry.provider]
+                timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
                 with attempt_span(entry.provider, entry.model, action.attempt_num, parent=self.trace_context):
                     async with clock.timeout_at(timeout_at):  # clock.py: the final wake-up is short
                         response = await provider.complete(self.req, entry.model, timeout_at=timeout_at)
+                cost_pico_usd = router._known_cost(entry.provider, entry.model, response.usage)
             except ProviderCallFailed as exc:
                 failure = exc.failure
             except TimeoutError:
                 failure = AttemptFailure(
                     kind=FailureKind.ATTEMPT_TIMEOUT, message=f"no answer within {action.timeout_ms} ms"
                 )
+            except Exception as exc:  # the attempt boundary: core's table classifies it (never carries on)
+                settled = True
+                return await self.boundary(action, reservation, exc)
             else:
-                self.cost_pico_usd = router._known_cost(entry.provider, entry.model, response.usage)
-                await router._settle(reservation, booked_pico_usd=self.cost_pico_usd or 0, succeeded=True)
+                self.cost_pico_usd = cost_pico_usd
+                await router._settle(reservation, booked_pico_usd=cost_pico_usd or 0, succeeded=True)
                 settled = True
                 self.response = response
                 return AttemptSucceeded(now_ms=self.now_ms())
             settled = True
             return await self.failed(action, reservation, failure)
         finally:
-            if not settled:  # cancelled (or a bug escaping): never leak the reservation
+            if not settled:  # cancelled: never leak the reservation
                 await router._settle(reservation, booked_pico_usd=0, succeeded=False)
 
     def succeed(self, action: Succeed, latency_ms: int) -> ProviderResponse:
@@ -226,6 +276,9 @@ class Call:
             error: RouterError = self.refusal.to_error()
             error.attempts = action.records
             return error
+        if self.config_error is not None and not action.records:
+            # nothing could be sent: the configuration error that skipped the chain, naming its value
+            return self.config_error.with_attempts(action.records)
         earliest = self.chain_plan.earliest_return_ms
         return NoEligibleProvider(
             skipped, earliest_at=None if earliest is None else earliest / 1000, attempts=action.records

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from routeproof import clock
 from routeproof.call import Call, deadline_ms, loop_ms
 from routeproof.core import kernel
+from routeproof.core.boundary import MAX_DETAIL_CHARS
 from routeproof.core.kernel import (
     AttemptFailed,
     AttemptRefused,
@@ -76,7 +77,9 @@ class ProviderStream:
 
     ``attempts`` grows as attempts finish; ``provider``/``model`` name the provider the stream
     committed to; ``interrupted`` is True when the stream ended with a StreamError after its first
-    token; ``first_token_ms`` is the committed attempt's time to first token.
+    token; ``first_token_ms`` is the committed attempt's time to first token;
+    ``dropped_parameters`` names the request parameters that model does not accept and that were
+    therefore left out (as ``ProviderResponse.dropped_parameters`` does for a plain call).
     """
 
     def __init__(
@@ -95,6 +98,7 @@ class ProviderStream:
         self.model = ""
         self.interrupted = False
         self.first_token_ms: int | None = None
+        self.dropped_parameters: tuple[str, ...] = ()
         self.cost_pico_usd: int | None = None  # the completed stream's exact cost; None = unpriced or not completed
         self.budget_turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
         self._router = router
@@ -164,6 +168,8 @@ class ProviderStream:
                         self.attempts = action.records
                         self.provider, self.model = action.entry.provider, action.entry.model
                         self.first_token_ms = first_token_ms
+                        report = getattr(router._providers[self.provider], "dropped_parameters", None)
+                        self.dropped_parameters = report(self._req, self.model) if report is not None else ()
                         self.budget_turn_warning = call.turn_warning
                         relay = self._relay(
                             call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back
@@ -190,20 +196,21 @@ class ProviderStream:
     ) -> AttemptRefused | AttemptFailed | tuple[StreamEvent, AsyncIterator[StreamEvent], Reservation | None, int]:
         """Start one streaming attempt and wait for its first event, within the attempt's timeout."""
         router = self._router
+        entry = action.entry
         begun = await call.begin(action)
-        if isinstance(begun, AttemptRefused):
+        if isinstance(begun, AttemptRefused | AttemptFailed):
             return begun
         reservation = begun
-        entry = action.entry
-        provider = router._providers[entry.provider]
-        timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
-        stream = provider.stream(
-            self._req, entry.model, timeout_at=timeout_at, idle_timeout_s=router._stream_idle_timeout_s
-        )
+        stream: AsyncIterator[StreamEvent] | None = None
         keep_open = False
         settled = False
         try:
             try:
+                provider = router._providers[entry.provider]
+                timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
+                stream = provider.stream(
+                    self._req, entry.model, timeout_at=timeout_at, idle_timeout_s=router._stream_idle_timeout_s
+                )
                 async with clock.timeout_at(timeout_at):  # clock.py: the final wake-up is short
                     with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
                         first = await anext(aiter(stream))  # the request (and its traceparent) goes out here
@@ -213,6 +220,9 @@ class ProviderStream:
                 failure = AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT, message="no first event in time")
             except StopAsyncIteration:
                 failure = AttemptFailure(kind=FailureKind.STREAM_ERROR, message="stream ended before any event")
+            except Exception as exc:  # the attempt boundary: core's table classifies it (never carries on)
+                settled = True
+                return await call.boundary(action, reservation, exc)
             else:
                 if not isinstance(first, StreamError):
                     keep_open = True  # committed: _relay owns the stream and the reservation now
@@ -225,7 +235,8 @@ class ProviderStream:
             if not keep_open:
                 if not settled:  # cancelled while waiting for the first event: nothing was billed
                     await router._settle(reservation, booked_pico_usd=0, succeeded=False)
-                await _close(stream)
+                if stream is not None:
+                    await _close(stream)
 
     async def _relay(
         self,
@@ -273,6 +284,9 @@ class ProviderStream:
                         event = StreamError(message=f"{INTERRUPTED}: {DEADLINE_ELAPSED}")
                     except StopAsyncIteration:
                         event = StreamError(message=f"{INTERRUPTED}: the stream ended without MessageStop")
+                    except Exception as exc:  # the committed attempt's boundary: it ends in one StreamError
+                        detail = f"{type(exc).__name__}: {str(exc)[:MAX_DETAIL_CHARS]}"
+                        event = StreamError(message=f"{INTERRUPTED}: {detail}")
                 if isinstance(event, MessageStop):
                     self.cost_pico_usd = router._known_cost(kind, entry_model, event.usage)
                     await settle(StreamEnd.COMPLETED, self.cost_pico_usd or 0)

@@ -19,7 +19,6 @@ Both pools hold :data:`POOL_CONNECTIONS` connections, the admission default per 
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import importlib.util
 import os
@@ -35,7 +34,6 @@ __all__ = [
     "POOL_CONNECTIONS",
     "Transport",
     "default_transport",
-    "drain_for_reuse",
     "make_client",
     "parse_transport",
 ]
@@ -99,30 +97,6 @@ def parse_transport(value: object) -> Transport:
     if transport is Transport.AIOHTTP and not aiohttp_available():
         raise ConfigError("transport 'aiohttp' needs the aiohttp extra: pip install 'routeproof[aiohttp]'")
     return transport
-
-
-DRAIN_TIMEOUT_S = 0.05
-"""How long a finished stream may read the rest of its body (normally already buffered)."""
-
-DRAIN_MAX_BYTES = 65_536
-
-
-async def drain_for_reuse(chunks: AsyncIterator[bytes] | None) -> None:
-    """Read what is left of a stream's body after its terminal event, briefly, so httpx can give the
-    connection back to the pool (a response closed unread is dropped). Best effort: a body that does
-    not end within :data:`DRAIN_TIMEOUT_S` / :data:`DRAIN_MAX_BYTES` is left, and its connection
-    closed, as before."""
-    if chunks is None:
-        return
-    read = 0
-    try:
-        async with asyncio.timeout(DRAIN_TIMEOUT_S):
-            async for chunk in chunks:
-                read += len(chunk)
-                if read > DRAIN_MAX_BYTES:
-                    return
-    except (TimeoutError, httpx.HTTPError, httpx.StreamError):
-        return  # the connection is closed instead of reused: nothing else to do
 
 
 def _limits(connections: int) -> httpx.Limits:

@@ -45,6 +45,9 @@ def anthropic_requests(draw: st.DrawFn) -> dict[str, Any]:
             blocks: list[dict[str, Any]] = [
                 {"type": "tool_result", "tool_use_id": tool_id, "content": draw(texts)} for tool_id in pending
             ]
+            for block in blocks:  # an error result travels to OpenAI too (IS_ERROR_MARKER) and comes back
+                if draw(st.booleans()):
+                    block["is_error"] = True
             blocks += [
                 {"type": "text", "text": t} for t in draw(st.lists(texts, min_size=0 if blocks else 1, max_size=3))
             ]
@@ -108,5 +111,6 @@ def openai_requests(draw: st.DrawFn) -> dict[str, Any]:
             messages.append(message)
     reasoning_model = model.rsplit("/", 1)[-1].startswith("o")
     body: dict[str, Any] = {"model": model, "messages": messages}
-    body["max_completion_tokens" if reasoning_model else "max_tokens"] = draw(st.integers(1, 100_000))
+    del reasoning_model  # OpenAI's canonical max-tokens field is max_completion_tokens for every model
+    body["max_completion_tokens"] = draw(st.integers(1, 100_000))
     return body

@@ -138,3 +138,17 @@ def test_fuzz_malformed_bodies_only_raise_invalid_response_or_translation_error(
     for translate in (anthropic_response_to_openai, openai_response_to_anthropic):
         with contextlib.suppress(TranslationError):
             translate(body)
+
+
+def test_openai_usage_null_is_zero_counts_not_an_invalid_response() -> None:
+    """An OpenAI(-compatible) reply with "usage": null normalises with zero usage instead of failing."""
+    body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "model": "gpt-4o",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+        "usage": None,
+    }
+    response = normalize_openai(body)
+    assert response.choices[0].content == "hi"
+    assert response.usage == Usage()

@@ -257,3 +257,85 @@ def test_wrongly_typed_event_json_only_yields_stream_errors(payloads: list[Any],
     body = "".join(_sse(None, json.dumps(p)) for p in payloads).encode()
     events = _decode(protocol, [body])
     assert isinstance(events[-1], StreamError | MessageStop)
+
+
+class _CountingEol:
+    """Wraps the decoder's line-end pattern and counts how many characters each search may scan."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern = pattern
+        self.scanned = 0
+
+    def search(self, text: str, position: int = 0) -> Any:
+        self.scanned += len(text) - position
+        return self.pattern.search(text, position)
+
+
+def test_line_decoding_scans_each_character_a_bounded_number_of_times(monkeypatch: Any) -> None:
+    """A 1 MB line fed in 1000 small chunks is scanned for line ends about once, not once per chunk."""
+    from routeproof.core import sse
+
+    counter = _CountingEol(sse._EOL)
+    monkeypatch.setattr(sse, "_EOL", counter)
+    body = ('data: {"choices":[{"index":0,"delta":{"content":"' + "x" * 1_000_000 + '"}}]}\n\n').encode()
+    decoder = StreamDecoder(WireProtocol.OPENAI)
+    events: list[StreamEvent] = []
+    for i in range(0, len(body), 1000):
+        events += decoder.feed(body[i : i + 1000])
+    assert events == [TextDelta(text="x" * 1_000_000)]
+    assert counter.scanned <= 2 * len(body)
+
+
+def test_a_line_over_the_cap_ends_the_stream_in_a_stream_error() -> None:
+    """A line longer than max_line_chars is a StreamError naming the cap, even before the line ends."""
+    decoder = StreamDecoder(WireProtocol.OPENAI, max_line_chars=100)
+    events = decoder.feed(b"data: " + b"y" * 60) + decoder.feed(b"y" * 60)
+    assert len(events) == 1
+    assert isinstance(events[0], StreamError)
+    assert "longer than 100" in events[0].message
+    assert decoder.done
+    assert decoder.feed(b"\n\ndata: [DONE]\n\n") == []
+
+
+def test_an_event_whose_data_lines_sum_over_the_cap_is_a_stream_error() -> None:
+    """Many short data lines of one event count together against the cap."""
+    decoder = StreamDecoder(WireProtocol.OPENAI, max_line_chars=100)
+    events = decoder.feed(b"data: 0123456789\n" * 20)
+    assert len(events) == 1
+    assert isinstance(events[0], StreamError)
+
+
+def test_a_line_at_the_cap_is_decoded() -> None:
+    """A line of exactly max_line_chars characters is still an ordinary line."""
+    line = 'data: {"choices":[]}'
+    decoder = StreamDecoder(WireProtocol.OPENAI, max_line_chars=len(line))
+    assert decoder.feed((line + "\n\n").encode()) == []
+    assert not decoder.done
+
+
+def test_null_usage_fields_in_message_delta_keep_the_counts_of_message_start() -> None:
+    """message_delta usage with null counts (cache, input) does not erase message_start's counts."""
+    message = _MESSAGE | {"usage": {"input_tokens": 25, "output_tokens": 1, "cache_read_input_tokens": 5,
+                                    "cache_creation_input_tokens": 7}}  # fmt: skip
+    body = "".join(
+        [
+            _anthropic("message_start", message=message),
+            _anthropic("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+            _delta(0, {"type": "text_delta", "text": "hi"}),
+            _delta(0, {"type": "citations_delta", "citation": {"type": "char_location", "cited_text": "hi"}}),
+            _anthropic("content_block_stop", index=0),
+            _anthropic("message_delta", delta={"stop_reason": "model_context_window_exceeded"},
+                       usage={"output_tokens": 9, "input_tokens": None, "cache_read_input_tokens": None,
+                              "cache_creation_input_tokens": None}),
+            _anthropic("message_stop"),
+        ]
+    ).encode()  # fmt: skip
+    events = _decode(WireProtocol.ANTHROPIC, [body])
+    assert events == [
+        TextDelta(text="hi"),
+        BlockStop(),
+        MessageStop(
+            stop_reason=FinishReason.LENGTH,
+            usage=Usage(prompt_tokens=25, completion_tokens=9, cached_input_tokens=5, cache_creation_tokens=7),
+        ),
+    ]

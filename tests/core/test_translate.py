@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from routeproof.core.capabilities import ModelCapabilities
 from routeproof.core.translate import (
     ANTHROPIC_TO_OPENAI_STOP,
+    IS_ERROR_MARKER,
     OPENAI_TO_ANTHROPIC_STOP,
     anthropic_request_to_openai,
     anthropic_response_to_openai,
@@ -189,16 +191,73 @@ def test_tool_messages_regroup_into_one_user_turn_with_following_text() -> None:
     }
 
 
-def test_text_after_tool_use_keeps_its_order_as_a_second_assistant_message() -> None:
-    """An assistant turn text, tool_use, text is two OpenAI assistant messages, and comes back whole."""
+def test_an_assistant_turn_is_one_openai_message_with_every_tool_call_and_results_right_after() -> None:
+    """[tool_use A, text, tool_use B] is one assistant message (text, calls A and B), then tool messages A, B."""
     turn = Message(
         role=Role.ASSISTANT,
-        content=(TextBlock(text="a"), ToolUseBlock(id="t1", name="f", input_json='{"k":[1]}'), TextBlock(text="b")),
+        content=(
+            ToolUseBlock(id="A", name="f", input_json='{"k":[1]}'),
+            TextBlock(text="between"),
+            ToolUseBlock(id="B", name="g"),
+        ),
     )
-    req = ChatRequest(messages=(Message.user("q"), turn))
+    results = Message(
+        role=Role.USER,
+        content=(
+            TextBlock(text="and?"),
+            ToolResultBlock(tool_use_id="A", content="a"),
+            ToolResultBlock(tool_use_id="B", content="b"),
+        ),
+    )
+    req = ChatRequest(messages=(Message.user("q"), turn, results))
     body = request_to_openai(req, "gpt-4o")
-    assert [m.get("content") for m in body["messages"]] == ["q", "a", "b"]
+    assert [(m["role"], m.get("content"), [c["id"] for c in m.get("tool_calls", [])]) for m in body["messages"]] == [
+        ("user", "q", []),
+        ("assistant", "between", ["A", "B"]),
+        ("tool", "a", []),
+        ("tool", "b", []),
+        ("user", "and?", []),
+    ]
+    canonical = ChatRequest(
+        messages=(
+            Message.user("q"),
+            Message(role=Role.ASSISTANT, content=(turn.content[1], turn.content[0], turn.content[2])),
+            Message(role=Role.USER, content=(*results.content[1:], results.content[0])),
+        )
+    )
+    assert parse_openai_request(body)[0] == canonical  # the documented normalisation: text first, results first
+
+
+def test_is_error_tool_result_travels_to_openai_and_comes_back() -> None:
+    """An is_error tool result is the content parts [IS_ERROR_MARKER, text] and parses back as is_error."""
+    call = Message(role=Role.ASSISTANT, content=(ToolUseBlock(id="t", name="f"),))
+    failed = Message(role=Role.USER, content=(ToolResultBlock(tool_use_id="t", content="boom", is_error=True),))
+    req = ChatRequest(messages=(Message.user("q"), call, failed))
+    body = request_to_openai(req, "gpt-4o")
+    assert body["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "t",
+        "content": [{"type": "text", "text": IS_ERROR_MARKER}, {"type": "text", "text": "boom"}],
+    }
     assert parse_openai_request(body)[0] == req
+    plain = {"role": "tool", "tool_call_id": "t", "content": IS_ERROR_MARKER}  # a plain string is never an error
+    assert parse_openai_request({**body, "messages": [*body["messages"][:-1], plain]})[0].messages[-1].content == (
+        ToolResultBlock(tool_use_id="t", content=IS_ERROR_MARKER),
+    )
+
+
+def test_openai_max_tokens_field_and_roles_follow_the_capabilities() -> None:
+    """gpt-5.x and OpenAI's default get max_completion_tokens; a compatible server's capabilities keep max_tokens."""
+    req = ChatRequest(messages=(Message.user("hi"),), system="s", max_tokens=7)
+    body = request_to_openai(req, "gpt-5.4-mini")
+    assert body["max_completion_tokens"] == 7
+    assert "max_tokens" not in body
+    compatible = request_to_openai(req, "llama3", capabilities=ModelCapabilities())
+    assert compatible["max_tokens"] == 7
+    assert "max_completion_tokens" not in compatible
+    assert compatible["messages"][0] == {"role": "system", "content": "s"}
+    developer = request_to_openai(req, "x", capabilities=ModelCapabilities(system_role="developer"))
+    assert developer["messages"][0]["role"] == "developer"
 
 
 def test_missing_openai_tool_call_id_is_regenerated_with_blake3() -> None:
@@ -222,10 +281,11 @@ def test_missing_openai_tool_call_id_is_regenerated_with_blake3() -> None:
 
 
 def test_stop_reason_table() -> None:
-    """end_turn/stop, max_tokens/length, tool_use/tool_calls, stop_sequence/stop, refusal/content_filter."""
+    """end_turn/stop, max_tokens/length, tool_use/tool_calls, stop_sequence/stop, refusal/content_filter,
+    model_context_window_exceeded/length."""
     assert dict(ANTHROPIC_TO_OPENAI_STOP) == {
         "end_turn": "stop", "max_tokens": "length", "tool_use": "tool_calls",
-        "stop_sequence": "stop", "refusal": "content_filter",
+        "stop_sequence": "stop", "refusal": "content_filter", "model_context_window_exceeded": "length",
     }  # fmt: skip
     for anthropic, openai in ANTHROPIC_TO_OPENAI_STOP.items():
         assert finish_reason_for(anthropic) is finish_reason_for(openai)
@@ -243,15 +303,10 @@ def test_stop_reason_table() -> None:
         ({**PARALLEL, "metadata": {"user_id": "u"}}, "metadata"),
         ({**PARALLEL, "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]},
          "cache_control"),
-        (
-            {**PARALLEL, "messages": [{"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "t", "content": "boom", "is_error": True}]}]},
-            "is_error",
-        ),
     ],
 )  # fmt: skip
 def test_content_without_equivalent_raises_translation_error_naming_it(body: dict[str, Any], named: str) -> None:
-    """Images, unknown fields, cache_control and is_error results raise TranslationError naming them."""
+    """Images, unknown fields and cache_control raise TranslationError naming them."""
     with pytest.raises(TranslationError, match=named):
         anthropic_request_to_openai(body)
 
@@ -398,3 +453,41 @@ def test_optional_usage_counts_reject_wrong_types() -> None:
     body = {**ANTHROPIC_RESPONSE, "usage": usage}
     with pytest.raises(TranslationError, match="cache_read_input_tokens"):
         anthropic_response_to_openai(body)
+
+
+def _canonical_turn(message: Message) -> Message:
+    """The documented normalisation: assistant text before tool_use, user tool_result before text."""
+    first = ToolResultBlock if message.role is Role.USER else TextBlock
+    return Message(role=message.role, content=tuple(sorted(message.content, key=lambda b: not isinstance(b, first))))
+
+
+@given(anthropic_requests(), st.randoms(use_true_random=False))
+def test_any_block_order_within_turns_gives_openai_messages_in_an_order_openai_accepts(
+    body: dict[str, Any], rng: Any
+) -> None:
+    """Blocks shuffled within turns: tool messages still follow their calls; parsing back gives the canonical turns."""
+    req, _ = parse_anthropic_request(body)
+    shuffled = tuple(Message(role=m.role, content=tuple(rng.sample(m.content, len(m.content)))) for m in req.messages)
+    messed = ChatRequest(
+        messages=shuffled, max_tokens=req.max_tokens, system=req.system, tools=req.tools,
+        temperature=req.temperature, stop_sequences=req.stop_sequences,
+    )  # fmt: skip
+    out = request_to_openai(messed, "gpt-4o")["messages"]
+    pending: list[str] = []
+    for message in out:
+        if message["role"] == "tool":
+            pending.remove(message["tool_call_id"])  # answers a call of the assistant message just before
+        else:
+            assert not pending, "a non-tool message between tool calls and their results"
+            pending = [c["id"] for c in message.get("tool_calls", [])]
+    assert parse_openai_request({"model": "gpt-4o", "max_tokens": 1, "messages": out})[0].messages == tuple(
+        _canonical_turn(m) for m in shuffled
+    )
+
+
+def test_anthropic_user_turns_carry_tool_results_before_text() -> None:
+    """A user turn [text, tool_result] goes to Anthropic as [tool_result, text]: the API rejects the other order."""
+    call = Message(role=Role.ASSISTANT, content=(ToolUseBlock(id="t", name="f"),))
+    turn = Message(role=Role.USER, content=(TextBlock(text="and?"), ToolResultBlock(tool_use_id="t", content="r")))
+    body = request_to_anthropic(ChatRequest(messages=(Message.user("q"), call, turn)), "claude-x")
+    assert [b["type"] for b in body["messages"][-1]["content"]] == ["tool_result", "text"]

@@ -15,6 +15,7 @@ from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
 from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 from botocore.credentials import Credentials  # type: ignore[import-untyped]
 
+from routeproof.core.capabilities import kind_default
 from routeproof.core.translate import request_to_anthropic, request_to_bedrock_converse, request_to_openai
 from routeproof.core.types import FailureKind, ProviderKind
 from routeproof.errors import ProviderCallFailed
@@ -86,13 +87,17 @@ async def test_openai_compatible_request_shape(
     base_url: str | None,
     expected_url: str,
 ) -> None:
-    """OpenAI-compatible kinds: POST {base}/chat/completions, Bearer key, translated body, kind kept."""
+    """OpenAI-compatible kinds: POST {base}/chat/completions, Bearer key, translated body, kind kept;
+    OpenAI itself gets max_completion_tokens, compatible servers keep max_tokens."""
     route = respx_mock.post(expected_url).respond(200, json=OPENAI_OK)
     provider = OpenAIProvider(kind=kind, api_key=OPENAI_KEY, client=client, base_url=base_url)
     response = await provider.complete(request_hello(), "gpt-4o", timeout_at=_deadline())
     sent = route.calls.last.request
     assert sent.headers["authorization"] == f"Bearer {OPENAI_KEY}"
-    assert json.loads(sent.content) == request_to_openai(request_hello(), "gpt-4o")
+    caps = kind_default(kind, "gpt-4o")
+    assert json.loads(sent.content) == request_to_openai(request_hello(), "gpt-4o", capabilities=caps)
+    field = "max_completion_tokens" if kind is ProviderKind.OPENAI else "max_tokens"
+    assert json.loads(sent.content)[field] == request_hello().max_tokens
     assert response.provider is kind
     assert provider.name == kind.value
 

@@ -209,7 +209,12 @@ def normalize_anthropic(body: object) -> ProviderResponse:
 
 
 def openai_usage(raw: object, read: FieldReader) -> Usage:
-    """OpenAI ``usage``: ``prompt_tokens`` includes cache reads (and OpenRouter's cache writes)."""
+    """OpenAI ``usage``: ``prompt_tokens`` includes cache reads (and OpenRouter's cache writes).
+
+    A ``null`` or absent usage (some OpenAI-compatible servers, and ``"usage": null`` replies) is
+    zero counts, as the OpenAI SDK's own types allow (``usage`` is optional)."""
+    if raw is None:
+        return Usage()
     usage = read.obj(raw, "usage")
     details_raw = usage.get("prompt_tokens_details")
     details = {} if details_raw is None else read.obj(details_raw, "usage.prompt_tokens_details")

@@ -42,10 +42,12 @@ from routeproof.core.types import (
 from routeproof.core.wire import as_json_object, compact_json, deterministic_tool_id, finish_reason_for
 from routeproof.errors import InvalidResponse
 
-__all__ = ["StreamDecoder", "WireProtocol", "fold_events"]
+__all__ = ["MAX_LINE_CHARS", "StreamDecoder", "WireProtocol", "fold_events"]
 
 _EOL = re.compile(r"\r\n|\r|\n")
 INCOMPLETE = "stream incomplete"
+MAX_LINE_CHARS = 8 * 1024 * 1024
+"""The default cap on one SSE line and on one event's data (characters): a stream over it is a StreamError."""
 
 
 class WireProtocol(enum.Enum):
@@ -80,6 +82,12 @@ class _AnthropicState:
     stop_reason: str | None = None
 
 
+def _merge_usage(into: dict[str, Any], usage: dict[str, Any]) -> None:
+    """Later usage counts replace earlier ones, but a ``null`` count never erases a known one
+    (``message_delta`` may repeat ``cache_read_input_tokens: null`` after ``message_start`` gave it)."""
+    into.update((key, value) for key, value in usage.items() if value is not None)
+
+
 def _anthropic_event(state: _AnthropicState, payload: dict[str, Any]) -> list[StreamEvent]:
     kind = payload.get("type")
     if kind == "error":
@@ -88,7 +96,7 @@ def _anthropic_event(state: _AnthropicState, payload: dict[str, Any]) -> list[St
         return [StreamError(message=f"provider error: {detail}")]
     if kind == "message_start":
         usage = _get(_get(payload, "message", dict, "message_start"), "usage", dict, "message")
-        state.usage.update(usage)
+        _merge_usage(state.usage, usage)
         return []
     if kind == "content_block_start":
         index = _get(payload, "index", int, kind)
@@ -118,6 +126,8 @@ def _anthropic_event(state: _AnthropicState, payload: dict[str, Any]) -> list[St
         delta = _get(payload, "delta", dict, kind)
         if block_kind == "text" and delta.get("type") == "text_delta":
             return [TextDelta(text=_get(delta, "text", str, "delta"))]
+        if block_kind == "text" and delta.get("type") == "citations_delta":
+            return []  # a citation of the text already streamed: the non-streamed body keeps it apart too
         if block_kind == "tool" and delta.get("type") == "input_json_delta":
             piece = _get(delta, "partial_json", str, "delta")
             parts.append(piece)
@@ -129,9 +139,8 @@ def _anthropic_event(state: _AnthropicState, payload: dict[str, Any]) -> list[St
         delta = _get(payload, "delta", dict, kind)
         if delta.get("stop_reason") is not None:
             state.stop_reason = _get(delta, "stop_reason", str, "delta")
-        usage = payload.get("usage")
-        if usage is not None:
-            state.usage.update(_get(payload, "usage", dict, kind))
+        if payload.get("usage") is not None:
+            _merge_usage(state.usage, _get(payload, "usage", dict, kind))
         return []
     if kind == "message_stop":
         if state.stop_reason is None:
@@ -258,12 +267,18 @@ def _well_formed(result: list[StreamEvent]) -> bool:
 class StreamDecoder:
     """One stream's decoder: ``feed`` bytes as they arrive, ``finish`` at end of body. No I/O, no clock."""
 
-    def __init__(self, protocol: WireProtocol) -> None:
+    def __init__(self, protocol: WireProtocol, *, max_line_chars: int | None = MAX_LINE_CHARS) -> None:
         self.protocol = protocol
         self.last_event_id = ""
         self.retry_ms: int | None = None
+        if max_line_chars is not None and max_line_chars < 1:
+            raise ValueError(f"max_line_chars must be >= 1 or None, got {max_line_chars!r}")
+        self.max_line_chars = max_line_chars
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        self._pending: list[str] = []  # the pieces of the line not yet ended, joined once at its end
+        self._pending_chars = 0
+        self._data_chars = 0
+        self._carry_cr = False  # the last text ended in "\r", which may be the first half of "\r\n"
         self._started = False
         self._event_type = ""
         self._data: list[str] = []
@@ -307,22 +322,52 @@ class StreamDecoder:
         return events
 
     def _lines(self, text: str, *, final: bool) -> list[StreamEvent]:
+        # Linear in the stream length: only the new text is searched for line ends, and the pieces
+        # of a line that spans many chunks are joined once, when it ends (never re-scanned).
         if self._done:
             return []
         if not self._started and text:
             self._started = True
             text = text.removeprefix("\ufeff")
-        buffer = self._buffer + text
+        if self._carry_cr:
+            text, self._carry_cr = "\r" + text, False
         events: list[StreamEvent] = []
         position = 0
         while not self._done:
-            match = _EOL.search(buffer, position)
-            if match is None or (match.group() == "\r" and match.end() == len(buffer) and not final):
-                break  # a lone trailing \r may be the first half of \r\n
-            events += self._line(buffer[position : match.start()])
+            match = _EOL.search(text, position)
+            if match is None:
+                break
+            if match.group() == "\r" and match.end() == len(text) and not final:
+                self._carry_cr = True  # a lone trailing \r may be the first half of \r\n
+                break
+            events += self._ended_line(text[position : match.start()])
             position = match.end()
-        self._buffer = "" if self._done else buffer[position:]
+        if self._done:
+            self._pending, self._pending_chars = [], 0
+            return events
+        rest = text[position : len(text) - 1 if self._carry_cr else len(text)]
+        if rest:
+            self._pending.append(rest)
+            self._pending_chars += len(rest)
+            if self.max_line_chars is not None and self._pending_chars > self.max_line_chars:
+                events.append(self._too_long(self._pending_chars))
         return events
+
+    def _too_long(self, chars: int) -> StreamError:
+        self._done = True
+        self._pending, self._pending_chars, self._data = [], 0, []
+        return StreamError(message=f"SSE line or event longer than {self.max_line_chars} characters ({chars}+)")
+
+    def _ended_line(self, piece: str) -> list[StreamEvent]:
+        if self._pending:
+            self._pending.append(piece)
+            line = "".join(self._pending)
+            self._pending, self._pending_chars = [], 0
+        else:
+            line = piece
+        if self.max_line_chars is not None and len(line) > self.max_line_chars:
+            return [self._too_long(len(line))]
+        return self._line(line)
 
     def _line(self, line: str) -> list[StreamEvent]:
         if not line:
@@ -335,6 +380,9 @@ class StreamDecoder:
             self._event_type = value
         elif name == "data":
             self._data.append(value)
+            self._data_chars += len(value) + 1
+            if self.max_line_chars is not None and self._data_chars > self.max_line_chars:
+                return [self._too_long(self._data_chars)]
         elif name == "id" and "\0" not in value:
             self.last_event_id = value
         elif name == "retry" and value.isascii() and value.isdigit():
@@ -342,7 +390,7 @@ class StreamDecoder:
         return []
 
     def _dispatch(self) -> list[StreamEvent]:
-        data, self._data = self._data, []
+        data, self._data, self._data_chars = self._data, [], 0
         event_type, self._event_type = self._event_type or "message", ""
         if not data or not "".join(data).strip():
             return []  # an event whose data is empty carries nothing (a keep-alive); WHATWG would still fire it

@@ -7,11 +7,17 @@ byte-identical, tool arguments JSON-semantically equal (canonical :func:`compact
 tool ids preserved (or made by :func:`deterministic_tool_id` where the wire has none), stop reasons
 by one table (:mod:`routeproof.core.wire`).
 
-Two shape facts are normalised, as each provider documents them: consecutive turns of the same role
-form one turn (Anthropic merges them; an OpenAI run ``tool, tool, user`` is one Anthropic user turn
-with two ``tool_result`` blocks and a text block), and a string content is the same as a list with
-one text part. Content with no equivalent on the other side raises :class:`TranslationError`
-naming it: images, thinking, ``cache_control``, ``is_error`` tool results towards OpenAI, a
+The round-trip law: on the canonical form, ``parse(emit(r)) == r`` in both directions. The
+canonical form normalises what each provider documents as equivalent or requires: consecutive turns
+of the same role form one turn (Anthropic merges them; an OpenAI run ``tool, tool, user`` is one
+Anthropic user turn with two ``tool_result`` blocks and a text block); a string content is the same
+as a list with one text part; in an assistant turn text blocks come before tool_use blocks (OpenAI
+carries a turn as one message: content, then tool_calls), and in a user turn tool_result blocks come
+before text (OpenAI's tool messages must directly follow the calls; Anthropic asks for tool results
+first too); the OpenAI max-tokens field is ``max_completion_tokens`` (``max_tokens`` is read as the
+same thing). An ``is_error`` tool result travels to OpenAI as the content parts
+``[IS_ERROR_MARKER, content]`` and is read back as ``is_error``. Content with no equivalent on the
+other side raises :class:`TranslationError` naming it: images, thinking, ``cache_control``, a
 ``refusal``, several choices, unknown fields of a request.
 
 This module is the public request API and re-exports the rest; the work is split by direction:
@@ -26,11 +32,12 @@ from typing import Any
 
 import icontract
 
-from routeproof.core.translate_common import WireExtras, is_o_series
+from routeproof.core.capabilities import ModelCapabilities, kind_default
+from routeproof.core.translate_common import IS_ERROR_MARKER, WireExtras, _merge_turns, is_o_series
 from routeproof.core.translate_emit import _to_anthropic, _to_bedrock, _to_openai
 from routeproof.core.translate_parse import _parse_anthropic_request, _parse_openai_request
 from routeproof.core.translate_response import anthropic_response_to_openai, openai_response_to_anthropic
-from routeproof.core.types import ChatRequest, Message
+from routeproof.core.types import ChatRequest, Message, ProviderKind, Role, ToolResultBlock, ToolUseBlock
 from routeproof.core.wire import (
     ANTHROPIC_TO_OPENAI_STOP,
     OPENAI_TO_ANTHROPIC_STOP,
@@ -41,6 +48,7 @@ from routeproof.errors import TranslationError  # named by the ``:raises:`` line
 
 __all__ = [
     "ANTHROPIC_TO_OPENAI_STOP",
+    "IS_ERROR_MARKER",
     "OPENAI_TO_ANTHROPIC_STOP",
     "STOP_REASON_TO_FINISH",
     "TranslationError",
@@ -86,12 +94,54 @@ def request_to_anthropic(req: ChatRequest, model: str) -> dict[str, Any]:
     lambda req, result: _message_count(result) >= _turn_count(req.messages) + (req.system is not None),
     "every turn is at least one OpenAI message (tool results and text after a tool call are more)",
 )
-def request_to_openai(req: ChatRequest, model: str) -> dict[str, Any]:
-    """The JSON body of ``POST /v1/chat/completions``; ``developer`` system role for o-series models.
+@icontract.ensure(
+    lambda req, model, capabilities, result: (
+        result.get((capabilities or kind_default(ProviderKind.OPENAI, model)).max_tokens_field) == req.max_tokens
+    )
+)
+@icontract.ensure(
+    lambda req, result: not _results_answer_calls(req) or _tool_messages_follow_their_calls(result["messages"]),
+    "when every tool result answers a call of the assistant turn before it, OpenAI's ordering rule holds",
+)
+def request_to_openai(req: ChatRequest, model: str, *, capabilities: ModelCapabilities | None = None) -> dict[str, Any]:
+    """The JSON body of ``POST /v1/chat/completions``.
+
+    The max-tokens field and the system role are ``capabilities``' (default: OpenAI's own for
+    ``model``: ``max_completion_tokens``, the ``developer`` role for o-series ids). Nothing is left
+    out here: :func:`~routeproof.core.capabilities.fit_request` does that first.
 
     :raises TranslationError: when the input is not the documented shape or has no equivalent.
     """
-    return _to_openai(req, WireExtras(model=model))
+    return _to_openai(req, WireExtras(model=model), capabilities)
+
+
+def _results_answer_calls(req: ChatRequest) -> bool:
+    """Every tool result answers a distinct tool_use of the assistant turn right before its turn."""
+    turns = _merge_turns(list(req.messages))
+    for index, turn in enumerate(turns):
+        results = [b.tool_use_id for b in turn.content if isinstance(b, ToolResultBlock)]
+        if not results:
+            continue
+        previous = turns[index - 1].content if index > 0 and turns[index - 1].role is Role.ASSISTANT else ()
+        calls = [b.id for b in previous if isinstance(b, ToolUseBlock)]
+        if len(set(results)) != len(results) or not set(results) <= set(calls):
+            return False
+    return True
+
+
+def _tool_messages_follow_their_calls(messages: list[dict[str, Any]]) -> bool:
+    """OpenAI's ordering rule: each tool message answers a call of the nearest assistant message
+    before it, with only tool messages in between, and no call is answered twice."""
+    open_calls: list[str] | None = None
+    for message in messages:
+        if message["role"] == "tool":
+            if open_calls is None or message["tool_call_id"] not in open_calls:
+                return False
+            open_calls.remove(message["tool_call_id"])
+        else:
+            calls = message.get("tool_calls") or []
+            open_calls = [call["id"] for call in calls] if message["role"] == "assistant" else None
+    return True
 
 
 @icontract.ensure(lambda req, result: _message_count(result) == _turn_count(req.messages))

@@ -16,6 +16,14 @@ from routeproof.core.wire import as_json_object, compact_json
 from routeproof.errors import TranslationError
 
 _O_SERIES = re.compile(r"^o\d+(-|$)")
+
+IS_ERROR_MARKER = "[tool error]"
+"""The first text part of an OpenAI tool message that carries an ``is_error`` tool result.
+
+OpenAI has no error flag on tool messages. routeproof sends an error result as the content parts
+``[IS_ERROR_MARKER, content]`` (the model reads it as an error report) and reads exactly that shape
+back as ``is_error=True``; a non-error result is always sent as a plain string, so the encoding is
+one-to-one on what routeproof emits."""
 _ANTHROPIC_REQUEST_KEYS = frozenset(
     {
         "model",

@@ -1,27 +1,49 @@
 """The neutral :class:`ChatRequest` -> Anthropic Messages, OpenAI Chat Completions and Bedrock Converse bodies.
 
 Tool arguments leave as parsed JSON objects (Anthropic, Bedrock) or as canonical compact JSON text
-(OpenAI ``function.arguments``); o-series models get the ``developer`` role and
-``max_completion_tokens``.
+(OpenAI ``function.arguments``). The OpenAI max-tokens field and system role come from the model's
+:class:`~routeproof.core.capabilities.ModelCapabilities` (by default OpenAI's own:
+``max_completion_tokens``, and the ``developer`` role for o-series ids). An assistant turn is one
+OpenAI assistant message (text as content, every tool_use as a tool call); a user turn is its tool
+results as tool messages, in order, then its text; an ``is_error`` tool result is a tool message
+whose content is the two text parts ``[IS_ERROR_MARKER, content]``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from routeproof.core.translate_common import WireExtras, _merge_turns, _parsed_args, is_o_series
-from routeproof.core.types import ChatRequest, Message, Role, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock
+from routeproof.core.capabilities import ModelCapabilities, kind_default
+from routeproof.core.translate_common import IS_ERROR_MARKER, WireExtras, _merge_turns, _parsed_args
+from routeproof.core.types import (
+    ChatRequest,
+    ContentBlock,
+    Message,
+    ProviderKind,
+    Role,
+    TextBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from routeproof.core.wire import compact_json
 from routeproof.errors import TranslationError
 
 # --- neutral -> wire ---------------------------------------------------------------------------------
 
 
+def _results_first(message: Message) -> tuple[ContentBlock, ...]:
+    """A user turn's blocks with its tool results first (Anthropic rejects text before a tool_result)."""
+    if message.role is not Role.USER:
+        return message.content
+    return tuple(sorted(message.content, key=lambda block: not isinstance(block, ToolResultBlock)))
+
+
 def _to_anthropic(req: ChatRequest, extras: WireExtras) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     for message in _merge_turns(list(req.messages)):
         blocks: list[dict[str, Any]] = []
-        for block in message.content:
+        for block in _results_first(message):
             if isinstance(block, TextBlock):
                 blocks.append({"type": "text", "text": block.text})
             elif isinstance(block, ToolUseBlock):
@@ -83,59 +105,55 @@ def _text_content(texts: list[str]) -> str | list[dict[str, str]]:
 
 
 def _openai_user_messages(message: Message, out: list[dict[str, Any]]) -> None:
+    """A user turn: its tool results first, as tool messages in order (OpenAI wants them right after
+    the assistant message that called them), then its text as one user message."""
     texts: list[str] = []
     for block in message.content:
         if isinstance(block, TextBlock):
             texts.append(block.text)
-            continue
-        if texts:
-            out.append({"role": "user", "content": _text_content(texts)})
-            texts = []
-        if not isinstance(block, ToolResultBlock):
+        elif isinstance(block, ToolResultBlock):
+            content: str | list[dict[str, str]] = block.content
+            if block.is_error:  # the faithful encoding parse_openai_request reads back (IS_ERROR_MARKER)
+                content = [{"type": "text", "text": IS_ERROR_MARKER}, {"type": "text", "text": block.content}]
+            out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": content})
+        else:
             raise TranslationError(f"tool_use {block.id!r} in a user turn has no OpenAI equivalent")
-        if block.is_error:
-            raise TranslationError(f"tool_result {block.tool_use_id!r} with is_error has no OpenAI equivalent")
-        out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": block.content})
     if texts:
         out.append({"role": "user", "content": _text_content(texts)})
 
 
 def _openai_assistant_messages(message: Message, out: list[dict[str, Any]]) -> None:
+    """An assistant turn is one assistant message: its text as content, every tool_use as a tool call
+    (OpenAI rejects a second assistant message between tool calls and their results)."""
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
-
-    def flush() -> None:
-        entry: dict[str, Any] = {"role": "assistant", "content": _text_content(texts) if texts else None}
-        if calls:
-            entry["tool_calls"] = list(calls)
-        out.append(entry)
-
     for block in message.content:
         if isinstance(block, TextBlock):
-            if calls:  # text after a tool call starts a new OpenAI message, so order survives
-                flush()
-                texts, calls = [], []
             texts.append(block.text)
         elif isinstance(block, ToolUseBlock):
             arguments = compact_json(_parsed_args(block.input_json, f"tool_use {block.id!r}.input"))
             calls.append({"id": block.id, "type": "function", "function": {"name": block.name, "arguments": arguments}})
         else:
             raise TranslationError(f"tool_result {block.tool_use_id!r} in an assistant turn has no OpenAI equivalent")
-    flush()
+    entry: dict[str, Any] = {"role": "assistant", "content": _text_content(texts) if texts else None}
+    if calls:
+        entry["tool_calls"] = calls
+    out.append(entry)
 
 
-def _to_openai(req: ChatRequest, extras: WireExtras) -> dict[str, Any]:
-    reasoning = is_o_series(extras.model)
+def _to_openai(req: ChatRequest, extras: WireExtras, caps: ModelCapabilities | None = None) -> dict[str, Any]:
+    if caps is None:
+        caps = kind_default(ProviderKind.OPENAI, extras.model)
     messages: list[dict[str, Any]] = []
     if req.system is not None:
-        messages.append({"role": "developer" if reasoning else "system", "content": req.system})
+        messages.append({"role": caps.system_role, "content": req.system})
     for message in _merge_turns(list(req.messages)):
         if message.role is Role.USER:
             _openai_user_messages(message, messages)
         else:
             _openai_assistant_messages(message, messages)
     body: dict[str, Any] = {"model": extras.model, "messages": messages}
-    body["max_completion_tokens" if reasoning else "max_tokens"] = req.max_tokens
+    body[caps.max_tokens_field] = req.max_tokens
     if req.tools:
         body["tools"] = [_tool_out(t, anthropic=False) for t in req.tools]
     if req.temperature is not None:

@@ -20,6 +20,7 @@ from routeproof.core.translate_common import (
     _KEYS_TYPE_TEXT,
     _KEYS_TYPE_TOOL_USE_ID_CONTENT_IS_ERROR,
     _OPENAI_REQUEST_KEYS,
+    IS_ERROR_MARKER,
     WireExtras,
     _args_json,
     _int,
@@ -212,11 +213,17 @@ def _parse_openai_request(body: object) -> tuple[ChatRequest, WireExtras]:
         elif role == "tool":
             _only_keys(message, _KEYS_ROLE_CONTENT_TOOL_CALL_ID, where)
             parts = _openai_text_parts(message.get("content"), f"{where}.content")
+            is_error = (
+                len(parts) == 2 and not isinstance(message.get("content"), str) and (parts[0].text == IS_ERROR_MARKER)
+            )
+            if is_error:
+                parts = parts[1:]
             if len(parts) > 1:
                 raise TranslationError(f"{where}.content has {len(parts)} parts; use one text")
             result = ToolResultBlock(
                 tool_use_id=_str(message.get("tool_call_id"), f"{where}.tool_call_id"),
                 content=parts[0].text if parts else "",
+                is_error=is_error,
             )
             messages.append(Message(role=Role.USER, content=(result,)))
         else:

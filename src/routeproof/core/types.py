@@ -349,6 +349,9 @@ class ChatRequest:
     temperature: float | None = None
     stop_sequences: tuple[str, ...] = ()
     alias: str = ""  # the model alias the caller asked for (TenantPolicy.aliases key)
+    # A parameter the model does not accept (core/capabilities.py) is left out and named in
+    # ProviderResponse.dropped_parameters; with strict_parameters the provider is skipped instead.
+    strict_parameters: bool = False
 
     def __post_init__(self) -> None:
         _set(self, "messages", _as_tuple(self.messages, Message, "ChatRequest.messages"))
@@ -429,6 +432,7 @@ class ProviderResponse:
     provider: ProviderKind | None = None
     model: str = ""
     skipped: tuple[SkipRecord, ...] = ()  # chain entries left out (tier, configuration, health, budget)
+    dropped_parameters: tuple[str, ...] = ()  # request parameters the model does not accept, left out
     cost_pico_usd: int | None = None  # this call's exact cost (1e-12 USD); None when the model is unpriced
     budget_turn_warning: bool = False  # the worst case exceeded the per-turn warning threshold (seed 003)
 

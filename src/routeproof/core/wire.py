@@ -46,6 +46,7 @@ ANTHROPIC_TO_OPENAI_STOP: Mapping[str, str] = MappingProxyType(
         "max_tokens": "length",
         "tool_use": "tool_calls",
         "refusal": "content_filter",
+        "model_context_window_exceeded": "length",  # Sonnet 4.5+: the context window cut the answer
     }
 )
 """Anthropic ``stop_reason`` -> OpenAI ``finish_reason``: the one table both directions use."""

@@ -21,6 +21,7 @@ from routeproof.mock.script import CutMode, Scripted, Shape
 __all__ = ["MockProviderServer"]
 
 _Piece = tuple[float, bytes]  # (delay before writing, bytes)
+_STOP_GRACE_S = 0.1  # how long stop() lets aborted connections end on their own before cancelling them
 
 
 class MockProviderServer:
@@ -52,9 +53,11 @@ class MockProviderServer:
         self._queue: collections.deque[Scripted] = collections.deque()
         self._journal: list[JournalEntry] = []
         self._connections = 0
+        self._served = 0  # provider requests answered: the serial of each request id
         self._server: asyncio.Server | None = None
         self._port: int | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
         self._journal_grew = asyncio.Event()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -72,10 +75,17 @@ class MockProviderServer:
         if server is None:
             return
         server.close()
+        # Abort every connection first: an idle keep-alive connection (the normal state of a pooled
+        # client's) then ends its task by EOF. Only tasks still busy after that are cancelled:
+        # Python 3.11's StreamReaderProtocol logs "Exception in callback" for a cancelled handler.
+        for writer in tuple(self._writers):
+            writer.transport.abort()
         tasks = tuple(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if tasks:
+            _, busy = await asyncio.wait(tasks, timeout=_STOP_GRACE_S)
+            for task in busy:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
         await server.wait_closed()
 
     async def __aenter__(self) -> MockProviderServer:
@@ -153,6 +163,7 @@ class MockProviderServer:
         task = asyncio.current_task()
         assert task is not None  # always inside the task asyncio.start_server created
         self._tasks.add(task)
+        self._writers.add(writer)
         self._connections += 1
         connection_id = self._connections
         try:
@@ -168,6 +179,7 @@ class MockProviderServer:
             return  # the client went away; nothing to answer
         finally:
             self._tasks.discard(task)
+            self._writers.discard(writer)
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
@@ -182,18 +194,22 @@ class MockProviderServer:
         body = parse_json_body(req.body)
         view = shapes.match_route(self.shape, req.method, req.target, body)
         self._record(req, connection_id, body, view)
+        self._served += 1
+        rid = shapes.request_id(self.shape, self._served)
         if isinstance(view, int):
             message = f"no route for {req.method} {req.target} on a {self.shape.value} mock"
-            return await self._send_error(writer, view, message, keep_alive=req.keep_alive)
+            return await self._send_error(writer, view, message, keep_alive=req.keep_alive, rid=rid)
         if self.require_auth and not shapes.auth_present(self.shape, dict(req.headers)):
             status = shapes.auth_failure_status(self.shape)
-            return await self._send_error(writer, status, "missing or malformed credentials", keep_alive=req.keep_alive)
+            return await self._send_error(
+                writer, status, "missing or malformed credentials", keep_alive=req.keep_alive, rid=rid
+            )
         if self.require_auth and self.shape is Shape.ANTHROPIC and req.header("anthropic-version") is None:
             return await self._send_error(
-                writer, 400, "anthropic-version header is required", keep_alive=req.keep_alive
+                writer, 400, "anthropic-version header is required", keep_alive=req.keep_alive, rid=rid
             )
         step = self._queue.popleft() if self._queue else self._default
-        return await self._perform(step, view, req, reader, writer)
+        return await self._perform(step, view, req, reader, writer, rid=rid)
 
     def _record(self, req: HttpRequest, connection_id: int, body: object, view: shapes.RequestView | int) -> None:
         headers = dict(req.headers)
@@ -227,18 +243,24 @@ class MockProviderServer:
         req: HttpRequest,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
+        *,
+        rid: str,
     ) -> bool:
         if step.hang:
             await _wait_for_eof(reader)
             return False
         keep_alive = req.keep_alive and not step.close_connection
-        headers = [*step.headers]
+        items = self._stream_items(step, view)
+        scripted_names = {name.lower() for name, _ in step.headers}
+        # A request id on every JSON answer (success or error), as the APIs send it. Streamed answers
+        # keep their head byte-for-byte as before: scripted cuts (cut_after_bytes) count head bytes.
+        ids = () if items is not None else shapes.request_id_headers(self.shape, rid)
+        headers = [*(h for h in ids if h[0].lower() not in scripted_names), *step.headers]
         if not keep_alive:
             headers.append(("connection", "close"))
-        items = self._stream_items(step, view)
         pieces: list[_Piece] = []
         if items is None:
-            content_type, payload = self._body(step, view)
+            content_type, payload = self._body(step, view, rid)
             extra = () if step.body is not None or step.status < 400 else self._error_headers(step.status)
             head = [("content-type", content_type), ("content-length", str(len(payload))), *extra, *headers]
             pieces = [(step.delay_before_headers_s, response_head(step.status, head)), (0.0, payload)]
@@ -272,14 +294,14 @@ class MockProviderServer:
             return tuple(shapes.encode_stream_item(self.shape, i) for i in shapes.default_stream(self.shape, view))
         return None
 
-    def _body(self, step: Scripted, view: shapes.RequestView) -> tuple[str, bytes]:
+    def _body(self, step: Scripted, view: shapes.RequestView, rid: str) -> tuple[str, bytes]:
         if step.malformed_body:
             return "application/json", shapes.malformed_body(self.shape, view)
         body = step.body
         if body is None:
             if step.status < 300:
                 return "application/json", json.dumps(shapes.default_body(self.shape, view)).encode()
-            answer, _ = shapes.error_answer(self.shape, step.status, f"scripted HTTP {step.status}")
+            answer, _ = shapes.error_answer(self.shape, step.status, f"scripted HTTP {step.status}", request_id=rid)
             return "application/json", json.dumps(answer).encode()
         if isinstance(body, bytes):
             return "application/octet-stream", body
@@ -290,8 +312,11 @@ class MockProviderServer:
     def _error_headers(self, status: int) -> tuple[tuple[str, str], ...]:
         return shapes.error_answer(self.shape, status, "")[1]
 
-    async def _send_error(self, writer: asyncio.StreamWriter, status: int, message: str, *, keep_alive: bool) -> bool:
-        answer, extra = shapes.error_answer(self.shape, status, message)
+    async def _send_error(
+        self, writer: asyncio.StreamWriter, status: int, message: str, *, keep_alive: bool, rid: str
+    ) -> bool:
+        answer, extra = shapes.error_answer(self.shape, status, message, request_id=rid)
+        extra = (*shapes.request_id_headers(self.shape, rid), *extra)
         return await self._send_json(writer, status, answer, keep_alive=keep_alive, extra=extra)
 
     async def _send_json(

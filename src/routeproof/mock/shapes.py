@@ -99,13 +99,32 @@ def auth_failure_status(shape: Shape) -> int:
 
 
 def auth_present(shape: Shape, headers: Mapping[str, str]) -> bool:
-    """Whether the request carries the shape's credentials (the value itself is never kept)."""
-    if shape is Shape.ANTHROPIC:
-        return bool(headers.get("x-api-key"))
+    """Whether the request carries the shape's credentials (the value itself is never kept).
+
+    Anthropic accepts ``x-api-key`` or ``Authorization: Bearer`` (what the official SDK sends for an
+    auth token); OpenAI a Bearer token; Bedrock a SigV4 ``Authorization``.
+    """
     auth = headers.get("authorization", "")
+    bearer = auth.startswith("Bearer ") and len(auth) > len("Bearer ")
+    if shape is Shape.ANTHROPIC:
+        return bool(headers.get("x-api-key")) or bearer
     if shape is Shape.OPENAI:
-        return auth.startswith("Bearer ") and len(auth) > len("Bearer ")
+        return bearer
     return auth.startswith("AWS4-HMAC-SHA256 ")
+
+
+def request_id(shape: Shape, serial: int) -> str:
+    """The id a provider gives request number ``serial`` (Anthropic ``req_…``, OpenAI ``req_…``, AWS a UUID)."""
+    if shape is Shape.BEDROCK:
+        return f"00000000-0000-4000-8000-{serial:012d}"
+    return f"req_mock{serial:016d}"
+
+
+def request_id_headers(shape: Shape, rid: str) -> tuple[tuple[str, str], ...]:
+    """The header(s) each API names its request id in: ``request-id`` (Anthropic), ``x-request-id``
+    (OpenAI), ``x-amzn-RequestId`` (Bedrock)."""
+    name = {Shape.ANTHROPIC: "request-id", Shape.OPENAI: "x-request-id", Shape.BEDROCK: "x-amzn-RequestId"}[shape]
+    return ((name, rid),)
 
 
 _ANTHROPIC_ERRORS = {
@@ -129,14 +148,33 @@ _BEDROCK_ERRORS = {
 }
 
 
-def error_answer(shape: Shape, status: int, message: str) -> tuple[dict[str, object], tuple[tuple[str, str], ...]]:
-    """The shape's error JSON for ``status`` and any extra headers it carries."""
+_OPENAI_ERRORS: dict[int, tuple[str, str | None]] = {  # status -> (type, code), as api.openai.com answers
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("invalid_request_error", "unsupported_country_region_territory"),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+}
+
+
+def error_answer(
+    shape: Shape, status: int, message: str, *, request_id: str | None = None
+) -> tuple[dict[str, object], tuple[tuple[str, str], ...]]:
+    """The shape's error JSON for ``status`` and any extra headers it carries.
+
+    Anthropic: ``{"type": "error", "error": {"type", "message"}, "request_id"}``; OpenAI:
+    ``{"error": {"message", "type", "param", "code"}}`` with the real type and code per status
+    (429: ``requests`` / ``rate_limit_exceeded``); Bedrock: ``{"message"}`` and ``x-amzn-ErrorType``.
+    """
     if shape is Shape.ANTHROPIC:
         kind = _ANTHROPIC_ERRORS.get(status, "api_error")
-        return {"type": "error", "error": {"type": kind, "message": message}}, ()
+        anthropic: dict[str, object] = {"type": "error", "error": {"type": kind, "message": message}}
+        if request_id is not None:
+            anthropic["request_id"] = request_id
+        return anthropic, ()
     if shape is Shape.OPENAI:
-        kind = "rate_limit_exceeded" if status == 429 else ("invalid_request_error" if status < 500 else "server_error")
-        return {"error": {"message": message, "type": kind, "param": None, "code": None}}, ()
+        kind, code = _OPENAI_ERRORS.get(status, ("invalid_request_error" if status < 500 else "server_error", None))
+        return {"error": {"message": message, "type": kind, "param": None, "code": code}}, ()
     kind = _BEDROCK_ERRORS.get(status, "InternalServerException")
     return {"message": message}, (("x-amzn-ErrorType", f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"),)
 

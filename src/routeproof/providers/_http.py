@@ -16,12 +16,16 @@ any other non-2xx                                       HTTP_STATUS (status; Ret
 ``RemoteProtocolError`` / ``ReadError`` / ``WriteError`` / ``CloseError``  CONN_RESET
 ``httpx.DecodingError`` (undecodable content-encoding)  INVALID_RESPONSE
 ``timeout_at`` reached (or already past)                ATTEMPT_TIMEOUT
+a body (2xx or error) over ``max_response_bytes``        INVALID_RESPONSE (status)
+a body nested too deep to decode (``RecursionError``)   INVALID_RESPONSE (status)
 ======================================================  ==========================================
 
 ``asyncio.CancelledError`` always propagates untouched. Other httpx errors (``UnsupportedProtocol``,
-``LocalProtocolError``, ``TooManyRedirects``) are programming or configuration errors and escape as
-they are. No retries here: the kernel decides. Messages never carry a secret: every string that
-reaches an ``AttemptFailure`` passes through :func:`redact` with the provider's secrets.
+``LocalProtocolError`` for an API key no header can carry, ``TooManyRedirects``, ``InvalidURL``)
+mean this provider cannot be used as configured: they become a ``ConfigError`` naming the type but
+never the value (the value may be the key), which the attempt boundary turns into a skip. No retries
+here: the kernel decides. Messages never carry a secret: every string that reaches an
+``AttemptFailure`` passes through :func:`redact` with the provider's secrets.
 """
 
 from __future__ import annotations
@@ -39,10 +43,11 @@ from opentelemetry import propagate
 
 from routeproof.core.classify import parse_retry_after_ms
 from routeproof.core.types import AttemptFailure, FailureKind, ProviderKind, ProviderResponse
-from routeproof.errors import InvalidResponse, ProviderCallFailed
+from routeproof.errors import ConfigError, InvalidResponse, ProviderCallFailed
 
 __all__ = [
     "CONTEXT_OVERFLOW_MARKERS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "EXCEPTION_TABLE",
     "JSON_HEADERS",
     "MAX_MESSAGE_CHARS",
@@ -53,9 +58,11 @@ __all__ = [
     "inject_trace_headers",
     "normalize_or_fail",
     "post_json",
+    "read_capped",
     "redact",
     "stamp",
     "transport_failure",
+    "unsendable",
 ]
 
 EXCEPTION_TABLE: tuple[tuple[type[httpx.HTTPError], FailureKind], ...] = (
@@ -93,6 +100,10 @@ JSON_HEADERS: Mapping[str, str] = MappingProxyType({"content-type": "application
 """Sent with every request unless the provider set them (Bedrock signs them itself)."""
 
 MAX_MESSAGE_CHARS = 500
+"""Provider error text kept in ``AttemptFailure.message``."""
+
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+"""The default cap on one (decoded) non-streamed response body; over it the attempt is INVALID_RESPONSE."""
 """Provider error text kept in ``AttemptFailure.message``."""
 
 _REDACTED = "[REDACTED]"
@@ -148,17 +159,68 @@ def _map_exception(exc: httpx.HTTPError) -> FailureKind | None:
 
 
 def transport_failure(exc: httpx.HTTPError, secrets: Iterable[str]) -> ProviderCallFailed | None:
-    """The failure for an httpx exception, or None for one that is a bug or a bad configuration
-    (unmapped: the caller re-raises it as it is)."""
+    """The failure for an httpx exception, or None for one that is a bad configuration
+    (unmapped: the caller raises :func:`unsendable` instead)."""
     kind = _map_exception(exc)
     return None if kind is None else failure(kind, f"{type(exc).__name__}: {exc}", secrets=secrets)
 
 
-def _error_text(response: httpx.Response) -> str:
-    """The provider's own error message when the body has one of the documented shapes, else the text."""
-    text = response.text
+def unsendable(exc: Exception) -> ConfigError:
+    """The ConfigError for an httpx error that means "this request cannot be sent as configured".
+
+    Only the type is named: httpx puts the offending header value (an API key with a trailing
+    newline, say) in its message, in ``repr`` form that :func:`redact` would not recognise.
+    """
+    return ConfigError(
+        f"the request cannot be sent as configured ({type(exc).__name__}): check the base URL and that "
+        "the API key has no whitespace or control characters"
+    )
+
+
+async def read_capped(response: httpx.Response, max_bytes: int, secrets: Iterable[str] = ()) -> bytes:
+    """The (decoded) body of a streamed ``response``; INVALID_RESPONSE once it passes ``max_bytes``."""
+    status = response.status_code
+    declared = response.headers.get("content-length", "")
+    if (
+        declared.isascii()
+        and declared.isdigit()
+        and int(declared) > max_bytes
+        and not response.headers.get("content-encoding")
+    ):
+        raise failure(
+            FailureKind.INVALID_RESPONSE,
+            f"HTTP {status} body of {int(declared)} bytes is over the {max_bytes}-byte cap",
+            secrets=secrets,
+            http_status=status,
+        )
+    parts: list[bytes] = []
+    total = 0
+    async for chunk in response.aiter_bytes():
+        total += len(chunk)
+        if total > max_bytes:
+            raise failure(
+                FailureKind.INVALID_RESPONSE,
+                f"HTTP {status} body is over the {max_bytes}-byte cap",
+                secrets=secrets,
+                http_status=status,
+            )
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _loads(content: bytes) -> object:
+    """JSON, with a body nested too deep to decode reported like any other non-JSON body."""
     try:
-        data = json.loads(text)
+        return json.loads(content)
+    except RecursionError as exc:
+        raise ValueError("JSON nested too deeply to decode") from exc
+
+
+def _error_text(status_text: str) -> str:
+    """The provider's own error message when the body has one of the documented shapes, else the text."""
+    text = status_text
+    try:
+        data = _loads(text.encode())
     except ValueError:
         return text
     if isinstance(data, dict):
@@ -181,10 +243,10 @@ def _is_context_overflow(text: str) -> bool:
     return any(marker in lowered for marker in CONTEXT_OVERFLOW_MARKERS)
 
 
-def _status_failure(response: httpx.Response, secrets: tuple[str, ...]) -> ProviderCallFailed:
+def _status_failure(response: httpx.Response, secrets: tuple[str, ...], content: bytes) -> ProviderCallFailed:
     status = response.status_code
-    raw = response.text
-    detail = _error_text(response)
+    raw = content.decode(response.encoding or "utf-8", errors="replace")
+    detail = _error_text(raw)
     if status == 400 and _is_context_overflow(raw):
         return failure(FailureKind.CONTEXT_OVERFLOW, f"HTTP 400: {detail}", secrets=secrets, http_status=400)
     retry_after_ms = None
@@ -208,7 +270,8 @@ async def _send(
     headers: dict[str, str],
     timeout_at: float,
     secrets: tuple[str, ...],
-) -> httpx.Response:
+    max_response_bytes: int,
+) -> tuple[httpx.Response, bytes]:
     loop = asyncio.get_running_loop()
     remaining_s = timeout_at - loop.time()
     if remaining_s <= 0:
@@ -217,7 +280,14 @@ async def _send(
         # Two bounds: httpx's per-phase timeouts give the precise kind (connect vs read), and
         # asyncio.timeout_at bounds the whole exchange even if a server trickles bytes forever.
         async with asyncio.timeout_at(timeout_at):
-            return await client.post(url, content=content, headers=headers, timeout=httpx.Timeout(remaining_s))
+            request = client.build_request(
+                "POST", url, content=content, headers=headers, timeout=httpx.Timeout(remaining_s)
+            )
+            response = await client.send(request, stream=True)
+            try:
+                return response, await read_capped(response, max_response_bytes, secrets)
+            finally:
+                await response.aclose()
     except TimeoutError as exc:  # only asyncio.timeout_at raises this; httpx errors are not TimeoutError
         raise failure(
             FailureKind.ATTEMPT_TIMEOUT, f"attempt timed out after {remaining_s:.3f}s", secrets=secrets
@@ -225,8 +295,10 @@ async def _send(
     except httpx.HTTPError as exc:
         mapped = transport_failure(exc, secrets)
         if mapped is None:
-            raise
+            raise unsendable(exc) from None  # not `from exc`: its message may hold the key
         raise mapped from exc
+    except httpx.InvalidURL as exc:
+        raise unsendable(exc) from None
 
 
 async def post_json(
@@ -237,11 +309,15 @@ async def post_json(
     headers: Mapping[str, str],
     timeout_at: float,
     secrets: Iterable[str] = (),
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> HttpReply:
     """POST ``content`` (JSON bytes) to ``url``; a 2xx JSON answer, or ``ProviderCallFailed``.
 
     ``timeout_at`` is an absolute time on the running loop's clock; nothing here waits past it.
-    ``secrets`` are redacted from every message this function produces.
+    ``secrets`` are redacted from every message this function produces. A body over
+    ``max_response_bytes`` (after content decoding) is INVALID_RESPONSE.
+
+    :raises ConfigError: when the request cannot be sent as configured (see the module docstring).
     """
     secret_values = tuple(s for s in secrets if s)
     send_headers = dict(headers)
@@ -250,17 +326,23 @@ async def post_json(
         if name not in present:
             send_headers[name] = value
     inject_trace_headers(send_headers)
-    response = await _send(
-        client, url, content=content, headers=send_headers, timeout_at=timeout_at, secrets=secret_values
+    response, body_bytes = await _send(
+        client,
+        url,
+        content=content,
+        headers=send_headers,
+        timeout_at=timeout_at,
+        secrets=secret_values,
+        max_response_bytes=max_response_bytes,
     )
     if not 200 <= response.status_code < 300:
-        raise _status_failure(response, secret_values)
+        raise _status_failure(response, secret_values, body_bytes)
     try:
-        body: object = json.loads(response.content)
+        body: object = _loads(body_bytes)
     except ValueError as exc:
         raise failure(
             FailureKind.INVALID_RESPONSE,
-            f"HTTP {response.status_code} body is not JSON: {response.text!r}",
+            f"HTTP {response.status_code} body is not JSON ({exc}): {body_bytes[:200]!r}",
             secrets=secret_values,
             http_status=response.status_code,
         ) from exc

@@ -35,7 +35,9 @@ the body ends without the protocol's terminator        ``StreamError("stream int
 =====================================================  ============================================
 
 No overall timeout applies after the first event: the caller bounds the rest and cancels the
-generator. The response is closed in ``finally`` however the generator ends. Messages never carry
+generator. The response is closed in ``finally`` however the generator ends; after a
+``MessageStop`` the rest of the body (the chunked terminator) is read first, within
+``DRAIN_TIMEOUT_S``, so the connection goes back to the pool instead of being dropped. Messages never carry
 a secret: each passes through :func:`~routeproof.providers._http.redact`.
 """
 
@@ -51,14 +53,16 @@ from routeproof.core.types import FailureKind, MessageStop, StreamError, StreamE
 
 # The status and exception mappings are _http's; importing its private helpers keeps them in one place.
 from routeproof.providers._http import (
+    DEFAULT_MAX_RESPONSE_BYTES,
     MAX_MESSAGE_CHARS,
     _status_failure,
     failure,
     inject_trace_headers,
+    read_capped,
     redact,
     transport_failure,
+    unsendable,
 )
-from routeproof.transport import drain_for_reuse  # finished streams give their connection back
 
 __all__ = ["EVENT_STREAM", "INTERRUPTED", "SSE", "EventDecoder", "interrupted", "stream_events"]
 
@@ -139,6 +143,7 @@ async def stream_events(
     secrets: Iterable[str] = (),
     idle_timeout_s: float | None = None,
     accept: str = SSE,
+    max_error_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> AsyncGenerator[StreamEvent, None]:
     """POST ``content`` to ``url`` and yield the decoded events of the streamed answer.
 
@@ -161,13 +166,14 @@ async def stream_events(
     request = client.build_request("POST", url, content=content, headers=send_headers, timeout=timeout)
     response: httpx.Response | None = None
     chunks: AsyncIterator[bytes] | None = None
+    completed = False  # a MessageStop was yielded: the rest of the body is read so the connection is reused
     try:
         try:
             async with asyncio.timeout_at(timeout_at):
                 response = await client.send(request, stream=True)
                 if not 200 <= response.status_code < 300:
-                    await response.aread()
-                    raise _status_failure(response, secret_values)
+                    error_body = await read_capped(response, max_error_bytes, secret_values)
+                    raise _status_failure(response, secret_values, error_body)
                 chunks = response.aiter_bytes()
                 first = await _first_events(chunks, decoder)
         except TimeoutError as exc:  # only asyncio.timeout_at raises it; httpx errors are not TimeoutError
@@ -177,16 +183,17 @@ async def stream_events(
         except httpx.HTTPError as exc:
             mapped = transport_failure(exc, secret_values)
             if mapped is None:
-                raise
+                raise unsendable(exc) from None  # not `from exc`: its message may hold the key
             raise mapped from exc
+        except httpx.InvalidURL as exc:
+            raise unsendable(exc) from None
         if isinstance(first[0], StreamError):
             raise failure(
                 FailureKind.STREAM_ERROR, first[0].message, secrets=secret_values, http_status=response.status_code
             )
         # --- committed: from here on nothing is raised, the stream ends in one terminal event ---
         for event in first:
-            if _is_terminal(event):
-                await drain_for_reuse(chunks)  # transport.py: give the connection back to the pool
+            completed = isinstance(event, MessageStop)
             yield _committed(event, secret_values)
             if _is_terminal(event):
                 return
@@ -201,8 +208,7 @@ async def stream_events(
                 return
             events = decoder.finish() if chunk is None else decoder.feed(chunk)
             for event in events:
-                if _is_terminal(event) and chunk is not None:
-                    await drain_for_reuse(chunks)  # transport.py: give the connection back to the pool
+                completed = isinstance(event, MessageStop)
                 yield _committed(event, secret_values)
                 if _is_terminal(event):
                     return
@@ -210,11 +216,37 @@ async def stream_events(
                 yield interrupted("the body ended before the terminator", secret_values)
                 return
     finally:
-        await _close(chunks, response)
+        await _close(chunks, response, drain=completed)
 
 
-async def _close(chunks: AsyncIterator[bytes] | None, response: httpx.Response | None) -> None:
+DRAIN_MAX_BYTES = 65_536
+"""After MessageStop, at most this much of the rest of the body is read (normally only the chunked end)."""
+
+DRAIN_TIMEOUT_S = 1.0
+"""After MessageStop, how long the rest of the body may take before the connection is dropped instead."""
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read the rest of a completed stream's body, so httpx returns the connection to its pool.
+
+    Bounded in bytes and time: a server that keeps the body open after the terminator costs at
+    most ``DRAIN_TIMEOUT_S`` and a dropped connection, never a hang.
+    """
+    received = 0
+    try:
+        async with asyncio.timeout(DRAIN_TIMEOUT_S):
+            async for chunk in chunks:
+                received += len(chunk)
+                if received > DRAIN_MAX_BYTES:
+                    return
+    except (TimeoutError, httpx.HTTPError, httpx.StreamError):
+        return  # the stream was already delivered; closing the response drops this connection
+
+
+async def _close(chunks: AsyncIterator[bytes] | None, response: httpx.Response | None, *, drain: bool = False) -> None:
     """Close the body iterator and the response (the connection is dropped if the body was not read)."""
+    if drain and chunks is not None:
+        await _drain(chunks)
     if isinstance(chunks, AsyncGenerator):
         await chunks.aclose()
     if response is not None:

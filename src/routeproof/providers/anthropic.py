@@ -3,27 +3,41 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from dataclasses import replace
+from typing import Any
 
 import httpx
 
+from routeproof.core.capabilities import ANTHROPIC_API_VERSION, CapabilityTable, ModelCapabilities, fit_request
 from routeproof.core.normalize import normalize_anthropic
-from routeproof.core.sse import StreamDecoder, WireProtocol
+from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_anthropic
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
-from routeproof.providers._http import encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import stream_events
+from routeproof.providers.capabilities import default_capabilities, fit_for
 from routeproof.transport import Transport, make_client
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_BASE_URL", "AnthropicProvider"]
 
-ANTHROPIC_VERSION = "2023-06-01"
+ANTHROPIC_VERSION = ANTHROPIC_API_VERSION
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
 class AnthropicProvider:
     """One Anthropic endpoint. Uses the router's pooled client; makes its own only if given none."""
 
-    __slots__ = ("_api_key", "_client", "_owns_client", "base_url", "kind", "name")
+    __slots__ = (
+        "_api_key",
+        "_capabilities",
+        "_client",
+        "_max_response_bytes",
+        "_max_sse_line_chars",
+        "_owns_client",
+        "base_url",
+        "kind",
+        "name",
+    )
 
     def __init__(
         self,
@@ -32,6 +46,9 @@ class AnthropicProvider:
         client: httpx.AsyncClient | None = None,
         base_url: str = DEFAULT_BASE_URL,
         name: str = "anthropic",
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        capabilities: CapabilityTable | None = None,
+        max_sse_line_chars: int | None = MAX_LINE_CHARS,
     ) -> None:
         if not api_key:
             raise ValueError(f"{name!r}: an Anthropic API key is required")
@@ -39,43 +56,62 @@ class AnthropicProvider:
         self.name = name
         self.base_url: str | None = base_url.rstrip("/")
         self._api_key = api_key
+        if max_response_bytes < 1:
+            raise ValueError(f"max_response_bytes must be >= 1, got {max_response_bytes!r}")
+        self._max_response_bytes = max_response_bytes
+        self._max_sse_line_chars = max_sse_line_chars
+        self._capabilities = capabilities if capabilities is not None else default_capabilities()
         self._owns_client = client is None
         self._client = client if client is not None else make_client(Transport.HTTPX)  # tuned pool (transport.py)
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r})"
 
-    def _headers(self) -> dict[str, str]:
-        return {"x-api-key": self._api_key, "anthropic-version": ANTHROPIC_VERSION}
+    def _headers(self, caps: ModelCapabilities) -> dict[str, str]:
+        return {"x-api-key": self._api_key, "anthropic-version": caps.api_version or ANTHROPIC_VERSION}
+
+    def _body(self, request: ChatRequest, model: str) -> tuple[dict[str, Any], tuple[str, ...], ModelCapabilities]:
+        """The wire body for ``model`` (what it rejects left out, or UnsupportedParameters), what was
+        left out, and the model's capabilities."""
+        fitted, caps = fit_for(self._capabilities, self.kind, request, model)
+        return request_to_anthropic(fitted.request, model), fitted.dropped, caps
 
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Messages API call, normalised; failures raise ``ProviderCallFailed``."""
         secrets = (self._api_key,)
+        body, dropped, caps = self._body(request, model)
         reply = await post_json(
             self._client,
             f"{self.base_url}/v1/messages",
-            content=encode_json(request_to_anthropic(request, model)),
-            headers=self._headers(),
+            content=encode_json(body),
+            headers=self._headers(caps),
             timeout_at=timeout_at,
             secrets=secrets,
+            max_response_bytes=self._max_response_bytes,
         )
-        return stamp(normalize_or_fail(normalize_anthropic, reply, secrets=secrets), self.kind, model)
+        response = stamp(normalize_or_fail(normalize_anthropic, reply, secrets=secrets), self.kind, model)
+        return replace(response, dropped_parameters=dropped) if dropped else response
+
+    def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
+        """The parameters of ``request`` that ``model`` does not accept (left out of what is sent)."""
+        return fit_request(request, self._capabilities.lookup(self.kind, model)).dropped
 
     def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         """One streamed Messages API call (``"stream": true``) as events; see ``providers._stream``."""
-        body = request_to_anthropic(request, model)
+        body, _, caps = self._body(request, model)
         body["stream"] = True
         return stream_events(
             self._client,
             f"{self.base_url}/v1/messages",
             content=encode_json(body),
-            headers=self._headers(),
+            headers=self._headers(caps),
             timeout_at=timeout_at,
-            decoder=StreamDecoder(WireProtocol.ANTHROPIC),
+            decoder=StreamDecoder(WireProtocol.ANTHROPIC, max_line_chars=self._max_sse_line_chars),
             secrets=(self._api_key,),
             idle_timeout_s=idle_timeout_s,
+            max_error_bytes=self._max_response_bytes,
         )
 
     async def aclose(self) -> None:

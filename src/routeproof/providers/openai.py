@@ -8,17 +8,21 @@ One client serves every OpenAI-compatible endpoint; the kind and base URL say wh
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping
+from dataclasses import replace
 from functools import partial
 from types import MappingProxyType
+from typing import Any
 
 import httpx
 
+from routeproof.core.capabilities import CapabilityTable, fit_request
 from routeproof.core.normalize import normalize_openai
-from routeproof.core.sse import StreamDecoder, WireProtocol
+from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_openai
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
-from routeproof.providers._http import encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import stream_events
+from routeproof.providers.capabilities import default_capabilities, fit_for
 from routeproof.transport import Transport, make_client
 
 __all__ = ["DEFAULT_BASE_URLS", "OPENAI_COMPATIBLE_KINDS", "OpenAIProvider"]
@@ -40,7 +44,17 @@ DEFAULT_BASE_URLS: Mapping[ProviderKind, str] = MappingProxyType(
 class OpenAIProvider:
     """One OpenAI-compatible endpoint. ``Authorization: Bearer`` is sent only when a key is set."""
 
-    __slots__ = ("_api_key", "_client", "_owns_client", "base_url", "kind", "name")
+    __slots__ = (
+        "_api_key",
+        "_capabilities",
+        "_client",
+        "_max_response_bytes",
+        "_max_sse_line_chars",
+        "_owns_client",
+        "base_url",
+        "kind",
+        "name",
+    )
 
     def __init__(
         self,
@@ -50,6 +64,9 @@ class OpenAIProvider:
         client: httpx.AsyncClient | None = None,
         base_url: str | None = None,
         name: str | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        capabilities: CapabilityTable | None = None,
+        max_sse_line_chars: int | None = MAX_LINE_CHARS,
     ) -> None:
         if kind not in OPENAI_COMPATIBLE_KINDS:
             raise ValueError(f"OpenAIProvider does not serve kind {kind!r}")
@@ -60,6 +77,11 @@ class OpenAIProvider:
         self.name = name if name is not None else kind.value
         self.base_url: str | None = url.rstrip("/")
         self._api_key = api_key or None
+        if max_response_bytes < 1:
+            raise ValueError(f"max_response_bytes must be >= 1, got {max_response_bytes!r}")
+        self._max_response_bytes = max_response_bytes
+        self._max_sse_line_chars = max_sse_line_chars
+        self._capabilities = capabilities if capabilities is not None else default_capabilities()
         self._owns_client = client is None
         self._client = client if client is not None else make_client(Transport.HTTPX)  # tuned pool (transport.py)
 
@@ -75,22 +97,34 @@ class OpenAIProvider:
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Chat Completions call, normalised; failures raise ``ProviderCallFailed``."""
         secrets = self._secrets()
+        body, dropped = self._body(request, model)
         reply = await post_json(
             self._client,
             f"{self.base_url}/chat/completions",
-            content=encode_json(request_to_openai(request, model)),
+            content=encode_json(body),
             headers=self._headers(),
             timeout_at=timeout_at,
             secrets=secrets,
+            max_response_bytes=self._max_response_bytes,
         )
         normalize = partial(normalize_openai, provider=self.kind)
-        return stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
+        response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
+        return replace(response, dropped_parameters=dropped) if dropped else response
+
+    def _body(self, request: ChatRequest, model: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """The wire body for ``model`` (what it rejects left out, or UnsupportedParameters) and what was left out."""
+        fitted, caps = fit_for(self._capabilities, self.kind, request, model)
+        return request_to_openai(fitted.request, model, capabilities=caps), fitted.dropped
+
+    def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
+        """The parameters of ``request`` that ``model`` does not accept (left out of what is sent)."""
+        return fit_request(request, self._capabilities.lookup(self.kind, model)).dropped
 
     def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         """One streamed Chat Completions call, usage included; see ``providers._stream``."""
-        body = request_to_openai(request, model)
+        body, _ = self._body(request, model)
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}  # else the stream carries no usage at all
         return stream_events(
@@ -99,9 +133,10 @@ class OpenAIProvider:
             content=encode_json(body),
             headers=self._headers(),
             timeout_at=timeout_at,
-            decoder=StreamDecoder(WireProtocol.OPENAI),
+            decoder=StreamDecoder(WireProtocol.OPENAI, max_line_chars=self._max_sse_line_chars),
             secrets=self._secrets(),
             idle_timeout_s=idle_timeout_s,
+            max_error_bytes=self._max_response_bytes,
         )
 
     async def aclose(self) -> None:

@@ -1,0 +1,274 @@
+"""What each model accepts, as data: the max-tokens field, the system role, sampling, stop, context.
+
+A :class:`CapabilityTable` is built from TOML (the shipped ``routeproof/models.toml``, then the
+user's own rows, which need no release). A lookup starts from the provider kind's default
+(:func:`kind_default`: what an id the table does not know gets) and applies, in order, every row of
+that kind whose ``match`` regex is found in the model id (after its last ``/``): later rows override
+earlier ones field by field, so a user row only has to name what it changes.
+
+:func:`fit_request` then leaves out what the model does not accept and says what it left out; the
+emitters (``translate_emit``) read the max-tokens field and the system role from the capabilities.
+
+TOML shape::
+
+    [[models]]
+    provider = "openai"             # a ProviderKind value
+    match = "^gpt-5"                # a Python regex, searched in the model id
+    max_tokens_field = "max_completion_tokens"   # or "max_tokens"
+    system_role = "developer"       # or "system"
+    temperature = false             # accepts temperature?
+    top_p = false                   # accepts top_p?
+    max_stop_sequences = 4          # 0: no stop sequences at all; absent: no limit
+    context_window_tokens = 400000
+    api_version = "2023-06-01"      # Anthropic's anthropic-version header
+    source = "https://..."          # where the row comes from (kept, not used)
+    checked = "2026-11-30"          # when the source was read (kept, not used)
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import icontract
+
+from routeproof.core.translate_common import WireExtras, is_o_series
+from routeproof.core.types import ChatRequest, ProviderKind
+from routeproof.errors import ConfigError
+
+__all__ = [
+    "ANTHROPIC_API_VERSION",
+    "CapabilityRow",
+    "CapabilityTable",
+    "FittedRequest",
+    "ModelCapabilities",
+    "fit_request",
+    "kind_default",
+    "load_capabilities",
+]
+
+ANTHROPIC_API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header sent when the table names none (the only GA version)."""
+
+_MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
+_SYSTEM_ROLES = ("system", "developer")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCapabilities:
+    """What one model accepts. ``max_stop_sequences`` None: no limit; 0: ``stop`` is not accepted."""
+
+    max_tokens_field: str = "max_tokens"
+    system_role: str = "system"
+    temperature: bool = True
+    top_p: bool = True
+    max_stop_sequences: int | None = None
+    context_window_tokens: int | None = None
+    api_version: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_tokens_field not in _MAX_TOKENS_FIELDS:
+            raise ValueError(f"max_tokens_field must be one of {_MAX_TOKENS_FIELDS}, got {self.max_tokens_field!r}")
+        if self.system_role not in _SYSTEM_ROLES:
+            raise ValueError(f"system_role must be one of {_SYSTEM_ROLES}, got {self.system_role!r}")
+        for name in ("max_stop_sequences", "context_window_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be >= 0 or None, got {value!r}")
+
+
+_CAPABILITY_FIELDS = frozenset(f.name for f in fields(ModelCapabilities))
+_ROW_KEYS = _CAPABILITY_FIELDS | {"provider", "match", "source", "checked"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapabilityRow:
+    """One row: the capabilities it sets for the models of ``provider`` whose id ``match`` finds."""
+
+    provider: ProviderKind
+    match: re.Pattern[str]
+    overrides: tuple[tuple[str, Any], ...]
+    source: str = ""
+    checked: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapabilityTable:
+    """The rows, in the order they apply (shipped first, then the user's)."""
+
+    rows: tuple[CapabilityRow, ...] = ()
+
+    def extended(self, other: CapabilityTable) -> CapabilityTable:
+        """This table with ``other``'s rows applied after its own (``other`` wins where both match)."""
+        return CapabilityTable(rows=self.rows + other.rows)
+
+    def lookup(self, provider: ProviderKind, model: str) -> ModelCapabilities:
+        """The capabilities of ``model`` served by ``provider``."""
+        return _lookup(self, provider, model)
+
+
+def _kind_default(provider: ProviderKind, model: str) -> ModelCapabilities:
+    if provider is ProviderKind.OPENAI:
+        # OpenAI itself: max_tokens is deprecated for every model; its reasoning models take the
+        # developer role and no sampling parameters. OpenAI-compatible servers keep max_tokens.
+        if is_o_series(model):
+            return ModelCapabilities(
+                max_tokens_field="max_completion_tokens",
+                system_role="developer",
+                temperature=False,
+                top_p=False,
+                max_stop_sequences=4,
+            )
+        return ModelCapabilities(max_tokens_field="max_completion_tokens", max_stop_sequences=4)
+    if provider is ProviderKind.ANTHROPIC:
+        return ModelCapabilities(api_version=ANTHROPIC_API_VERSION)
+    return ModelCapabilities()
+
+
+@icontract.ensure(lambda result: result.max_tokens_field in _MAX_TOKENS_FIELDS)
+@icontract.ensure(
+    lambda provider, result: provider is not ProviderKind.OPENAI or result.max_tokens_field == "max_completion_tokens"
+)
+@icontract.ensure(
+    lambda provider, result: (
+        provider not in (ProviderKind.OPENROUTER, ProviderKind.OLLAMA, ProviderKind.VLLM, ProviderKind.LOCAL)
+        or result == ModelCapabilities()
+    )
+)
+def kind_default(provider: ProviderKind, model: str) -> ModelCapabilities:
+    """What a model id the table does not know gets: ``max_completion_tokens`` on OpenAI itself
+    (the developer role and no sampling for o-series ids), everything accepted elsewhere."""
+    return _kind_default(provider, model)
+
+
+def _model_id(model: str) -> str:
+    return model.rsplit("/", 1)[-1]
+
+
+def _lookup(table: CapabilityTable, provider: ProviderKind, model: str) -> ModelCapabilities:
+    caps = _kind_default(provider, model)
+    bare = _model_id(model)
+    for row in table.rows:
+        if row.provider is provider and row.match.search(bare) is not None:
+            caps = replace(caps, **dict(row.overrides))
+    return caps
+
+
+# --- fitting a request to a model ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FittedRequest:
+    """The request as it may be sent, the wire extras likewise, and the parameters left out."""
+
+    request: ChatRequest
+    extras: WireExtras
+    dropped: tuple[str, ...]
+
+
+def _fit(req: ChatRequest, caps: ModelCapabilities, extras: WireExtras) -> FittedRequest:
+    dropped: list[str] = []
+    changes: dict[str, Any] = {}
+    if req.temperature is not None and not caps.temperature:
+        changes["temperature"] = None
+        dropped.append("temperature")
+    limit = caps.max_stop_sequences
+    if req.stop_sequences and limit is not None and len(req.stop_sequences) > limit:
+        changes["stop_sequences"] = req.stop_sequences[:limit]
+        dropped.append("stop_sequences" if limit == 0 else f"stop_sequences[{limit}:]")
+    if extras.top_p is not None and not caps.top_p:
+        extras = replace(extras, top_p=None)
+        dropped.append("top_p")
+    return FittedRequest(request=replace(req, **changes) if changes else req, extras=extras, dropped=tuple(dropped))
+
+
+@icontract.ensure(lambda caps, result: caps.temperature or result.request.temperature is None)
+@icontract.ensure(lambda caps, result: caps.top_p or result.extras.top_p is None)
+@icontract.ensure(
+    lambda caps, result: (
+        caps.max_stop_sequences is None or len(result.request.stop_sequences) <= caps.max_stop_sequences
+    )
+)
+@icontract.ensure(lambda req, result: (result.request == req) == (not any(d != "top_p" for d in result.dropped)))
+@icontract.ensure(lambda req, result: result.request.messages is req.messages)
+def fit_request(req: ChatRequest, caps: ModelCapabilities, extras: WireExtras | None = None) -> FittedRequest:
+    """``req`` without the parameters ``caps`` says the model rejects, and their names.
+
+    Kept stop sequences are the first ``max_stop_sequences`` (a dropped tail is named
+    ``stop_sequences[N:]``); a rejected ``temperature`` or ``top_p`` is left out whole.
+    """
+    return _fit(req, caps, extras if extras is not None else WireExtras())
+
+
+# --- loading ---------------------------------------------------------------------------------------
+
+
+def _check_value(name: str, value: object, where: str) -> object:
+    if name == "max_tokens_field" and value not in _MAX_TOKENS_FIELDS:
+        raise ConfigError(f"{where}: max_tokens_field must be one of {_MAX_TOKENS_FIELDS}, got {value!r}")
+    if name == "system_role" and value not in _SYSTEM_ROLES:
+        raise ConfigError(f"{where}: system_role must be one of {_SYSTEM_ROLES}, got {value!r}")
+    if name in ("temperature", "top_p") and not isinstance(value, bool):
+        raise ConfigError(f"{where}: {name} must be true or false, got {value!r}")
+    if name in ("max_stop_sequences", "context_window_tokens") and (
+        isinstance(value, bool) or not isinstance(value, int) or value < 0
+    ):
+        raise ConfigError(f"{where}: {name} must be a non-negative integer, got {value!r}")
+    if name == "api_version" and not isinstance(value, str):
+        raise ConfigError(f"{where}: api_version must be a string, got {value!r}")
+    return value
+
+
+def _row(raw: object, index: int) -> CapabilityRow:
+    where = f"models[{index}]"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a table, got {raw!r}")
+    unknown = sorted(set(raw) - _ROW_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown keys {unknown!r}; expected some of {sorted(_ROW_KEYS)}")
+    by_value = {kind.value: kind for kind in ProviderKind}
+    provider = by_value.get(str(raw.get("provider")))
+    if provider is None:
+        raise ConfigError(f"{where}: provider must be one of {sorted(by_value)}, got {raw.get('provider')!r}")
+    pattern = raw.get("match")
+    if not isinstance(pattern, str):
+        raise ConfigError(f"{where}: match must be a regex string, got {pattern!r}")
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise ConfigError(f"{where}: match {pattern!r} is not a valid regex: {exc}") from exc
+    overrides = tuple(
+        (name, _check_value(name, raw[name], where)) for name in sorted(_CAPABILITY_FIELDS) if name in raw
+    )
+    return CapabilityRow(
+        provider=provider,
+        match=compiled,
+        overrides=overrides,
+        source=str(raw.get("source", "")),
+        checked=str(raw.get("checked", "")),
+    )
+
+
+def _load(toml_text: str) -> CapabilityTable:
+    try:
+        doc = tomllib.loads(toml_text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"model capabilities TOML does not parse: {exc}") from exc
+    unknown = sorted(set(doc) - {"models"})
+    if unknown:
+        raise ConfigError(f"model capabilities: unknown top-level keys {unknown!r}; expected [[models]]")
+    rows = doc.get("models", [])
+    if not isinstance(rows, list):
+        raise ConfigError(f"model capabilities: models must be an array of tables, got {rows!r}")
+    return CapabilityTable(rows=tuple(_row(raw, i) for i, raw in enumerate(rows)))
+
+
+@icontract.ensure(lambda toml_text, result: len(result.rows) <= toml_text.count("[[models]]"))
+def load_capabilities(toml_text: str) -> CapabilityTable:
+    """Parse capability rows (see the module docstring).
+
+    :raises ConfigError: naming the row for an unknown key or provider, a bad regex or a bad value.
+    """
+    return _load(toml_text)
