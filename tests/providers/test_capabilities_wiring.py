@@ -116,3 +116,35 @@ async def test_a_streamed_call_reports_the_dropped_parameters_too() -> None:
     assert stream.dropped_parameters == ("temperature",)
     assert isinstance(sent, dict)
     assert "temperature" not in sent
+
+
+async def test_bedrock_opus_4_7_gets_no_temperature_plain_or_streamed() -> None:
+    """Opus 4.7 through Bedrock Converse: no inferenceConfig.temperature, plain or streamed, and reported."""
+    from routeproof.providers.bedrock import BedrockProvider
+
+    model = "us.anthropic.claude-opus-4-7-v1:0"
+    async with MockProviderServer(Shape.BEDROCK) as server, httpx.AsyncClient() as client:
+        provider = BedrockProvider(
+            region="us-east-1",
+            access_key_id="AKIDEXAMPLE",
+            secret_access_key="s",
+            client=client,
+            base_url=server.base_url,
+        )
+        loop = asyncio.get_running_loop()
+        response = await provider.complete(_request(temperature=0.5), model, timeout_at=loop.time() + TIMEOUT_S)
+        plain = server.journal[-1].body_json
+        _ = [e async for e in provider.stream(_request(temperature=0.5), model, timeout_at=loop.time() + TIMEOUT_S)]
+        streamed = server.journal[-1].body_json
+        kept = await provider.complete(
+            _request(temperature=0.5), "anthropic.claude-sonnet-4-20250514-v1:0", timeout_at=loop.time() + TIMEOUT_S
+        )
+        older = server.journal[-1].body_json
+    for sent in (plain, streamed):
+        assert isinstance(sent, dict)
+        assert "temperature" not in sent.get("inferenceConfig", {})
+    assert response.dropped_parameters == ("temperature",)
+    assert provider.dropped_parameters(_request(temperature=0.5), model) == ("temperature",)
+    assert isinstance(older, dict)
+    assert older["inferenceConfig"]["temperature"] == 0.5
+    assert kept.dropped_parameters == ()

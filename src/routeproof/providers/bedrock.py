@@ -22,6 +22,7 @@ import asyncio
 import logging
 import re
 from collections.abc import AsyncGenerator, Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Protocol
 
@@ -34,6 +35,7 @@ from botocore.credentials import Credentials, RefreshableCredentials  # type: ig
 from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped]
 from botocore.utils import percent_encode  # type: ignore[import-untyped]
 
+from routeproof.core.capabilities import CapabilityTable, fit_request
 from routeproof.core.normalize import normalize_bedrock_converse
 from routeproof.core.translate import request_to_bedrock_converse
 from routeproof.core.types import (
@@ -48,6 +50,7 @@ from routeproof.errors import ProviderCallFailed
 from routeproof.providers._http import JSON_HEADERS, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import EVENT_STREAM, stream_events
 from routeproof.providers.bedrock_stream import ConverseStreamDecoder
+from routeproof.providers.capabilities import default_capabilities, fit_for
 from routeproof.transport import Transport, make_client
 
 __all__ = [
@@ -130,7 +133,7 @@ class BedrockProvider:
     """One Bedrock region (or a test endpoint via ``base_url``), with static keys or a botocore
     credentials object (``credentials``), refreshed before each request when it expires."""
 
-    __slots__ = ("_client", "_credentials", "_owns_client", "_region", "base_url", "kind", "name")
+    __slots__ = ("_capabilities", "_client", "_credentials", "_owns_client", "_region", "base_url", "kind", "name")
 
     def __init__(
         self,
@@ -143,6 +146,7 @@ class BedrockProvider:
         client: httpx.AsyncClient | None = None,
         base_url: str | None = None,
         name: str = "bedrock",
+        capabilities: CapabilityTable | None = None,
     ) -> None:
         if not region:
             raise ValueError(f"{name!r}: a Bedrock region is required")
@@ -157,6 +161,7 @@ class BedrockProvider:
         self.base_url: str | None = (base_url or default_endpoint(region)).rstrip("/")
         self._region = region
         self._credentials: AwsCredentials = credentials
+        self._capabilities = capabilities if capabilities is not None else default_capabilities()
         self._owns_client = client is None
         self._client = client if client is not None else make_client(Transport.HTTPX)  # tuned pool (transport.py)
 
@@ -206,7 +211,8 @@ class BedrockProvider:
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Converse call, normalised; failures raise ``ProviderCallFailed``."""
         url = self.url_for(model)
-        content = encode_json(request_to_bedrock_converse(request))
+        fitted, _ = fit_for(self._capabilities, self.kind, request, model)  # what the model rejects is left out
+        content = encode_json(request_to_bedrock_converse(fitted.request))
         frozen, secrets = await self._frozen()
         reply = await post_json(
             self._client,
@@ -218,14 +224,20 @@ class BedrockProvider:
         )
         request_id = reply.headers.get("x-amzn-requestid", "")
         normalize = partial(normalize_bedrock_converse, response_id=request_id, model=model)
-        return stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
+        response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
+        return replace(response, dropped_parameters=fitted.dropped) if fitted.dropped else response
+
+    def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
+        """The parameters of ``request`` that ``model`` does not accept (left out of what is sent)."""
+        return fit_request(request, self._capabilities.lookup(self.kind, model)).dropped
 
     async def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         """One signed ConverseStream call as events; see ``providers._stream`` and ``bedrock_stream``."""
         url = self.url_for(model, stream=True)
-        content = encode_json(request_to_bedrock_converse(request))
+        fitted, _ = fit_for(self._capabilities, self.kind, request, model)
+        content = encode_json(request_to_bedrock_converse(fitted.request))
         frozen, secrets = await self._frozen()
         headers = {"content-type": "application/json", "accept": EVENT_STREAM}
         events = stream_events(
