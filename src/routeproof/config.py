@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from routeproof.core.constants import (
@@ -55,6 +55,7 @@ __all__ = [
     "build_providers",
     "load_config",
     "parse_config",
+    "read_toml",
 ]
 
 DEFAULT_KEY_ENV: Mapping[ProviderKind, str] = MappingProxyType(
@@ -542,16 +543,23 @@ def parse_config(data: Mapping[str, object], *, environ: Mapping[str, str], base
     )
 
 
-def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> RoutingConfig:
-    """Read and validate the TOML file at ``path``; secrets come from ``environ`` (default os.environ)."""
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The TOML file at ``path`` parsed (floats as Decimal); ConfigError naming the file otherwise.
+    The one reader for agent.toml, whichever table a caller wants from it."""
     file = Path(path)
     try:
         with file.open("rb") as handle:
-            data = tomllib.load(handle, parse_float=Decimal)
+            return tomllib.load(handle, parse_float=Decimal)
     except OSError as exc:
         raise ConfigError(f"cannot read config file {str(file)!r}: {exc.strerror}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {str(file)!r} is not valid TOML: {exc}") from exc
+
+
+def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> RoutingConfig:
+    """Read and validate the TOML file at ``path``; secrets come from ``environ`` (default os.environ)."""
+    file = Path(path)
+    data = read_toml(file)
     return parse_config(data, environ=os.environ if environ is None else environ, base_dir=file.parent)
 
 

@@ -19,12 +19,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
-from pathlib import Path
 
+from routeproof.config import read_toml
 from routeproof.core.types import PrivacyTier
 from routeproof.errors import ConfigError
 
@@ -139,12 +137,5 @@ def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, 
 
 def load_gateway_settings(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> GatewaySettings:
     """Read ``agent.toml`` and validate its ``[gateway]`` table (keys from ``environ``)."""
-    file = Path(path)
-    try:
-        with file.open("rb") as handle:
-            data = tomllib.load(handle, parse_float=Decimal)
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {str(file)!r}: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {str(file)!r} is not valid TOML: {exc}") from exc
+    data = read_toml(path)
     return parse_gateway_settings(data, environ=os.environ if environ is None else environ)

@@ -14,12 +14,12 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from routeproof.config import read_toml
 from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import parse_usd
 from routeproof.core.types import ProviderKind
@@ -97,16 +97,9 @@ def load_ledger_config(
 ) -> tuple[LedgerConfig, BudgetLimits]:
     """Read ``agent.toml``'s ``[ledger]`` table and the budget limits it configures (the providers'
     ``daily_budget_usd``), without needing any provider's API key."""
-    file = Path(path)
-    try:
-        with file.open("rb") as handle:
-            data = tomllib.load(handle, parse_float=Decimal)
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {str(file)!r}: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {str(file)!r} is not valid TOML: {exc}") from exc
+    data = read_toml(path)
     config = parse_ledger_table(
-        data.get("ledger"), base_dir=file.parent, environ=os.environ if environ is None else environ
+        data.get("ledger"), base_dir=Path(path).parent, environ=os.environ if environ is None else environ
     )
     daily: list[tuple[ProviderKind, int]] = []
     providers = data.get("driver", {}).get("providers", {}) if isinstance(data.get("driver"), dict) else {}
