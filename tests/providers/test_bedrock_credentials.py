@@ -228,6 +228,14 @@ def test_signing_log_filter_redacts_tokens_it_was_never_told(message: str, secre
     assert SIGNING_LOG_FILTER in logging.getLogger("botocore.auth").filters
 
 
+def test_a_value_too_short_to_be_a_credential_does_not_shred_the_log() -> None:
+    """A one-character 'secret' (a test key) is not replaced verbatim: 'CanonicalRequest' stays readable."""
+    SIGNING_LOG_FILTER.add_secret("s")
+    record = logging.LogRecord("botocore.auth", logging.DEBUG, __file__, 1, "CanonicalRequest:\n%s", ("POST",), None)
+    assert SIGNING_LOG_FILTER.filter(record)
+    assert record.getMessage() == "CanonicalRequest:\nPOST"
+
+
 @pytest.mark.asyncio
 async def test_a_failed_refresh_fails_the_attempt_over_without_the_message() -> None:
     """A refresh that raises becomes ProviderCallFailed (persistent: fail over), naming only the error type."""

@@ -79,6 +79,10 @@ class AwsCredentials(Protocol):
 _SECRET_FIELD = re.compile(r"(?im)(x-amz-security-token[:=])[^\n&]*")
 
 
+MIN_SECRET_CHARS = 8
+"""The shortest value ``RedactSigningLog.add_secret`` takes as a secret to replace verbatim."""
+
+
 class RedactSigningLog(logging.Filter):
     """Redacts the session token from botocore's signing DEBUG records (a filter on ``botocore.auth``).
 
@@ -96,8 +100,11 @@ class RedactSigningLog(logging.Filter):
         self._secrets: set[str] = set()
 
     def add_secret(self, value: str | None) -> None:
-        """Also replace ``value`` (a key this process signs with) wherever it appears."""
-        if value:
+        """Also replace ``value`` (a key this process signs with) wherever it appears. Values shorter
+        than ``MIN_SECRET_CHARS`` are not real AWS credentials (keys are 20 and 40 characters, tokens
+        hundreds) and replacing them would shred every log line (a test key "s" turned
+        "CanonicalRequest" into "Canonical<redacted>...")."""
+        if value and len(value) >= MIN_SECRET_CHARS:
             self._secrets.add(value)
 
     def filter(self, record: logging.LogRecord) -> bool:
