@@ -18,8 +18,7 @@ import asyncio
 import collections
 from types import TracebackType
 
-from routeproof import clock
-from routeproof.call import loop_ms
+from routeproof.clock import loop_ms, waypoint
 from routeproof.core.admission import readmit, waited
 from routeproof.core.kernel import Action, CallProvider, KernelState
 from routeproof.core.types import ProviderKind
@@ -73,7 +72,7 @@ class Limiter:
         if group is None:
             group = self._ends[end_s] = []
             loop.call_at(end_s, self._expire, end_s)
-            clock.waypoint(loop, end_s)  # the expiry's final wake-up is short (clock.py)
+            waypoint(loop, end_s)  # the expiry's final wake-up is short (clock.py)
         group.append(future)
         try:
             await future

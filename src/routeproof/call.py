@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from routeproof import clock
+from routeproof.clock import loop_ms
+from routeproof.clock import timeout_at as precise_timeout_at
 from routeproof.core import kernel
 from routeproof.core.boundary import MAX_DETAIL_CHARS, classify_exception
 from routeproof.core.classify import is_billable
@@ -64,20 +64,9 @@ from routeproof.observe import (
 if TYPE_CHECKING:
     from routeproof.router import Router
 
-__all__ = ["Call", "deadline_ms", "loop_ms"]
+__all__ = ["Call"]
 
 logger = logging.getLogger("routeproof")
-
-
-def loop_ms(loop_time_s: float) -> int:
-    """A loop instant as the kernel's integer milliseconds (rounded: exact durations stay exact)."""
-    return round(loop_time_s * 1000)
-
-
-def deadline_ms(loop_time_s: float) -> int:
-    """The caller's deadline in milliseconds, floored: with ``now`` rounded, ``now_ms < deadline_ms``
-    still implies the real now is before the real deadline, so no call starts after it."""
-    return math.floor(loop_time_s * 1000)
 
 
 class Call:
@@ -193,7 +182,7 @@ class Call:
                 provider = router._providers[entry.provider]
                 timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
                 with attempt_span(entry.provider, entry.model, action.attempt_num, parent=self.trace_context):
-                    async with clock.timeout_at(timeout_at):  # clock.py: the final wake-up is short
+                    async with precise_timeout_at(timeout_at):  # clock.py: the final wake-up is short
                         response = await provider.complete(self.req, entry.model, timeout_at=timeout_at)
                 cost_pico_usd = router._known_cost(entry.provider, entry.model, response.usage)
             except ProviderCallFailed as exc:

@@ -10,9 +10,10 @@ slack is at most ~0.1 % of :data:`LAST_LEG_S`.
 from __future__ import annotations
 
 import asyncio
+import math
 from types import TracebackType
 
-__all__ = ["LAST_LEG_S", "PreciseTimeout", "timeout_at", "waypoint"]
+__all__ = ["LAST_LEG_S", "PreciseTimeout", "deadline_ms", "loop_ms", "timeout_at", "waypoint"]
 
 LAST_LEG_S = 0.2
 """The final wait before a deadline: its timer slack is at most ~0.2 ms."""
@@ -54,3 +55,14 @@ class PreciseTimeout:
 def timeout_at(when: float) -> PreciseTimeout:
     """Like ``asyncio.timeout_at(when)`` (raises ``TimeoutError``), split so it fires on time."""
     return PreciseTimeout(when)
+
+
+def loop_ms(loop_time_s: float) -> int:
+    """A loop instant as the kernel's integer milliseconds (rounded: exact durations stay exact)."""
+    return round(loop_time_s * 1000)
+
+
+def deadline_ms(loop_time_s: float) -> int:
+    """The caller's deadline in milliseconds, floored: with ``now`` rounded, ``now_ms < deadline_ms``
+    still implies the real now is before the real deadline, so no call starts after it."""
+    return math.floor(loop_time_s * 1000)

@@ -18,7 +18,8 @@ from dataclasses import replace
 import httpx
 
 from routeproof.admission import DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER, Admission
-from routeproof.call import Call, deadline_ms, loop_ms
+from routeproof.call import Call
+from routeproof.clock import deadline_ms, loop_ms
 from routeproof.core import kernel
 from routeproof.core.classify import HealthEffect, health_effect
 from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER, PROVIDER_DEFAULT_TIMEOUT_MS

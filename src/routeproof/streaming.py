@@ -25,8 +25,9 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from routeproof import clock
-from routeproof.call import Call, deadline_ms, loop_ms
+from routeproof.call import Call
+from routeproof.clock import deadline_ms, loop_ms
+from routeproof.clock import timeout_at as precise_timeout_at
 from routeproof.core import kernel
 from routeproof.core.boundary import MAX_DETAIL_CHARS
 from routeproof.core.kernel import (
@@ -211,7 +212,7 @@ class ProviderStream:
                 stream = provider.stream(
                     self._req, entry.model, timeout_at=timeout_at, idle_timeout_s=router._stream_idle_timeout_s
                 )
-                async with clock.timeout_at(timeout_at):  # clock.py: the final wake-up is short
+                async with precise_timeout_at(timeout_at):  # clock.py: the final wake-up is short
                     with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
                         first = await anext(aiter(stream))  # the request (and its traceparent) goes out here
             except ProviderCallFailed as exc:

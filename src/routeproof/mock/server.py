@@ -12,11 +12,25 @@ import time
 from collections.abc import Mapping
 from types import TracebackType
 
-from routeproof.mock import shapes
 from routeproof.mock.control import CONTROL_PREFIX, handle_control
 from routeproof.mock.http import LAST_CHUNK, BadRequest, HttpRequest, encode_chunk, read_request, response_head
 from routeproof.mock.journal import JournalEntry, parse_json_body, public_headers
 from routeproof.mock.script import CutMode, Scripted, Shape
+from routeproof.mock.shapes import (
+    RequestView,
+    auth_failure_status,
+    auth_present,
+    default_body,
+    default_stream,
+    encode_stream_item,
+    error_answer,
+    malformed_body,
+    malformed_stream,
+    match_route,
+    request_id,
+    request_id_headers,
+    stream_content_type,
+)
 
 __all__ = ["MockProviderServer"]
 
@@ -192,15 +206,15 @@ class MockProviderServer:
             status, payload = handle_control(self, req.method, req.target, req.body)
             return await self._send_json(writer, status, payload, keep_alive=req.keep_alive)
         body = parse_json_body(req.body)
-        view = shapes.match_route(self.shape, req.method, req.target, body)
+        view = match_route(self.shape, req.method, req.target, body)
         self._record(req, connection_id, body, view)
         self._served += 1
-        rid = shapes.request_id(self.shape, self._served)
+        rid = request_id(self.shape, self._served)
         if isinstance(view, int):
             message = f"no route for {req.method} {req.target} on a {self.shape.value} mock"
             return await self._send_error(writer, view, message, keep_alive=req.keep_alive, rid=rid)
-        if self.require_auth and not shapes.auth_present(self.shape, dict(req.headers)):
-            status = shapes.auth_failure_status(self.shape)
+        if self.require_auth and not auth_present(self.shape, dict(req.headers)):
+            status = auth_failure_status(self.shape)
             return await self._send_error(
                 writer, status, "missing or malformed credentials", keep_alive=req.keep_alive, rid=rid
             )
@@ -211,7 +225,7 @@ class MockProviderServer:
         step = self._queue.popleft() if self._queue else self._default
         return await self._perform(step, view, req, reader, writer, rid=rid)
 
-    def _record(self, req: HttpRequest, connection_id: int, body: object, view: shapes.RequestView | int) -> None:
+    def _record(self, req: HttpRequest, connection_id: int, body: object, view: RequestView | int) -> None:
         headers = dict(req.headers)
         self._journal.append(
             JournalEntry(
@@ -224,7 +238,7 @@ class MockProviderServer:
                 headers=public_headers(req.headers),
                 traceparent=headers.get("traceparent"),
                 tracestate=headers.get("tracestate"),
-                auth_present=shapes.auth_present(self.shape, headers),
+                auth_present=auth_present(self.shape, headers),
                 body_json=body,
                 body_size=len(req.body),
                 model=None if isinstance(view, int) else view.model,
@@ -239,7 +253,7 @@ class MockProviderServer:
     async def _perform(
         self,
         step: Scripted,
-        view: shapes.RequestView,
+        view: RequestView,
         req: HttpRequest,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
@@ -254,7 +268,7 @@ class MockProviderServer:
         scripted_names = {name.lower() for name, _ in step.headers}
         # A request id on every JSON answer (success or error), as the APIs send it. Streamed answers
         # keep their head byte-for-byte as before: scripted cuts (cut_after_bytes) count head bytes.
-        ids = () if items is not None else shapes.request_id_headers(self.shape, rid)
+        ids = () if items is not None else request_id_headers(self.shape, rid)
         headers = [*(h for h in ids if h[0].lower() not in scripted_names), *step.headers]
         if not keep_alive:
             headers.append(("connection", "close"))
@@ -265,7 +279,7 @@ class MockProviderServer:
             head = [("content-type", content_type), ("content-length", str(len(payload))), *extra, *headers]
             pieces = [(step.delay_before_headers_s, response_head(step.status, head)), (0.0, payload)]
         else:
-            content_type = shapes.stream_content_type(self.shape)
+            content_type = stream_content_type(self.shape)
             head = [("content-type", content_type), ("transfer-encoding", "chunked"), ("cache-control", "no-cache")]
             pieces = [(step.delay_before_headers_s, response_head(step.status, [*head, *headers]))]
             chunks = [encode_chunk(i) for i in items if i] + [LAST_CHUNK]
@@ -284,24 +298,24 @@ class MockProviderServer:
             return False
         return keep_alive
 
-    def _stream_items(self, step: Scripted, view: shapes.RequestView) -> tuple[bytes, ...] | None:
+    def _stream_items(self, step: Scripted, view: RequestView) -> tuple[bytes, ...] | None:
         """The encoded stream items to send, or None for a Content-Length answer."""
         if step.malformed_body:
-            return shapes.malformed_stream(self.shape, view) if view.stream else None
+            return malformed_stream(self.shape, view) if view.stream else None
         if step.stream_events is not None:
-            return tuple(shapes.encode_stream_item(self.shape, i) for i in step.stream_events)
+            return tuple(encode_stream_item(self.shape, i) for i in step.stream_events)
         if view.stream and step.body is None and 200 <= step.status < 300:
-            return tuple(shapes.encode_stream_item(self.shape, i) for i in shapes.default_stream(self.shape, view))
+            return tuple(encode_stream_item(self.shape, i) for i in default_stream(self.shape, view))
         return None
 
-    def _body(self, step: Scripted, view: shapes.RequestView, rid: str) -> tuple[str, bytes]:
+    def _body(self, step: Scripted, view: RequestView, rid: str) -> tuple[str, bytes]:
         if step.malformed_body:
-            return "application/json", shapes.malformed_body(self.shape, view)
+            return "application/json", malformed_body(self.shape, view)
         body = step.body
         if body is None:
             if step.status < 300:
-                return "application/json", json.dumps(shapes.default_body(self.shape, view)).encode()
-            answer, _ = shapes.error_answer(self.shape, step.status, f"scripted HTTP {step.status}", request_id=rid)
+                return "application/json", json.dumps(default_body(self.shape, view)).encode()
+            answer, _ = error_answer(self.shape, step.status, f"scripted HTTP {step.status}", request_id=rid)
             return "application/json", json.dumps(answer).encode()
         if isinstance(body, bytes):
             return "application/octet-stream", body
@@ -310,13 +324,13 @@ class MockProviderServer:
         return "application/json", json.dumps(dict(body)).encode()
 
     def _error_headers(self, status: int) -> tuple[tuple[str, str], ...]:
-        return shapes.error_answer(self.shape, status, "")[1]
+        return error_answer(self.shape, status, "")[1]
 
     async def _send_error(
         self, writer: asyncio.StreamWriter, status: int, message: str, *, keep_alive: bool, rid: str
     ) -> bool:
-        answer, extra = shapes.error_answer(self.shape, status, message, request_id=rid)
-        extra = (*shapes.request_id_headers(self.shape, rid), *extra)
+        answer, extra = error_answer(self.shape, status, message, request_id=rid)
+        extra = (*request_id_headers(self.shape, rid), *extra)
         return await self._send_json(writer, status, answer, keep_alive=keep_alive, extra=extra)
 
     async def _send_json(
