@@ -13,7 +13,6 @@ from chaos.toxi import Toxi, ToxicSpec
 from routeproof.core.types import (
     AttemptRecord,
     AttemptStatus,
-    BlockStop,
     MessageStop,
     ProviderKind,
     StreamEvent,
@@ -23,6 +22,7 @@ from routeproof.core.types import (
 )
 from routeproof.errors import RouterError
 from routeproof.mock import DEFAULT_OUTPUT_TOKENS, DEFAULT_TEXT, DEFAULT_TOOL_INPUT
+from tests.streaming.harness import partial_tool_calls  # the one counter (streaming tests, MPA-006, chaos)
 
 __all__ = ["INVARIANTS", "CallResult", "RunResult", "run_scenario"]
 
@@ -188,25 +188,6 @@ def _tool_json(events: list[StreamEvent]) -> tuple[str, ...]:
         elif isinstance(event, ToolUseDelta):
             parts[event.id] = parts.get(event.id, "") + event.partial_json
     return tuple(parts.values())
-
-
-def partial_tool_calls(events: list[StreamEvent]) -> int:
-    """Tool calls that reached the caller unclosed or with JSON that does not parse."""
-    arguments: dict[str, str] = {}
-    bad = 0
-    current = ""
-    for event in events:
-        if isinstance(event, ToolUseStart):
-            arguments[event.id] = ""
-            current = event.id
-        elif isinstance(event, ToolUseDelta):
-            arguments[event.id] = arguments.get(event.id, "") + event.partial_json
-        elif isinstance(event, BlockStop) and current in arguments:
-            try:
-                json.loads(arguments.pop(current) or "{}")
-            except ValueError:
-                bad += 1
-    return bad + len(arguments)
 
 
 async def _apply(f: Fleet, run: Run, specs: tuple[ToxicSpec, ...]) -> None:
