@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -31,6 +32,11 @@ pytestmark = pytest.mark.falsify
 PRICING = load_pricing((Path(__file__).resolve().parents[1] / "config" / "pricing.toml").read_text(encoding="utf-8"))
 MINI = PRICING.price_for(ProviderKind.OPENAI, "gpt-4o-mini")
 BUDGET = parse_usd("0.01")
+# the cheapest call this row can bill (_actual_usage: prompt >= 8 tokens, completion >= 1; cost grows with tokens)
+MIN_COST = cost_pico_usd(MINI, Usage(prompt_tokens=8, completion_tokens=1))
+# a ledger that refuses in time bills at most this many calls; one more proves it never refused (a
+# ledger that always "fits" would otherwise loop for ever)
+MAX_BILLED = BUDGET // MIN_COST
 
 
 def _request(rng: random.Random) -> ChatRequest:
@@ -47,6 +53,16 @@ def _actual_usage(rng: random.Random, req: ChatRequest) -> Usage:
     )
 
 
+def _never_refused(granted: int, billed: int, in_flight_max: int) -> NoReturn:
+    """Record and fail the row: more calls were billed than the budget pays for at the cheapest call."""
+    evidence = (
+        f"{billed} calls billed ({granted} granted, {in_flight_max} in flight at most) without a refusal: more than "
+        f"{format_usd(BUDGET)} / {format_usd(MIN_COST)} (the cheapest call) = {MAX_BILLED}, so the ledger never refused"
+    )
+    record_verdict("FALSIFY-MPA-003", evidence=evidence, survived=False)
+    pytest.fail(f"FALSIFY-MPA-003: {evidence}")
+
+
 def test_mpa_003_session_budget_sequential_and_concurrent() -> None:
     """FALSIFY-MPA-003: calls (one at a time, then 8 in flight at once) until refused; spend never passes $0.01."""
     rng = random.Random(3)
@@ -56,10 +72,12 @@ def test_mpa_003_session_budget_sequential_and_concurrent() -> None:
     for in_flight_max in (1, 8):
         state: LedgerState = new_ledger(BudgetLimits(session_limit_pico_usd=BUDGET))
         in_flight: list[tuple[Reservation, ChatRequest]] = []
-        granted = 0
+        granted = billed = 0
         peak = 0
         refusal: BudgetExhausted | None = None
         while refusal is None:
+            if billed > MAX_BILLED:
+                _never_refused(granted, billed, in_flight_max)
             req = _request(rng)
             try:
                 state, res = reserve(
@@ -81,6 +99,7 @@ def test_mpa_003_session_budget_sequential_and_concurrent() -> None:
                     state = release(state, done, 0)  # a failed attempt, nothing billed
                 else:
                     state = commit(state, done, cost_pico_usd(MINI, _actual_usage(rng, done_req)))
+                    billed += 1
                 acc = session_account(state, "s")
                 peak = max(peak, acc.spent_pico_usd + acc.reserved_pico_usd)
             acc = session_account(state, "s")
@@ -113,6 +132,8 @@ def test_mpa_003_next_request_after_exhaustion_is_refused() -> None:
     state = new_ledger(BudgetLimits(session_limit_pico_usd=BUDGET))
     n = 0
     while session_account(state, "s").spent_pico_usd + amount <= BUDGET:
+        # bounded: each commit bills `amount`, so a ledger that bills honestly stops by BUDGET // amount
+        assert n <= BUDGET // amount, f"{n} calls of {format_usd(amount)} committed but spent did not reach the budget"
         state, res = reserve(
             state, session_id="s", provider=ProviderKind.OPENAI, amount_pico_usd=amount, day_index=0, month_index=0
         )
