@@ -3,10 +3,15 @@
 A falsification test measures its evidence, calls :func:`record_verdict`, then asserts. Rows that
 no test recorded are reported as "not run" (never "survived").
 
-Beside the evidence text, the JSON carries per row the ``method`` (the recording tests' node ids and
-one-line docstrings) and ``data``: structured evidence for ``routeproof report``'s plots. Each
-recording contributes its own top-level keys to ``data`` (e.g. ``real_socket`` and ``virtual`` for
-FALSIFY-MPA-007); the shapes are documented where the rows write them and read in
+Every recording states its ``procedure`` (how the verdict is reached: an exhaustive walk, an
+all-seeds statement, a sequential test...) and its ``seeds`` (which seeds, or why there are none);
+:func:`record_verdict` refuses a recording without them, and the evidence text starts with both
+(``METHOD ...; SEEDS ...: measured``), so the Markdown, JUnit and HTML reports show them.
+
+Beside the evidence text, the JSON carries per row the ``procedure`` and ``seeds``, the ``method``
+(the recording tests' node ids and one-line docstrings) and ``data``: structured evidence for
+``routeproof report``'s plots. Each recording contributes its own top-level keys to ``data`` (e.g.
+``real_socket`` and ``virtual`` for FALSIFY-MPA-007); the shapes are documented where the rows write them and read in
 ``routeproof.report.falsify``. Neither field takes part in any verdict.
 """
 
@@ -49,6 +54,8 @@ class Verdict:
     evidence: str
     verdict: str  # "survived" | "falsified" | "not run"
     method: str = ""  # "node id: docstring" of each test that recorded the row, "; "-joined
+    procedure: str = ""  # how each recording reached its verdict, "; "-joined
+    seeds: str = ""  # each recording's seeds (or why it has none), "; "-joined
     data: Mapping[str, object] = field(default_factory=dict)  # structured evidence for the plots
 
 
@@ -91,13 +98,28 @@ def set_current_test(description: str | None) -> None:
         _CURRENT_TEST.append(description)
 
 
-def record_verdict(row_id: str, *, evidence: str, survived: bool, data: Mapping[str, object] | None = None) -> Verdict:
+def record_verdict(
+    row_id: str,
+    *,
+    evidence: str,
+    survived: bool,
+    procedure: str,
+    seeds: str,
+    data: Mapping[str, object] | None = None,
+) -> Verdict:
     """Record what a test measured for ``row_id``; a row falsified once stays falsified.
 
-    ``data`` is structured evidence for the HTML report's plots; it never affects the verdict.
+    ``procedure`` says how the verdict was reached and ``seeds`` which seeds it used (or why none):
+    both are required and must not be blank; the evidence is stored as
+    ``METHOD <procedure>; SEEDS <seeds>: <evidence>``. ``data`` is structured evidence for the HTML
+    report's plots; it never affects the verdict.
     """
+    for name, value in (("procedure", procedure), ("seeds", seeds)):
+        if not value.strip():
+            raise ValueError(f"{row_id}: a verdict must state its {name}, got {value!r}")
     row = _BY_ID.get(row_id) or Row(id=row_id, claim=row_id, prediction="")
     method = _CURRENT_TEST[0] if _CURRENT_TEST else ""
+    evidence = f"METHOD {procedure}; SEEDS {seeds}: {evidence}"
     verdict = Verdict(
         id=row.id,
         claim=row.claim,
@@ -105,6 +127,8 @@ def record_verdict(row_id: str, *, evidence: str, survived: bool, data: Mapping[
         evidence=evidence,
         verdict="survived" if survived else "falsified",
         method=method,
+        procedure=procedure,
+        seeds=seeds,
         data=dict(data or {}),
     )
     previous = _RESULTS.get(row_id)
@@ -119,6 +143,8 @@ def record_verdict(row_id: str, *, evidence: str, survived: bool, data: Mapping[
             evidence=merged_evidence,
             verdict=merged,
             method="; ".join(dict.fromkeys(methods)),
+            procedure=f"{previous.procedure}; {procedure}",
+            seeds=f"{previous.seeds}; {seeds}",
             data={**previous.data, **verdict.data},
         )
     _RESULTS[row_id] = verdict

@@ -89,14 +89,17 @@ def test_h0_cost_against_independent_calculator() -> None:
     record_verdict(
         "H0-COST",
         evidence=(
-            f"METHOD {len(calls)} provider response bodies (falsification/fixtures/usage_bodies.json, "
+            f"{len(calls)} provider response bodies (falsification/fixtures/usage_bodies.json, "
             f"{len(worst_by_model)} models, wire formats of Anthropic/OpenAI/OpenRouter/Bedrock, stamped "
             f"{calls[0]['at']}) priced by routeproof (its normaliser + config/pricing.toml, exact pico-USD) and by "
-            f"genai-prices {version} (its own usage extractor and published price data, at each call's time); no "
-            f"seed (the fixture file is the data): mean relative error {float(mean_error):.3%}, "
+            f"genai-prices {version} (its own usage extractor and published price data, at each call's time): "
+            f"mean relative error {float(mean_error):.3%}, "
             f"max {float(max_error):.3%} (needed < 2 % and < 5 %); worst per model: {per_model}"
         ),
         survived=survived,
+        procedure="exhaustive over the recorded fixtures: every body priced by routeproof and by an independent "
+        "calculator, mean and max relative error against the seed's 2 % / 5 %",
+        seeds="none: the fixture file is the data (deterministic)",
         data={
             "calls": len(calls),
             "oracle": f"genai-prices {version}",

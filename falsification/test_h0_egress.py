@@ -23,6 +23,7 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.rig import PRICING, count_egress, wall
+from falsification.seeds import base, seed_range
 from routeproof.core.health import HealthConfig
 from routeproof.core.ledger import BudgetLimits, parse_usd
 from routeproof.core.routing import resolve
@@ -55,6 +56,8 @@ pytestmark = [pytest.mark.falsify, pytest.mark.asyncio, pytest.mark.looptime(end
 
 N_REQUESTS = 10_000
 REQUESTS_PER_ROUTER = 500
+# one pre-registered seed per random router and its 500 requests: ROUTEPROOF_FALSIFY_SEED, else 1000
+SEEDS = range(base(1_000), base(1_000) + N_REQUESTS // REQUESTS_PER_ROUTER)
 BATCH = 50
 KINDS = tuple(ProviderKind)
 WORDS = ("secret", "patient", "record", "ledger", "über", "提供", "🙂", "", " ", "\n", '"quoted"', "{json}", "x" * 40)
@@ -162,25 +165,25 @@ def _router(
 
 
 async def test_h0_egress_10k_fuzzed_sovereign_requests() -> None:
-    """H0-EGRESS: 10,000 fuzzed Sovereign requests (both request paths, 20 random routers) make zero
-    connect/DNS attempts and the mock servers accept zero connections."""
+    """H0-EGRESS: 10,000 fuzzed Sovereign requests (both request paths, 20 random routers, one seed each)
+    make zero connect/DNS attempts under every seed and the mock servers accept zero connections."""
     with wall("H0-EGRESS"):
         await _run()
 
 
 async def _run() -> None:
     loop = asyncio.get_running_loop()
-    rng = random.Random(1_000)
     servers = {shape: MockProviderServer(shape) for shape in Shape}
     for server in servers.values():
         await server.start()
     outcomes: dict[str, int] = {}
     remote_answers = 0
+    leaking_seeds: list[int] = []  # seeds under which a connect/DNS attempt or a non-local attempt was seen
 
     def note(key: str) -> None:
         outcomes[key] = outcomes.get(key, 0) + 1
 
-    async def one(router: Router, local: LocalProvider, i: int) -> None:
+    async def one(router: Router, local: LocalProvider, rng: random.Random, i: int) -> None:
         nonlocal remote_answers
         tenant = _policy(rng)
         alias = rng.choice(list(tenant.primary)) if rng.random() < 0.95 else "unknown-alias"
@@ -214,12 +217,16 @@ async def _run() -> None:
     try:
         async with httpx.AsyncClient() as client:
             with count_egress(loop) as egress:
-                for start in range(0, N_REQUESTS, REQUESTS_PER_ROUTER):
+                for seed, start in zip(SEEDS, range(0, N_REQUESTS, REQUESTS_PER_ROUTER), strict=True):
+                    rng = random.Random(seed)
+                    before = (egress.count, remote_answers)
                     local = LocalProvider()
                     router = _router(rng, client, servers, local)
                     for batch in range(start, start + REQUESTS_PER_ROUTER, BATCH):
-                        await asyncio.gather(*(one(router, local, i) for i in range(batch, batch + BATCH)))
+                        await asyncio.gather(*(one(router, local, rng, i) for i in range(batch, batch + BATCH)))
                     await router.aclose()
+                    if (egress.count, remote_answers) != before:
+                        leaking_seeds.append(seed)
             accepted = {shape.value: s.connections_accepted for shape, s in servers.items()}
             journaled = sum(len(s.journal) for s in servers.values())
             # control: the same counter on this (virtual-time) loop sees a Standard-tier call's connection
@@ -231,20 +238,32 @@ async def _run() -> None:
                 resolved = resolve("a", standard)
                 assert resolved is not None
                 async with Router([anthropic]) as router:
-                    await router.call_provider(_request(rng, "a"), resolved, loop.time() + 30, standard)
+                    await router.call_provider(
+                        _request(random.Random(SEEDS[0]), "a"), resolved, loop.time() + 30, standard
+                    )
     finally:
         for server in servers.values():
             await server.stop()
-    survived = egress.count == 0 and sum(accepted.values()) == 0 and journaled == 0 and remote_answers == 0
+    survived = (
+        egress.count == 0
+        and sum(accepted.values()) == 0
+        and journaled == 0
+        and remote_answers == 0
+        and not leaking_seeds
+    )
     record_verdict(
         "H0-EGRESS",
         evidence=(
             f"{N_REQUESTS} fuzzed Sovereign requests, {N_REQUESTS // REQUESTS_PER_ROUTER} random routers with every "
             f"kind on live loopback mocks: {egress.count} connect/DNS attempts ({egress.summary()}), "
             f"connections accepted {accepted}, {remote_answers} non-local attempts; "
+            f"seeds with egress {leaking_seeds or 'none'}; "
             f"outcomes {dict(sorted(outcomes.items()))}; control Standard call: {control.count} attempts seen"
         ),
         survived=survived,
+        procedure="all-seeds statement: every seed draws one random router and its 500 fuzzed requests; one "
+        "connect/DNS attempt, accepted connection or non-local attempt under any seed falsifies",
+        seeds=f"{seed_range(SEEDS)}, {REQUESTS_PER_ROUTER} requests each",
     )
     assert control.count > 0, "the counter must see the control call's connection"
     assert survived, egress.attempts[:5]

@@ -85,7 +85,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import random
 from dataclasses import dataclass
 
@@ -94,6 +93,7 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.rig import SHAPES, mock_providers, percentile, policy, request, resolved_for, wall
+from falsification.seeds import base, seed_range
 from falsification.sequential import SignTest, distribution
 from falsification.sim import EpisodeSchedule, FailureMix, SimProvider
 from routeproof.core.types import ProviderKind, TenantPolicy
@@ -115,7 +115,8 @@ REQUIRED_IMPROVEMENT = 0.20
 MIX = FailureMix(http_5xx=1.0, http_429=0.0, hang=1.0)
 # quantile grid (basis points) of the CDFs the report plots: every 1 % to 90 %, then every 0.1 % (the tail)
 CDF_BP = (*range(100, 9_000, 100), *range(9_000, 10_001, 10))
-BASE_SEED = int(os.environ.get("ROUTEPROOF_H0_LATENCY_SEED", "11"))  # first of the pre-registered seeds
+# first of the pre-registered seeds: ROUTEPROOF_H0_LATENCY_SEED, else ROUTEPROOF_FALSIFY_SEED, else 11
+BASE_SEED = base(11, env="ROUTEPROOF_H0_LATENCY_SEED")
 MAX_SEEDS = 40
 ALPHA = 0.05
 ARRIVAL_SEED = 5  # the i.i.d. diagnostic and the real-socket anchor
@@ -275,9 +276,13 @@ async def test_h0_latency_cascade_vs_single_provider() -> None:
     pooled = _improvement(Arm("single", pooled_single), Arm("cascade", pooled_cascade))
     iid_gain = _improvement(iid_single, iid_cascade)
     method = (
-        f"METHOD sequential test by betting over pre-registered seeds {BASE_SEED}..{BASE_SEED + MAX_SEEDS - 1} "
+        f"sequential test by betting over pre-registered seeds {BASE_SEED}..{BASE_SEED + MAX_SEEDS - 1} "
         f"(stop when an e-value reaches {1 / ALPHA:.0f}): claim = median per-seed p99 improvement >= "
         f"{REQUIRED_IMPROVEMENT:.0%}, Type-I error of 'survived' <= {ALPHA:.0%} (Ville)"
+    )
+    seeds = (
+        f"{seed_range(seeds_used)} used of the pre-registered {BASE_SEED}..{BASE_SEED + MAX_SEEDS - 1}; diagnostic "
+        f"seed {BASE_SEED}"
     )
     primary = (
         f"PRIMARY (verdict) degradation episodes: each provider degraded {FAILURE_RATE:.0%} of the time "
@@ -294,7 +299,7 @@ async def test_h0_latency_cascade_vs_single_provider() -> None:
         f"{N_IID} calls/arm: {iid_single.summary()}; {iid_cascade.summary()}; p99 improvement {iid_gain:.1%} "
         f"(a retry on the same provider recovers as well as a failover)"
     )
-    print(f"H0-LATENCY {method}")
+    print(f"H0-LATENCY METHOD {method}")
     print(f"H0-LATENCY {primary}")
     print(f"H0-LATENCY {diagnostic}")
     pooled_arms = (Arm("single", pooled_single), Arm("cascade", pooled_cascade))
@@ -327,7 +332,14 @@ async def test_h0_latency_cascade_vs_single_provider() -> None:
             "improvement": round(iid_gain, 4),
         },
     }
-    record_verdict("H0-LATENCY", evidence=f"{method}. {primary}. {diagnostic}", survived=test.survived, data=data)
+    record_verdict(
+        "H0-LATENCY",
+        evidence=f"{primary}. {diagnostic}",
+        survived=test.survived,
+        procedure=method,
+        seeds=seeds,
+        data=data,
+    )
     assert test.survived, f"H0-LATENCY: {test.outcome}; per-seed improvement {distribution(test.values)}"
 
 

@@ -136,5 +136,13 @@ async def test_latency_sla_chain_p99_recovers_when_a_provider_drifts() -> None:
         f"after it A answered {share_a:.1%} (needed >= {RECOVERED_SHARE:.0%})"
     )
     print(f"LATENCY-SLA {evidence}")
-    record_verdict("LATENCY-SLA", evidence=evidence, survived=survived)
+    record_verdict(
+        "LATENCY-SLA",
+        evidence=evidence,
+        survived=survived,
+        procedure="one run of each arm (not yet judged over seeds): the trigger's drift p99 within the SLA, the "
+        "control's above it, and A's share back after the drift",
+        seeds=f"arrivals {ARRIVAL_SEED}, providers {PROVIDER_SEED}/{PROVIDER_SEED + 1}, jitter {JITTER_SEED} (fixed: "
+        "ROUTEPROOF_FALSIFY_SEED does not move them)",
+    )
     assert survived, evidence

@@ -84,5 +84,7 @@ async def _run() -> None:
             f"({third.attempts[0].status.value}); failed checks: {[k for k, ok in checks.items() if not ok] or 'none'}"
         ),
         survived=survived,
+        procedure="a fixed scripted scenario over real sockets (A answers 500, B answers): every check must hold",
+        seeds="none: the script is fixed (deterministic)",
     )
     assert survived, checks

@@ -9,6 +9,7 @@ from typing import NoReturn
 import pytest
 
 from falsification.report import record_verdict
+from falsification.seeds import base, seed_range
 from routeproof.core.ledger import (
     BudgetLimits,
     LedgerState,
@@ -37,6 +38,7 @@ MIN_COST = cost_pico_usd(MINI, Usage(prompt_tokens=8, completion_tokens=1))
 # a ledger that refuses in time bills at most this many calls; one more proves it never refused (a
 # ledger that always "fits" would otherwise loop for ever)
 MAX_BILLED = BUDGET // MIN_COST
+SEEDS = range(base(3), base(3) + 5)
 
 
 def _request(rng: random.Random) -> ChatRequest:
@@ -59,17 +61,24 @@ def _never_refused(granted: int, billed: int, in_flight_max: int) -> NoReturn:
         f"{billed} calls billed ({granted} granted, {in_flight_max} in flight at most) without a refusal: more than "
         f"{format_usd(BUDGET)} / {format_usd(MIN_COST)} (the cheapest call) = {MAX_BILLED}, so the ledger never refused"
     )
-    record_verdict("FALSIFY-MPA-003", evidence=evidence, survived=False)
+    record_verdict(
+        "FALSIFY-MPA-003",
+        evidence=evidence,
+        survived=False,
+        procedure=f"bounded loop: more than {MAX_BILLED} billed calls (budget / cheapest call) without a refusal",
+        seeds=seed_range(SEEDS),
+    )
     pytest.fail(f"FALSIFY-MPA-003: {evidence}")
 
 
 def test_mpa_003_session_budget_sequential_and_concurrent() -> None:
-    """FALSIFY-MPA-003: calls (one at a time, then 8 in flight at once) until refused; spend never passes $0.01."""
-    rng = random.Random(3)
+    """FALSIFY-MPA-003: for each of 5 seeds, calls (one at a time, then 8 in flight at once) until refused;
+    spend never passes $0.01."""
     peaks: list[int] = []
     refusals: list[BudgetExhausted] = []
     calls: list[int] = []
-    for in_flight_max in (1, 8):
+    for seed, in_flight_max in ((seed, n) for seed in SEEDS for n in (1, 8)):
+        rng = random.Random(seed)
         state: LedgerState = new_ledger(BudgetLimits(session_limit_pico_usd=BUDGET))
         in_flight: list[tuple[Reservation, ChatRequest]] = []
         granted = billed = 0
@@ -116,11 +125,16 @@ def test_mpa_003_session_budget_sequential_and_concurrent() -> None:
     record_verdict(
         "FALSIFY-MPA-003",
         evidence=(
-            f"session budget {format_usd(BUDGET)}: sequential {calls[0]} calls granted, peak spent+reserved "
-            f"{format_usd(peaks[0])}; 8 in flight {calls[1]} calls, peak {format_usd(peaks[1])}; "
-            f"then BudgetExhausted(scope='session', limit={refusals[0].limit}, requested={refusals[0].requested})"
+            f"session budget {format_usd(BUDGET)}: sequential {calls[0::2]} calls granted, peak spent+reserved "
+            f"up to {format_usd(max(peaks[0::2]))}; 8 in flight {calls[1::2]} calls, peak up to "
+            f"{format_usd(max(peaks[1::2]))}; each ended in BudgetExhausted(scope='session'), e.g. "
+            f"limit={refusals[0].limit}, requested={refusals[0].requested}"
         ),
         survived=survived,
+        procedure="all-seeds statement: under every seed, one at a time and 8 in flight, calls until refused; any "
+        f"peak past the budget falsifies, and more than {MAX_BILLED} billed calls (budget / cheapest call) "
+        "without a refusal falsifies",
+        seeds=seed_range(SEEDS),
     )
     assert survived
 

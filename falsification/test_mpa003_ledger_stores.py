@@ -62,6 +62,9 @@ def _verdict(backend: str, callers: str, seen: Measured) -> bool:
             f"{'BudgetExhausted(scope=' + repr(seen.next_call.scope) + ')' if seen.next_call else 'NOT refused'}"
         ),
         survived=survived,
+        procedure="concurrent callers on one store until refused, the store sampled throughout: a sample past the "
+        "budget, a wrong final balance or an unrefused next call falsifies",
+        seeds="none: every call costs the same fixed amount (the interleaving is the OS scheduler's)",
     )
     return survived
 

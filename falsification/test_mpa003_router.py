@@ -12,6 +12,7 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.rig import MODELS, PRICING, SHAPES, mock_providers, policy, request, resolved_for, wall
+from falsification.seeds import base
 from routeproof.core.ledger import BudgetLimits, format_usd, parse_usd, session_account, worst_case_cost_pico_usd
 from routeproof.core.types import ProviderKind
 from routeproof.errors import BudgetExhausted
@@ -25,6 +26,7 @@ BUDGET = parse_usd("0.01")
 IN_FLIGHT = 20
 MAX_TOKENS = 512
 SESSION = "s-mpa-003"
+SEED = base(3)
 MAX_CALLS = 600  # ~60 calls exhaust the budget; a router that never refuses stops here
 
 
@@ -53,7 +55,7 @@ async def test_mpa_003_through_the_router() -> None:
 
 async def _run() -> None:
     loop = asyncio.get_running_loop()
-    rng = random.Random(3)
+    rng = random.Random(SEED)
     server = MockProviderServer(SHAPES[OA])
     await server.start()
     server.script(*(_answer(rng, n) for n in range(1_000)))
@@ -163,6 +165,9 @@ async def _run() -> None:
             f"provider requests {journal_before}->{journal_after}"
         ),
         survived=survived,
+        procedure="one run through the router over a real socket until refused, the ledger sampled after every "
+        "completion and every 1 ms: any sample past the budget or an answered next call falsifies",
+        seeds=f"{SEED} (the mock's usage draws and delays)",
         data={
             "router": {
                 "budget_pico_usd": BUDGET,
