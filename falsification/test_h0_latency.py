@@ -49,8 +49,8 @@ defaults, not tuned to any outcome):
 * **Seeds.** One run of both arms is one draw: which episodes a run happens to sample moves its
   p99 a lot (see below). So the primary experiment is repeated over pre-registered seeds
   ``BASE, BASE+1, ..., BASE+MAX_SEEDS-1`` (``BASE`` = 11, or ``ROUTEPROOF_H0_LATENCY_SEED``, or
-  ``ROUTEPROOF_FALSIFY_SEED``), each seed fixing the providers' episode schedules and answer/failure draws, the arrival times and the
-  router's jitter, independently of the other seeds.
+  ``ROUTEPROOF_FALSIFY_SEED``), each seed fixing the providers' episode schedules and answer/failure
+  draws, the arrival times and the router's jitter, independently of the other seeds.
 * **Verdict: a sequential test by betting** (:mod:`falsification.sequential`). The claim is read as
   "in a typical run (the median over seeds) the improvement is >= 20 %". After each seed two
   e-processes are updated on ``1[improvement >= 20 %]``; the run stops when one reaches
