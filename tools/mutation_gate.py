@@ -40,16 +40,20 @@ IGNORED = {"skipped"}
 
 _TRANSLATE_TESTS = ["tests/core/test_translate.py", "tests/core/test_normalize.py"]
 SHARD_TESTS: dict[str, list[str]] = {
+    "admission": ["tests/core/test_admission_rule.py"],
     "backoff": ["tests/core/test_backoff.py", "tests/core/test_backoff_tiers_edges.py"],
+    "boundary": ["tests/boundary/test_attempt_boundary.py"],
+    "capabilities": ["tests/core/test_capabilities.py"],
     "classify": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py"],
     "constants": ["tests/core"],
     "health": ["tests/core/test_health.py", "tests/core/test_health_edges.py", "tests/core/test_kernel.py"],
     "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py"],
+    "latency": ["tests/core/test_latency.py"],
     "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py"],
     "normalize": ["tests/core/test_normalize.py"],
     "pricing": ["tests/core/test_ledger_pricing.py"],
     "routing": ["tests/core/test_routing.py", "tests/core/test_policy_purity.py", "tests/core/test_tiers.py"],
-    "sse": ["tests/core/test_sse.py"],
+    "sse": ["tests/core/test_sse.py", "tests/core/test_mut_sse.py"],
     "stream_rules": ["tests/core/test_stream_rules.py"],
     "tiers": ["tests/core/test_tiers.py", "tests/core/test_backoff_tiers_edges.py"],
     "translate": _TRANSLATE_TESTS,
