@@ -40,9 +40,9 @@ IGNORED = {"skipped"}
 
 _TRANSLATE_TESTS = ["tests/core/test_translate.py", "tests/core/test_normalize.py"]
 SHARD_TESTS: dict[str, list[str]] = {
-    "admission": ["tests/core/test_admission_rule.py"],
+    "admission": ["tests/core/test_admission_rule.py", "tests/core/test_mut_admission.py"],
     "backoff": ["tests/core/test_backoff.py", "tests/core/test_backoff_tiers_edges.py"],
-    "boundary": ["tests/boundary/test_attempt_boundary.py"],
+    "boundary": ["tests/boundary/test_attempt_boundary.py", "tests/core/test_mut_boundary.py"],
     "capabilities": ["tests/core/test_capabilities.py"],
     "classify": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py"],
     "constants": ["tests/core"],
