@@ -43,7 +43,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     "admission": ["tests/core/test_admission_rule.py", "tests/core/test_mut_admission.py"],
     "backoff": ["tests/core/test_backoff.py", "tests/core/test_backoff_tiers_edges.py"],
     "boundary": ["tests/boundary/test_attempt_boundary.py", "tests/core/test_mut_boundary.py"],
-    "capabilities": ["tests/core/test_capabilities.py"],
+    "capabilities": ["tests/core/test_capabilities.py", "tests/core/test_mut_capabilities.py"],
     "classify": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py"],
     "constants": ["tests/core"],
     "health": ["tests/core/test_health.py", "tests/core/test_health_edges.py", "tests/core/test_kernel.py"],
