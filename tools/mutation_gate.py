@@ -62,7 +62,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     "translate_parse": _TRANSLATE_TESTS,
     "translate_response": _TRANSLATE_TESTS,
     "types": ["tests/core/test_types.py"],
-    "wire": ["tests/core/test_normalize.py", "tests/core/test_sse.py", "tests/core/test_translate.py"],
+    "wire": ["tests/core/test_normalize.py", "tests/core/test_sse.py", "tests/core/test_translate.py", "tests/core/test_mut_wire.py"],
 }
 
 
