@@ -47,7 +47,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     "classify": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py"],
     "constants": ["tests/core"],
     "health": ["tests/core/test_health.py", "tests/core/test_health_edges.py", "tests/core/test_kernel.py"],
-    "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py"],
+    "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py", "tests/core/test_mut_kernel.py"],
     "latency": ["tests/core/test_latency.py", "tests/core/test_mut_latency.py"],
     "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py"],
     "normalize": ["tests/core/test_normalize.py"],
