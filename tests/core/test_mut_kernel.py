@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from routeproof.core import kernel
 from routeproof.core.kernel import (
     AttemptFailed,
@@ -187,3 +189,47 @@ def test_a_draw_above_one_is_clamped_to_one() -> None:
     _, high = _fail_once(plan(chain(A)), E503, 100, draw=1.7)
     _, one = _fail_once(plan(chain(A)), E503, 100, draw=1.0)
     assert high == one
+
+
+def test_a_provider_timeout_applies_to_its_provider_only_and_never_exceeds_the_attempt_timeout() -> None:
+    """timeout_for: a provider's own timeout if shorter, the plan's attempt timeout otherwise."""
+    p = replace(plan(chain(A, B)), provider_timeouts_ms=((A, 5_000),))
+    assert (p.timeout_for(A), p.timeout_for(B)) == (5_000, 30_000)
+    longer = replace(plan(chain(A, B)), provider_timeouts_ms=((A, 40_000),))
+    assert longer.timeout_for(A) == 30_000
+
+
+def test_a_success_is_recorded_with_its_time_and_first_token_and_ends_the_call() -> None:
+    """A success records SUCCEEDED, the elapsed time since issue, and the first-token time; the call is done."""
+    p = plan(chain(A), start_ms=1_000)
+    state, _ = kernel.start(p, 1_000)
+    state, action = kernel.step(state, kernel.AttemptSucceeded(now_ms=1_250, first_token_ms=40))
+    expected = _record(AttemptStatus.SUCCEEDED, 250, http_status=200, first_token_ms=40)
+    assert state.records == (expected,)
+    assert action == kernel.Succeed(records=(expected,), entry=p.chain[0])
+    assert state.done is True
+
+
+def test_an_instant_answer_has_zero_elapsed() -> None:
+    """An answer at the instant of issue is recorded with elapsed_ms 0."""
+    state, _ = kernel.start(plan(chain(A)), 0)
+    state, _ = kernel.step(state, kernel.AttemptSucceeded(now_ms=0))
+    assert state.records[0].elapsed_ms == 0
+
+
+def test_only_the_matching_event_answers_the_pending_action() -> None:
+    """A SleepDone does not answer a call, and nothing answers a state with nothing pending."""
+    state, _ = kernel.start(plan(chain(A)), 0)
+    assert not kernel.answers(state, SleepDone(now_ms=1))
+    assert kernel.answers(state, AttemptFailed(now_ms=1, failure=E503))
+    idle = replace(state, pending=None)
+    assert not kernel.answers(idle, AttemptFailed(now_ms=1, failure=E503))
+
+
+def test_a_sleep_done_for_a_pending_call_is_refused() -> None:
+    """Stepping a pending call with SleepDone is a ValueError naming the event and the pending action."""
+    state, _ = kernel.start(plan(chain(A)), 0)
+    with pytest.raises(
+        ValueError, match=r"event SleepDone\(now_ms=1\) does not answer the pending action CallProvider"
+    ):
+        kernel._step(state, SleepDone(now_ms=1))
