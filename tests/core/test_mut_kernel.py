@@ -233,3 +233,12 @@ def test_a_sleep_done_for_a_pending_call_is_refused() -> None:
         ValueError, match=r"event SleepDone\(now_ms=1\) does not answer the pending action CallProvider"
     ):
         kernel._step(state, SleepDone(now_ms=1))
+
+
+def test_a_terminal_budget_refusal_ends_the_call_naming_the_refused_entry() -> None:
+    """A refused first attempt (session budget) ends the call BUDGET, no failure, naming the refused entry."""
+    p = plan(chain(A, B))
+    state, _ = kernel.start(p, 0)
+    state, action = kernel.step(state, kernel.AttemptRefused(now_ms=0, refusal=kernel.Refusal.TERMINAL))
+    assert action == Fail(kind=FailKind.BUDGET, records=(), failure=None, entry=p.chain[0])
+    assert state.done is True
