@@ -578,3 +578,79 @@ def test_fold_builds_the_whole_response() -> None:
     assert response.usage == usage
     assert [(c.id, c.name, c.arguments_json) for c in response.choices[0].tool_calls] == [("t", "f", '{"k":1}')]
     assert fold_events(events, provider=ProviderKind.ANTHROPIC, model="m1").id == ""
+
+
+_TOOL = {"type": "tool_use", "id": "t", "name": "f", "input": {}}
+
+
+@pytest.mark.parametrize(
+    ("parts", "message"),
+    [
+        ([_sse({"type": "message_start", "message": 5})], "message_start.message has the wrong type: 5"),
+        ([_sse({"type": "message_start", "message": {"usage": 5}})], "message.usage has the wrong type: 5"),
+        ([_sse({"type": "content_block_start", "index": "x"})], "content_block_start.index has the wrong type: 'x'"),
+        (
+            [_sse({"type": "content_block_start", "index": 0, "content_block": 5})],
+            "content_block_start.content_block has the wrong type: 5",
+        ),
+        ([_block(0, {"type": "text", "text": 5})], "content_block.text has the wrong type: 5"),
+        ([_block(0, {"type": "tool_use", "id": 5, "name": "f"})], "content_block.id has the wrong type: 5"),
+        ([_block(0, {"type": "tool_use", "id": "t", "name": 5})], "content_block.name has the wrong type: 5"),
+        (
+            [_block(0, _TOOL), _sse({"type": "content_block_delta", "index": 0, "delta": 5})],
+            "content_block_delta.delta has the wrong type: 5",
+        ),
+        (
+            [_block(0, {"type": "text", "text": ""}), _delta(0, {"type": "text_delta", "text": 5})],
+            "delta.text has the wrong type: 5",
+        ),
+        (
+            [_block(0, _TOOL), _delta(0, {"type": "input_json_delta", "partial_json": 5})],
+            "delta.partial_json has the wrong type: 5",
+        ),
+        ([_sse({"type": "message_delta", "delta": 5})], "message_delta.delta has the wrong type: 5"),
+        ([_sse({"type": "message_delta", "delta": {}, "usage": 5})], "message_delta.usage has the wrong type: 5"),
+    ],
+)
+def test_anthropic_wrongly_typed_fields_name_their_path(parts: list[str], message: str) -> None:
+    """Each wrongly typed Anthropic field is a StreamError naming its path (event.field) and value."""
+    events = _run(A, *parts)
+    assert events[-1] == StreamError(message=f"malformed message event: {message}")
+
+
+def test_openai_a_tool_name_of_the_wrong_type_names_its_path() -> None:
+    """A tool call whose function name is not a string names tool_calls[].function.name."""
+    call = {"tool_calls": [{"index": 0, "id": "c", "function": {"name": 5}}]}
+    assert _run(OA, _choice(call)) == [
+        StreamError(message="malformed message event: tool_calls[].function.name has the wrong type: 5")
+    ]
+
+
+def test_openai_content_and_refusal_in_one_delta_are_both_streamed() -> None:
+    """A delta carrying content and refusal streams both texts in order in one block."""
+    events = _run(OA, _choice({"content": "a", "refusal": "b"}, "stop"), _DONE)
+    assert events == [
+        TextDelta(text="a"),
+        TextDelta(text="b"),
+        BlockStop(),
+        MessageStop(stop_reason=FinishReason.CONTENT_FILTER, usage=Usage()),
+    ]
+
+
+def test_openai_text_and_a_tool_call_in_one_delta_keep_both() -> None:
+    """A delta carrying text and a new tool call emits the text, a BlockStop, then the tool start."""
+    delta = {"content": "a", "tool_calls": [{"index": 0, "id": "c", "function": {"name": "f"}}]}
+    events = _run(OA, _choice(delta))
+    assert events[:3] == [TextDelta(text="a"), BlockStop(), ToolUseStart(id="c", name="f")]
+
+
+def test_openai_text_after_a_finish_opens_a_new_block_without_a_stray_block_stop() -> None:
+    """finish_reason closes the open block; text that still follows opens a new one with no extra BlockStop."""
+    events = _run(OA, _choice({"content": "a"}, "stop"), _choice({"content": "b"}, "stop"), _DONE)
+    assert events == [
+        TextDelta(text="a"),
+        BlockStop(),
+        TextDelta(text="b"),
+        BlockStop(),
+        MessageStop(stop_reason=FinishReason.STOP, usage=Usage()),
+    ]
