@@ -108,3 +108,9 @@ def test_same_attempt_rejects_an_end_that_is_not_done_or_adds_records() -> None:
     assert not _same_attempt(ended, (replace(end_state, done=False), end))
     state, _ = _after_failover()
     assert not _same_attempt(state, (end_state, end))
+
+
+def test_an_ill_formed_unfinished_state_is_not_pending_as_issued() -> None:
+    """A state that breaks the kernel's invariant (more calls issued than the cap) is never as issued."""
+    state = _issued()
+    assert not pending_as_issued(replace(state, calls_issued=state.plan.attempts_cap + 1))
