@@ -654,3 +654,95 @@ def test_openai_text_after_a_finish_opens_a_new_block_without_a_stray_block_stop
         BlockStop(),
         MessageStop(stop_reason=FinishReason.STOP, usage=Usage()),
     ]
+
+
+def test_a_bad_openai_usage_names_openai_in_the_stream_error() -> None:
+    """An invalid usage count in an OpenAI chunk is a StreamError naming the provider and the field."""
+    bad = _sse({"choices": [], "usage": {"prompt_tokens": -1, "completion_tokens": 0}})
+    assert _run(OA, bad) == [
+        StreamError(
+            message="malformed message event: invalid response: openai: "
+            "usage.prompt_tokens must be a non-negative integer, got -1"
+        )
+    ]
+
+
+def test_two_choice_zero_entries_in_one_chunk_both_stream() -> None:
+    """Two entries for choice 0 in one chunk are both streamed, in order."""
+    chunk = _sse({"choices": [{"index": 0, "delta": {"content": "a"}}, {"index": 0, "delta": {"content": "b"}}]})
+    assert _run(OA, chunk)[:2] == [TextDelta(text="a"), TextDelta(text="b")]
+
+
+def test_bad_event_json_is_quoted_up_to_80_characters() -> None:
+    """A malformed or non-object event's data is quoted in the StreamError, cut at 80 characters."""
+    long_bad = "{" + "z" * 100
+    assert _run(OA, _sse(long_bad)) == [
+        StreamError(message=f"malformed message event: malformed event JSON: {long_bad[:80]!r}")
+    ]
+    long_array = "[" + "1," * 60 + "1]"
+    assert _run(OA, _sse(long_array)) == [
+        StreamError(message=f"malformed message event: event data is not a JSON object: {long_array[:80]!r}")
+    ]
+
+
+def test_a_body_cut_inside_a_utf8_character_counts_its_replacement_at_finish() -> None:
+    """At finish an unfinished UTF-8 character becomes one U+FFFD, which counts against the line cap."""
+    decoder = StreamDecoder(OA, max_line_chars=10)
+    assert decoder.feed(b"data: 1234") == []
+    assert decoder.feed(b"\xe2") == []
+    assert decoder.finish() == [StreamError(message="SSE line or event longer than 10 characters (11+)")]
+
+
+def test_cr_then_lf_across_feeds_does_not_split_a_multi_line_event() -> None:
+    """A CR ending one feed and the LF starting the next are one line end inside a multi-line event."""
+    decoder = StreamDecoder(OA)
+    first = decoder.feed(b'data: {"choices": [{"index": 0, "delta":\r')
+    second = decoder.feed(b'\ndata: {"content": "hi"}, "finish_reason": "stop"}]}\n\n')
+    assert first == []
+    assert second == [TextDelta(text="hi"), BlockStop()]
+
+
+def test_the_line_count_starts_again_after_a_line_joined_from_several_feeds() -> None:
+    """After a line that spanned feeds has ended, the next line's length is counted from zero."""
+    decoder = StreamDecoder(OA, max_line_chars=8)
+    assert decoder.feed(b"id: 1") == []
+    assert decoder.feed(b"\n") == []
+    assert decoder.feed(b"data: xx") == []
+    assert not decoder.done
+
+
+def test_data_lines_of_one_event_add_up_against_the_cap() -> None:
+    """Three short data lines (4 counted characters each) pass a cap of 10 on the third, naming 12."""
+    decoder = StreamDecoder(OA, max_line_chars=10)
+    assert decoder.feed(b"data: 123\ndata: 123\n") == []
+    assert decoder.feed(b"data: 123\n") == [StreamError(message="SSE line or event longer than 10 characters (12+)")]
+
+
+def test_the_event_data_count_restarts_after_a_keep_alive() -> None:
+    """The data count restarts at zero after every dispatch, a keep-alive's included."""
+    decoder = StreamDecoder(OA, max_line_chars=10)
+    assert decoder.feed(b"data: \n\ndata:1234\ndata:1234\n") == []
+    assert not decoder.done
+
+
+def test_an_event_of_empty_data_lines_is_a_keep_alive() -> None:
+    """Several empty data lines make an empty event: nothing is emitted and the stream goes on."""
+    decoder = StreamDecoder(OA)
+    assert decoder.feed(b"data\ndata\n\n") == []
+    assert not decoder.done
+
+
+def test_fold_errors_name_the_provider() -> None:
+    """Every InvalidResponse from fold_events names the provider it was folding for."""
+    stop = MessageStop(stop_reason=FinishReason.STOP, usage=Usage())
+    bad_streams: list[list[StreamEvent]] = [
+        [StreamError(message="x")],
+        [stop, TextDelta(text="x")],
+        [ToolUseDelta(id="q", partial_json="{}"), stop],
+        [TextDelta(text="x")],
+        [ToolUseStart(id="t", name="f"), ToolUseDelta(id="t", partial_json="[1]"), stop],
+    ]
+    for events in bad_streams:
+        with pytest.raises(InvalidResponse) as caught:
+            fold_events(events, provider=ProviderKind.BEDROCK, model="m")
+        assert caught.value.provider is ProviderKind.BEDROCK
