@@ -223,3 +223,11 @@ def test_worst_case_cost_is_the_prompt_bound_at_the_dearest_rate_plus_max_tokens
     """worst case = worst_case_prompt_tokens * max prompt rate + max_tokens * output rate."""
     req = ChatRequest(messages=(Message.user("abc"),), max_tokens=10)
     assert worst_case_cost_pico_usd(_price(3, 15, 1, 4), req) == 99 * 4 + 10 * 15
+
+
+def test_json_is_bounded_per_character_by_its_longest_re_serialisation() -> None:
+    """In JSON text, DEL and ASCII count 1, ',' and ':' count 2, and any non-ASCII character (from U+0080) 12."""
+    base = worst_case_prompt_tokens(ChatRequest(messages=(Message.user("abc"),)))
+    for schema, extra in (('"\x7f"', 3), ('"\x80"', 14), ('"X"', 3), ('",:"', 6)):
+        req = ChatRequest(messages=(Message.user("abc"),), tools=(ToolDefinition(name="", input_schema_json=schema),))
+        assert worst_case_prompt_tokens(req) == base + 1024 + 32 + extra, schema
