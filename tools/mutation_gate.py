@@ -48,7 +48,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     "health": ["tests/core/test_health.py", "tests/core/test_health_edges.py", "tests/core/test_kernel.py"],
     "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py", "tests/core/test_mut_kernel.py"],
     "latency": ["tests/core/test_latency.py", "tests/core/test_mut_latency.py"],
-    "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py"],
+    "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py", "tests/core/test_mut_ledger.py"],
     "normalize": ["tests/core/test_normalize.py"],
     "pricing": ["tests/core/test_ledger_pricing.py", "tests/core/test_mut_pricing.py"],
     "routing": ["tests/core/test_routing.py", "tests/core/test_policy_purity.py", "tests/core/test_tiers.py"],
