@@ -49,7 +49,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py", "tests/core/test_mut_kernel.py"],
     "latency": ["tests/core/test_latency.py", "tests/core/test_mut_latency.py"],
     "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py", "tests/core/test_mut_ledger.py"],
-    "normalize": ["tests/core/test_normalize.py"],
+    "normalize": ["tests/core/test_normalize.py", "tests/core/test_mut_normalize.py"],
     "pricing": ["tests/core/test_ledger_pricing.py", "tests/core/test_mut_pricing.py"],
     "routing": ["tests/core/test_routing.py", "tests/core/test_policy_purity.py", "tests/core/test_tiers.py"],
     "sse": ["tests/core/test_sse.py", "tests/core/test_mut_sse.py"],
