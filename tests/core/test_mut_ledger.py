@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from routeproof.core.ledger import (
     MS_PER_DAY,
@@ -29,12 +29,26 @@ def _two_open() -> LedgerState:
     return state
 
 
+def _calendar_days() -> list[int]:
+    """Every 29th day from 1970 to 2517, and two days either side of each year's 1 January and 1 March."""
+    epoch = date(1970, 1, 1)
+    edges = [
+        (date(year, month, 1) - epoch).days + delta
+        for year in range(1970, 2518)
+        for month in (1, 3)
+        for delta in (-2, -1, 0, 1)
+    ]
+    return sorted({*range(0, 200_000, 29), *(d for d in edges if d >= 0)})
+
+
 def test_periods_at_agrees_with_the_standard_library_calendar() -> None:
-    """Day and month indexes match datetime's UTC calendar across 1970-2517, leap and century years included."""
-    for day in [*range(0, 200_000, 29), *range(10_950, 11_020), *range(47_430, 47_500), *range(157_000, 157_100)]:
+    """Day and month indexes are ints matching datetime's UTC calendar, century and 400-year leap rules included."""
+    for day in _calendar_days():
         epoch_ms = day * MS_PER_DAY + 43_200_000
-        date = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
-        assert periods_at(epoch_ms) == (day, date.year * 12 + date.month - 1), date
+        when = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
+        result = periods_at(epoch_ms)
+        assert result == (day, when.year * 12 + when.month - 1), when
+        assert all(type(index) is int for index in result)
 
 
 def test_a_fresh_and_a_used_ledger_are_well_formed() -> None:
@@ -99,3 +113,26 @@ def test_a_cost_one_above_the_reservation_is_one_of_overrun() -> None:
     assert commit(state, reservation, 6).overrun_pico_usd == 1
     assert commit(state, reservation, 5).overrun_pico_usd == 0
     assert commit(state, reservation, 6).monthly == Account(spent_pico_usd=6, reserved_pico_usd=0)
+
+
+def test_a_new_day_and_month_roll_once_and_are_remembered() -> None:
+    """After rolling into day 1 and month 1, a second call in the same period keeps the spend booked there."""
+    state = new_ledger(BudgetLimits())
+    state, first = reserve(state, session_id="s", provider=A, amount_pico_usd=5, day_index=1, month_index=1)
+    state = commit(state, first, 5)
+    assert (state.day_index, state.month_index) == (1, 1)
+    state, _ = reserve(state, session_id="s", provider=A, amount_pico_usd=5, day_index=1, month_index=1)
+    assert state.provider_daily == ((A, Account(spent_pico_usd=5, reserved_pico_usd=5)),)
+    assert state.monthly == Account(spent_pico_usd=5, reserved_pico_usd=5)
+
+
+def test_reservation_ids_count_up_by_one_and_settling_issues_none() -> None:
+    """Reservations get ids 0, 1, 2; commit issues no id."""
+    state = new_ledger(BudgetLimits())
+    ids = []
+    for _ in range(3):
+        state, reservation = reserve(state, session_id="s", provider=A, amount_pico_usd=1, day_index=0, month_index=0)
+        ids.append(reservation.reservation_id)
+    assert ids == [0, 1, 2]
+    assert state.next_reservation_id == 3
+    assert commit(state, reservation, 1).next_reservation_id == 3
