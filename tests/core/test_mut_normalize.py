@@ -335,3 +335,20 @@ def test_a_list_subclass_is_read_by_iteration() -> None:
     body = copy.deepcopy(ANTHROPIC)
     body["content"] = _ShortList([{"type": "text", "text": "x"}, {"type": "text", "text": "y"}])
     assert normalize_anthropic(body).choices[0].content == "xy"
+
+
+def test_anthropic_cache_counts_are_optional() -> None:
+    """An Anthropic usage without (or with null) cache counts has zero cache tokens."""
+    body = copy.deepcopy(ANTHROPIC)
+    body["usage"] = {"input_tokens": 1, "output_tokens": 2}
+    assert normalize_anthropic(body).usage == Usage(prompt_tokens=1, completion_tokens=2)
+    body["usage"] = {"input_tokens": 1, "output_tokens": 2, "cache_read_input_tokens": None}
+    assert normalize_anthropic(body).usage == Usage(prompt_tokens=1, completion_tokens=2)
+
+
+def test_bad_tool_arguments_are_quoted_up_to_80_characters() -> None:
+    """Tool arguments that are not a JSON object are quoted in the reason, cut at 80 characters."""
+    text = "[" + "1," * 60 + "1]"
+    body = _set(OPENAI, (*_T, "function", "arguments"), text)
+    reason = _reason(lambda: normalize_openai(body), ProviderKind.OPENAI)
+    assert reason == f"{_ARGS} is not the JSON text of an object: {text[:80]!r}"
