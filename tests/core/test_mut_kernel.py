@@ -242,3 +242,94 @@ def test_a_terminal_budget_refusal_ends_the_call_naming_the_refused_entry() -> N
     state, action = kernel.step(state, kernel.AttemptRefused(now_ms=0, refusal=kernel.Refusal.TERMINAL))
     assert action == Fail(kind=FailKind.BUDGET, records=(), failure=None, entry=p.chain[0])
     assert state.done is True
+
+
+@pytest.mark.parametrize(
+    ("changes", "valid"),
+    [
+        ({"budget_ms": 1}, True),
+        ({"budget_ms": 0}, False),
+        ({"max_attempts_per_provider": 1}, True),
+        ({"max_attempts_per_provider": 0}, False),
+        ({"attempt_timeout_ms": 1}, True),
+        ({"attempt_timeout_ms": 0}, False),
+        ({"provider_timeouts_ms": ((A, 1),)}, True),
+        ({"provider_timeouts_ms": ((A, 0),)}, False),
+        ({"backoff": BackoffPolicy(jitter_percent=100)}, True),
+        ({"backoff": BackoffPolicy(jitter_percent=101)}, False),
+        ({"backoff": BackoffPolicy(delays_ms=(0, 0))}, True),
+        ({"backoff": BackoffPolicy(delays_ms=(0, -1))}, False),
+        ({"backoff": BackoffPolicy(full_jitter=True, base_ms=1, cap_ms=1)}, True),
+        ({"backoff": BackoffPolicy(full_jitter=True, base_ms=0, cap_ms=1)}, False),
+        ({"backoff": BackoffPolicy(full_jitter=True, base_ms=5, cap_ms=4)}, False),
+    ],
+)
+def test_plan_valid_at_each_limits_edge(changes: dict[str, object], valid: bool) -> None:
+    """Each plan limit's smallest valid value is accepted and the next one down refused."""
+    assert kernel.plan_valid(replace(plan(chain(A)), **changes)) is valid  # type: ignore[arg-type]
+
+
+def test_well_formed_rejects_each_broken_clause_alone() -> None:
+    """Too many records, an over-used provider, a position off the chain, too many calls or an invalid plan."""
+    state, _ = kernel.start(plan(chain(A, B)), 0)
+    assert kernel.well_formed(state)
+    record = _record(AttemptStatus.FAILED_OVER, 1)
+    assert not kernel.well_formed(replace(state, records=(record,) * 17))
+    assert not kernel.well_formed(replace(state, used=((("anthropic", "model-0"), 4),)))
+    assert not kernel.well_formed(replace(state, position=3))
+    assert not kernel.well_formed(replace(state, calls_issued=17))
+    assert not kernel.well_formed(replace(state, plan=replace(state.plan, budget_ms=0)))
+    assert not kernel.well_formed(KernelState(plan=plan(()), position=1))
+    assert kernel.well_formed(KernelState(plan=plan(()), position=0))
+
+
+def test_action_within_limits_checks_each_bound() -> None:
+    """An issued call must end by the effective end, have a positive timeout within its provider's, a valid number."""
+    p = replace(plan(chain(A, B)), provider_timeouts_ms=((A, 5_000),))
+    state, action = kernel.start(p, 0)
+    assert isinstance(action, CallProvider)
+    assert kernel._action_within_limits(state, action)
+    assert kernel._action_within_limits(state, replace(action, timeout_ms=1))
+    for bad in (
+        replace(action, timeout_ms=40_000),
+        replace(action, timeout_ms=0),
+        replace(action, timeout_ms=10_000),
+        replace(action, attempt_num=4),
+        replace(action, position=1),
+    ):
+        assert not kernel._action_within_limits(state, bad), bad
+
+
+def test_a_provider_timeout_bounds_the_first_attempt() -> None:
+    """With a 5 s provider timeout the first attempt's timeout is 5 s, bound by the attempt."""
+    _, action = kernel.start(replace(plan(chain(A)), provider_timeouts_ms=((A, 5_000),)), 0)
+    assert isinstance(action, CallProvider)
+    assert (action.timeout_ms, action.bound) == (5_000, kernel.Bound.ATTEMPT)
+
+
+def test_failover_skips_a_chain_entry_whose_provider_is_used_up() -> None:
+    """A second chain entry for the same provider and model, already used up, is skipped to the next one."""
+    p = replace(plan(chain(A, A, B, models=["m", "m", "n"])), max_attempts_per_provider=1)
+    state, action = _fail_once(p, GARBLED, 100)
+    assert isinstance(action, CallProvider)
+    assert (action.position, action.entry.provider) == (2, B)
+    assert (state.position, state.calls_issued) == (2, 2)
+
+
+def test_a_sleep_ending_at_the_budget_end_ends_the_call() -> None:
+    """Waking exactly at the end of the 30 s budget issues nothing: the call ends ALL_FAILED."""
+    state, action = _fail_once(plan(chain(A)), E503, 29_700)
+    assert isinstance(action, Sleep)
+    _, end = kernel.step(state, SleepDone(now_ms=30_000))
+    assert isinstance(end, Fail)
+    assert end.kind is FailKind.ALL_FAILED
+
+
+def test_a_failover_onto_a_full_attempts_cap_ends_the_call() -> None:
+    """With an attempts cap of 1, failing over after the first record ends the call ATTEMPTS_CAP."""
+    p = replace(plan(chain(A, B)), attempts_cap=1)
+    state, action = _fail_once(p, GARBLED, 100)
+    assert isinstance(action, Fail)
+    assert action.kind is FailKind.ATTEMPTS_CAP
+    assert action.records == state.records
+    assert len(state.records) == 1
