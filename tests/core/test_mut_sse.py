@@ -746,3 +746,14 @@ def test_fold_errors_name_the_provider() -> None:
         with pytest.raises(InvalidResponse) as caught:
             fold_events(events, provider=ProviderKind.BEDROCK, model="m")
         assert caught.value.provider is ProviderKind.BEDROCK
+
+
+def test_a_bad_anthropic_usage_names_anthropic_at_message_stop() -> None:
+    """An invalid usage count surfaces at message_stop as a StreamError naming Anthropic and the field."""
+    events = _run(A, _start({"input_tokens": -1, "output_tokens": 1}), _END)
+    assert events == [
+        StreamError(
+            message="malformed message event: invalid response: anthropic: "
+            "usage.input_tokens must be a non-negative integer, got -1"
+        )
+    ]
