@@ -59,7 +59,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     "translate_common": _TRANSLATE_TESTS,
     "translate_emit": _TRANSLATE_TESTS,
     "translate_parse": _TRANSLATE_TESTS,
-    "translate_response": _TRANSLATE_TESTS,
+    "translate_response": [*_TRANSLATE_TESTS, "tests/core/test_mut_translate_response.py"],
     "types": ["tests/core/test_types.py"],
     "wire": [
         "tests/core/test_normalize.py",

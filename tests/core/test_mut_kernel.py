@@ -292,6 +292,7 @@ def test_action_within_limits_checks_each_bound() -> None:
     assert kernel._action_within_limits(state, replace(action, timeout_ms=1))
     for bad in (
         replace(action, timeout_ms=40_000),
+        replace(action, issued_at_ms=28_000, timeout_ms=5_000),
         replace(action, timeout_ms=0),
         replace(action, timeout_ms=10_000),
         replace(action, attempt_num=4),
