@@ -51,7 +51,12 @@ SHARD_TESTS: dict[str, list[str]] = {
     "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py", "tests/core/test_mut_ledger.py"],
     "normalize": ["tests/core/test_normalize.py", "tests/core/test_mut_normalize.py"],
     "pricing": ["tests/core/test_ledger_pricing.py", "tests/core/test_mut_pricing.py"],
-    "routing": ["tests/core/test_routing.py", "tests/core/test_policy_purity.py", "tests/core/test_tiers.py"],
+    "routing": [
+        "tests/core/test_routing.py",
+        "tests/core/test_policy_purity.py",
+        "tests/core/test_tiers.py",
+        "tests/core/test_mut_routing.py",
+    ],
     "sse": ["tests/core/test_sse.py", "tests/core/test_mut_sse.py"],
     "stream_rules": ["tests/core/test_stream_rules.py"],
     "tiers": ["tests/core/test_tiers.py", "tests/core/test_backoff_tiers_edges.py"],
@@ -60,7 +65,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     "translate_emit": _TRANSLATE_TESTS,
     "translate_parse": _TRANSLATE_TESTS,
     "translate_response": [*_TRANSLATE_TESTS, "tests/core/test_mut_translate_response.py"],
-    "types": ["tests/core/test_types.py"],
+    "types": ["tests/core/test_types.py", "tests/core/test_types_validation.py"],
     "wire": [
         "tests/core/test_normalize.py",
         "tests/core/test_sse.py",
