@@ -31,6 +31,7 @@ from typing import TypeVar
 
 import icontract
 
+from routeproof.core.errors import BudgetExhausted
 from routeproof.core.pricing import (
     PICO_USD_PER_USD,
     Price,
@@ -45,7 +46,6 @@ from routeproof.core.pricing import (
     worst_case_prompt_tokens,
 )
 from routeproof.core.types import ProviderKind
-from routeproof.errors import BudgetExhausted
 
 __all__ = [
     "PICO_USD_PER_USD",

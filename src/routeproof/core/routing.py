@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import icontract
 
 from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER
+from routeproof.core.errors import UnknownAlias
 from routeproof.core.health import HealthState, earliest_return_ms, health_well_formed, is_available
 from routeproof.core.kernel import BackoffPolicy, CallPlan
 from routeproof.core.tiers import filter_chain
 from routeproof.core.types import ChainEntry, PrivacyTier, ProviderKind, ResolvedModel, SkipRecord, TenantPolicy
-from routeproof.errors import UnknownAlias
 
 __all__ = ["ChainPlan", "CoolingPolicy", "SkipReason", "Skipped", "build_chain", "call_plan", "plan_chain", "resolve"]
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import icontract
 
+from routeproof.core.errors import InvalidResponse
 from routeproof.core.normalize import FieldReader, anthropic_usage, assemble_response, openai_usage
 from routeproof.core.types import (
     BlockStop,
@@ -40,7 +41,6 @@ from routeproof.core.types import (
     Usage,
 )
 from routeproof.core.wire import as_json_object, compact_json, deterministic_tool_id, finish_reason_for
-from routeproof.errors import InvalidResponse
 
 __all__ = ["MAX_LINE_CHARS", "StreamDecoder", "WireProtocol", "fold_events"]
 
