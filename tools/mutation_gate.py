@@ -48,7 +48,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py"],
     "normalize": ["tests/core/test_normalize.py"],
     "pricing": ["tests/core/test_ledger_pricing.py"],
-    "routing": ["tests/core/test_routing.py", "tests/core/test_policy_purity.py", "tests/core/test_tiers.py"],
+    "routing": ["tests/core/test_routing.py", "tests/structure/test_core_purity.py", "tests/core/test_tiers.py"],
     "sse": ["tests/core/test_sse.py"],
     "stream_rules": ["tests/core/test_stream_rules.py"],
     "tiers": ["tests/core/test_tiers.py", "tests/core/test_backoff_tiers_edges.py"],
