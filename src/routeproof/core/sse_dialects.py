@@ -32,6 +32,7 @@ from routeproof.core.wire import as_json_object, compact_json, deterministic_too
 __all__ = [
     "INCOMPLETE",
     "AnthropicState",
+    "BlockKind",
     "EventShapeError",
     "OpenAIState",
     "WireProtocol",
@@ -69,9 +70,19 @@ def _tool_args_complete(parts: list[str]) -> bool:
 # --- Anthropic ------------------------------------------------------------------------------------
 
 
+class BlockKind(enum.Enum):
+    """What an open content block carries while a stream is decoded."""
+
+    TEXT = "text"
+    TOOL = "tool"
+    IGNORED = "ignored"  # thinking, server tools: no place in a Choice
+
+
 @dataclass(slots=True)
 class AnthropicState:
-    blocks: dict[int, tuple[str, str, list[str]]] = field(default_factory=dict)  # index -> (kind, id, json)
+    """One Anthropic stream's open content blocks, its usage so far and its stop reason."""
+
+    blocks: dict[int, tuple[BlockKind, str, list[str]]] = field(default_factory=dict)  # index -> (kind, id, json)
     usage: dict[str, Any] = field(default_factory=dict)
     stop_reason: str | None = None
 
@@ -96,17 +107,17 @@ def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[Stre
         index = _get(payload, "index", int, kind)
         block = _get(payload, "content_block", dict, kind)
         if block.get("type") == "text":
-            state.blocks[index] = ("text", "", [])
+            state.blocks[index] = (BlockKind.TEXT, "", [])
             text = _get(block, "text", str, "content_block")
             return [TextDelta(text=text)] if text else []
         if block.get("type") == "tool_use":
             tool_id, name = _get(block, "id", str, "content_block"), _get(block, "name", str, "content_block")
             initial = block.get("input") or {}
             parts = [compact_json(initial)] if initial else []
-            state.blocks[index] = ("tool", tool_id, parts)
+            state.blocks[index] = (BlockKind.TOOL, tool_id, parts)
             start: list[StreamEvent] = [ToolUseStart(id=tool_id, name=name)]
             return start + [ToolUseDelta(id=tool_id, partial_json=p) for p in parts]
-        state.blocks[index] = ("ignored", "", [])  # thinking, server tools: no place in a Choice
+        state.blocks[index] = (BlockKind.IGNORED, "", [])  # thinking, server tools: no place in a Choice
         return []
     if kind in ("content_block_delta", "content_block_stop"):
         index = _get(payload, "index", int, kind)
@@ -114,21 +125,21 @@ def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[Stre
             raise EventShapeError(f"{kind} for unknown block index {index}")
         block_kind, tool_id, parts = state.blocks[index]
         if kind == "content_block_stop":
-            if block_kind == "tool" and not _tool_args_complete(parts):
+            if block_kind is BlockKind.TOOL and not _tool_args_complete(parts):
                 return [StreamError(message=f"tool call {tool_id!r} arguments are not a JSON object")]
-            return [] if block_kind == "ignored" else [BlockStop()]
+            return [] if block_kind is BlockKind.IGNORED else [BlockStop()]
         delta = _get(payload, "delta", dict, kind)
-        if block_kind == "text" and delta.get("type") == "text_delta":
+        if block_kind is BlockKind.TEXT and delta.get("type") == "text_delta":
             return [TextDelta(text=_get(delta, "text", str, "delta"))]
-        if block_kind == "text" and delta.get("type") == "citations_delta":
+        if block_kind is BlockKind.TEXT and delta.get("type") == "citations_delta":
             return []  # a citation of the text already streamed: the non-streamed body keeps it apart too
-        if block_kind == "tool" and delta.get("type") == "input_json_delta":
+        if block_kind is BlockKind.TOOL and delta.get("type") == "input_json_delta":
             piece = _get(delta, "partial_json", str, "delta")
             parts.append(piece)
             return [ToolUseDelta(id=tool_id, partial_json=piece)]
-        if block_kind == "ignored":
+        if block_kind is BlockKind.IGNORED:
             return []
-        raise EventShapeError(f"delta {delta.get('type')!r} does not fit a {block_kind} block")
+        raise EventShapeError(f"delta {delta.get('type')!r} does not fit a {block_kind.value} block")
     if kind == "message_delta":
         delta = _get(payload, "delta", dict, kind)
         if delta.get("stop_reason") is not None:
@@ -149,14 +160,16 @@ def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[Stre
 
 @dataclass(slots=True)
 class OpenAIState:
+    """One OpenAI stream's tool calls by index, its open block, finish reason, refusal and usage."""
+
     tools: dict[int, tuple[str, list[str]]] = field(default_factory=dict)  # tool index -> (id, arguments)
-    open_block: tuple[str, int] | None = None  # ("text", 0) or ("tool", index)
+    open_block: tuple[BlockKind, int] | None = None  # (TEXT, 0) or (TOOL, index)
     finish: FinishReason | None = None
     refusal: bool = False
     usage: Usage | None = None
 
 
-def _switch_block(state: OpenAIState, block: tuple[str, int]) -> list[StreamEvent]:
+def _switch_block(state: OpenAIState, block: tuple[BlockKind, int]) -> list[StreamEvent]:
     if state.open_block == block:
         return []
     closing: list[StreamEvent] = [BlockStop()] if state.open_block is not None else []
@@ -177,7 +190,7 @@ def _openai_choice(state: OpenAIState, choice: dict[str, Any]) -> list[StreamEve
             raise EventShapeError(f"delta.{key} must be a string")
         if text:
             state.refusal = state.refusal or key == "refusal"
-            events += _switch_block(state, ("text", 0))
+            events += _switch_block(state, (BlockKind.TEXT, 0))
             events.append(TextDelta(text=text))
     calls = delta.get("tool_calls") or []
     if not isinstance(calls, list):
@@ -193,7 +206,7 @@ def _openai_choice(state: OpenAIState, choice: dict[str, Any]) -> list[StreamEve
             if not isinstance(tool_id, str):
                 raise EventShapeError("tool_calls[].id must be a string")
             state.tools[index] = (tool_id, [])
-            events += _switch_block(state, ("tool", index))
+            events += _switch_block(state, (BlockKind.TOOL, index))
             events.append(ToolUseStart(id=tool_id, name=_get(function, "name", str, "tool_calls[].function")))
         tool_id, parts = state.tools[index]
         piece = function.get("arguments")
