@@ -29,6 +29,7 @@ from dataclasses import replace
 
 import icontract
 
+from routeproof.core.errors import BudgetExhausted  # noqa: F401  # named by reserve's ``:raises:`` line, which CrossHair resolves here
 from routeproof.core.ledger_lemmas import account_after_reserve, account_after_roll, account_after_settle
 from routeproof.core.ledger_state import (
     MS_PER_DAY,
