@@ -1,8 +1,25 @@
-"""The RouterError hierarchy. Every error a call raises carries the attempt records made so far."""
+"""The RouterError hierarchy, re-exported from ``routeproof.core.errors`` where it is defined.
+
+The errors live at the bottom of core (as h11's ``_util`` errors do) so pure modules can raise them
+without importing the shell; this module keeps every old ``from routeproof.errors import ...`` working.
+"""
 
 from __future__ import annotations
 
-from routeproof.core.types import AttemptFailure, AttemptRecord, ProviderKind
+from routeproof.core.errors import (
+    AllProvidersFailed,
+    AuthError,
+    BudgetExhausted,
+    ConfigError,
+    DeadlineExceeded,
+    InvalidResponse,
+    NoEligibleProvider,
+    ProviderCallFailed,
+    RouterError,
+    TerminalProviderError,
+    TranslationError,
+    UnknownAlias,
+)
 
 __all__ = [
     "AllProvidersFailed",
@@ -18,138 +35,3 @@ __all__ = [
     "TranslationError",
     "UnknownAlias",
 ]
-
-
-class RouterError(Exception):
-    """Root of every error routeproof raises on purpose. ``attempts`` is the history so far."""
-
-    def __init__(self, message: str, *, attempts: tuple[AttemptRecord, ...] = ()) -> None:
-        super().__init__(message)
-        self.attempts: tuple[AttemptRecord, ...] = attempts
-
-    def with_attempts(self, attempts: tuple[AttemptRecord, ...]) -> RouterError:
-        """Attach the call's attempt records (used where the error is raised deep in a provider)."""
-        self.attempts = attempts
-        return self
-
-
-class DeadlineExceeded(RouterError):
-    """The caller's deadline elapsed before the call could finish."""
-
-    def __init__(self, message: str = "caller deadline exceeded", *, attempts: tuple[AttemptRecord, ...] = ()) -> None:
-        super().__init__(message, attempts=attempts)
-
-
-class AllProvidersFailed(RouterError):
-    """Every provider in the chain failed, or the 30 s failover budget ran out."""
-
-    def __init__(
-        self,
-        message: str = "all providers failed",
-        *,
-        last_error: RouterError | None = None,
-        attempts: tuple[AttemptRecord, ...] = (),
-    ) -> None:
-        super().__init__(message if last_error is None else f"{message}; last error: {last_error}", attempts=attempts)
-        self.last_error = last_error
-
-
-class AuthError(RouterError):
-    """401/403: the gateway's credentials are wrong. Terminal, never charged, sev-1."""
-
-    def __init__(self, provider: ProviderKind, status: int, *, attempts: tuple[AttemptRecord, ...] = ()) -> None:
-        super().__init__(f"{provider.as_metric_label()} rejected the credentials (HTTP {status})", attempts=attempts)
-        self.provider = provider
-        self.status = status
-
-
-class TerminalProviderError(RouterError):
-    """A provider answered with an HTTP error (400, 404, or a retryable one that ran out)."""
-
-    def __init__(
-        self,
-        provider: ProviderKind,
-        status: int,
-        message: str = "",
-        *,
-        retry_after_ms: int | None = None,
-        attempts: tuple[AttemptRecord, ...] = (),
-    ) -> None:
-        super().__init__(f"{provider.as_metric_label()} answered HTTP {status}: {message!r}", attempts=attempts)
-        self.provider = provider
-        self.status = status
-        self.provider_message = message
-        self.retry_after_ms = retry_after_ms
-
-
-class InvalidResponse(RouterError):
-    """A provider's answer did not have the documented shape, or the router caught its own bug."""
-
-    def __init__(
-        self, reason: str, *, provider: ProviderKind | None = None, attempts: tuple[AttemptRecord, ...] = ()
-    ) -> None:
-        where = f"{provider.as_metric_label()}: " if provider is not None else ""
-        super().__init__(f"invalid response: {where}{reason}", attempts=attempts)
-        self.reason = reason
-        self.provider = provider
-
-
-class BudgetExhausted(RouterError):
-    """A cost budget refused the call: names the scope, the limit and what was asked."""
-
-    def __init__(
-        self,
-        scope: str,
-        limit: object,
-        requested: object,
-        *,
-        spent: object = None,
-        attempts: tuple[AttemptRecord, ...] = (),
-    ) -> None:
-        super().__init__(
-            f"budget exhausted: scope={scope!r} limit={limit!r} requested={requested!r} spent={spent!r}",
-            attempts=attempts,
-        )
-        self.scope = scope
-        self.limit = limit
-        self.requested = requested
-        self.spent = spent
-
-
-class NoEligibleProvider(RouterError):
-    """No provider may take this call (tier, alias, health); ``earliest_at`` says when one returns."""
-
-    def __init__(
-        self, reason: str, *, earliest_at: float | None = None, attempts: tuple[AttemptRecord, ...] = ()
-    ) -> None:
-        suffix = "" if earliest_at is None else f"; earliest provider back at {earliest_at!r}"
-        super().__init__(f"no eligible provider: {reason}{suffix}", attempts=attempts)
-        self.reason = reason
-        self.earliest_at = earliest_at
-
-
-class TranslationError(RouterError):
-    """Content has no equivalent in the target format; names what could not be carried."""
-
-
-class ConfigError(RouterError):
-    """Configuration is invalid; raised at load time, naming the offending value."""
-
-
-class ProviderCallFailed(Exception):
-    """Internal: a provider client's one way to report a failed attempt to the router.
-
-    Not a RouterError: it never escapes ``Router``; the kernel turns ``failure`` into a decision.
-    """
-
-    def __init__(self, failure: AttemptFailure) -> None:
-        super().__init__(f"{failure.kind.value}: status={failure.http_status!r} {failure.message}")
-        self.failure = failure
-
-
-class UnknownAlias(RouterError, LookupError):
-    """``resolve`` was asked for an alias the tenant's policy does not define."""
-
-    def __init__(self, alias: str, known: tuple[str, ...]) -> None:
-        super().__init__(f"unknown model alias {alias!r}; this policy defines {sorted(known)!r}")
-        self.alias = alias

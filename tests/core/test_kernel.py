@@ -323,3 +323,29 @@ def test_invalid_plans_are_refused(bad: dict[str, object]) -> None:
 
     with pytest.raises(icontract.ViolationError):
         start(replace(plan(chain(B)), **bad), 0)  # type: ignore[arg-type]  # fields by name
+
+
+def test_each_phase_accepts_only_the_events_that_answer_it() -> None:
+    """CALLING takes attempt events, SLEEPING only SleepDone, DONE nothing; the phase follows each step."""
+    import icontract
+
+    from routeproof.core.kernel import Phase, SleepDone, answers
+
+    five_oh_three = AttemptFailed(now_ms=10, failure=AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503))
+    state, action = start(plan(chain(B)), 0)
+    assert (state.phase, isinstance(action, CallProvider)) == (Phase.CALLING, True)
+    assert answers(state, five_oh_three)
+    assert not answers(state, SleepDone(now_ms=10))
+    state, action = step(state, five_oh_three)
+    assert (state.phase, isinstance(action, Sleep)) == (Phase.SLEEPING, True)
+    assert answers(state, SleepDone(now_ms=500))
+    assert not answers(state, five_oh_three)
+    with pytest.raises(icontract.ViolationError):
+        step(state, five_oh_three)
+    state, action = step(state, SleepDone(now_ms=500))
+    assert (state.phase, isinstance(action, CallProvider)) == (Phase.CALLING, True)
+    state, action = step(
+        state, AttemptFailed(now_ms=600, failure=AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=400))
+    )
+    assert (state.phase, isinstance(action, Fail)) == (Phase.DONE, True)
+    assert not answers(state, SleepDone(now_ms=700))

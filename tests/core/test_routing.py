@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from routeproof.core.health import HealthConfig, HealthState, ProviderHealth, new_health, record_failure
+from routeproof.core.health import (
+    HealthConfig,
+    HealthState,
+    ProviderHealth,
+    filter_healthy,
+    new_health,
+    record_failure,
+)
 from routeproof.core.kernel import BackoffPolicy
 from routeproof.core.routing import (
     ChainPlan,
@@ -185,3 +192,22 @@ def test_plan_requires_a_well_formed_health_state() -> None:
     bad = HealthState(providers=((B, ProviderHealth(consecutive_failures=-1)),))
     with pytest.raises(icontract.ViolationError):
         plan(entries(B), health=bad)
+
+
+def test_plan_runs_the_contract_bound_health_filter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan_chain splits by health with health.filter_healthy (the function CrossHair checks), not a copy."""
+    from routeproof.core import routing
+
+    seen: list[tuple[ChainEntry, ...]] = []
+
+    def spy(
+        chain: tuple[ChainEntry, ...], state: HealthState, now_ms: int
+    ) -> tuple[tuple[ChainEntry, ...], tuple[ChainEntry, ...]]:
+        seen.append(chain)
+        return filter_healthy(chain, state, now_ms)
+
+    monkeypatch.setattr(routing, "filter_healthy", spy)
+    chain = entries(B, A, OL)
+    result = plan(chain, health=cooled(B), now_ms=10, configured=frozenset({B, A}))
+    assert seen == [chain[:2]]
+    assert [e.provider for e in result.chain] == [A, B]

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import icontract
 
+from routeproof.core.errors import ConfigError, InvalidResponse, TranslationError
 from routeproof.core.types import AttemptFailure, FailureKind
-from routeproof.errors import ConfigError, InvalidResponse, TranslationError
 
 __all__ = [
     "ATTEMPT_EXCEPTION_TABLE",

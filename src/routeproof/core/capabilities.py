@@ -34,9 +34,9 @@ from typing import Any
 
 import icontract
 
+from routeproof.core.errors import ConfigError
 from routeproof.core.translate_common import WireExtras, is_o_series
 from routeproof.core.types import ChatRequest, ProviderKind
-from routeproof.errors import ConfigError
 
 __all__ = [
     "ANTHROPIC_API_VERSION",

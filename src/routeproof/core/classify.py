@@ -1,8 +1,9 @@
 """What a finished attempt means: retry (with a reason), fail over, or stop.
 
 The decision table is data (``STATUS_TABLE``, ``FAILURE_TABLE``) so that tests and docs can list
-it; ``classify_status`` and ``classify_failure`` only look things up. Retry-After parsing follows
-RFC 9110 §10.2.3: delay-seconds or an HTTP-date, measured against a "now" that is passed in.
+it; ``classify_status`` and ``classify_failure`` only look things up. The module's other former jobs
+live next door and are re-exported here: Retry-After parsing in :mod:`routeproof.core.retry_after`,
+an attempt's effect on provider health in :mod:`routeproof.core.attempt_health`.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from types import MappingProxyType
 
 import icontract
 
-from routeproof.core.types import AttemptFailure, AttemptStatus, FailureKind, RetryReason
+from routeproof.core.attempt_health import HEALTH_TABLE, HealthEffect, health_effect
+from routeproof.core.retry_after import MAX_RETRY_AFTER_MS, parse_retry_after_ms
+from routeproof.core.types import AttemptFailure, FailureKind, RetryReason
 
 __all__ = [
     "FAILURE_TABLE",
@@ -92,9 +94,6 @@ TIMEOUT_KINDS = frozenset({FailureKind.CONNECT_TIMEOUT, FailureKind.READ_TIMEOUT
 
 _4XX_REASONS = (RetryReason.TIMEOUT, RetryReason.TOO_MANY_REQUESTS)
 
-MAX_RETRY_AFTER_MS = 86_400_000
-"""A Retry-After beyond one day is absurd: it counts as absent."""
-
 
 def _classify_status(status: int) -> Classification:
     known = STATUS_TABLE.get(status)
@@ -141,76 +140,6 @@ def _classify_failure(failure: AttemptFailure, context_window_failover: bool) ->
 def classify_failure(failure: AttemptFailure, *, context_window_failover: bool = False) -> Classification:
     """The decision for one failed attempt (an HTTP status or a transport failure)."""
     return _classify_failure(failure, context_window_failover)
-
-
-def _parse_retry_after_ms(value: str | None, now_epoch_ms: int) -> int | None:
-    if value is None:
-        return None
-    text = value.strip()
-    if not text:
-        return None
-    if text.isascii() and text.isdigit():
-        if len(text) > 12:
-            return None
-        delay_ms = int(text) * 1000
-    else:
-        try:
-            when = parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-        if when.tzinfo is None:  # RFC 9110 HTTP-dates are always GMT
-            return None
-        delay_ms = max(0, int(when.timestamp() * 1000) - now_epoch_ms)
-    if delay_ms > MAX_RETRY_AFTER_MS:
-        return None
-    return delay_ms
-
-
-@icontract.require(lambda now_epoch_ms: now_epoch_ms >= 0)
-@icontract.ensure(lambda result: result is None or 0 <= result <= MAX_RETRY_AFTER_MS)
-@icontract.ensure(lambda value, result: value is not None or result is None)
-@icontract.ensure(
-    lambda value, result: (
-        not (value is not None and value.isascii() and value.isdigit() and len(value) <= 4)
-        or result == int(value) * 1000
-    )
-)
-def parse_retry_after_ms(value: str | None, now_epoch_ms: int) -> int | None:
-    """Retry-After as milliseconds from now, or None when absent, garbage, negative or absurd."""
-    return _parse_retry_after_ms(value, now_epoch_ms)
-
-
-class HealthEffect(enum.Enum):
-    """What one finished attempt means for its provider's cross-request health."""
-
-    SUCCESS = "success"  # resets the consecutive-failure count
-    FAILURE = "failure"  # the provider's fault: counts toward its cooldown
-    NEUTRAL = "neutral"  # not the provider's fault (bad request, bad credentials, the caller's limits)
-
-
-HEALTH_TABLE: Mapping[AttemptStatus, HealthEffect] = MappingProxyType(
-    {
-        AttemptStatus.SUCCEEDED: HealthEffect.SUCCESS,
-        AttemptStatus.RETRIED_AFTER_5XX: HealthEffect.FAILURE,
-        AttemptStatus.RETRIED_AFTER_429: HealthEffect.FAILURE,
-        AttemptStatus.RETRIED_AFTER_TIMEOUT: HealthEffect.FAILURE,
-        AttemptStatus.RETRIED_AFTER_CONN_RESET: HealthEffect.FAILURE,
-        AttemptStatus.FAILED_OVER: HealthEffect.FAILURE,
-        AttemptStatus.TERMINAL_400: HealthEffect.NEUTRAL,
-        AttemptStatus.TERMINAL_404: HealthEffect.NEUTRAL,
-        AttemptStatus.TERMINAL_AUTH: HealthEffect.NEUTRAL,  # a config error: failing over would mask it
-        AttemptStatus.TIMEOUT_BEFORE_FIRST_TOKEN: HealthEffect.NEUTRAL,  # cut by the call's 30 s budget
-        AttemptStatus.DEADLINE_EXCEEDED_MID_CALL: HealthEffect.NEUTRAL,  # cut by the caller's deadline
-    }
-)
-"""Every attempt status and its effect on provider health (an impatient caller never cools a provider)."""
-
-
-@icontract.ensure(lambda status, result: result is HEALTH_TABLE[status])
-@icontract.ensure(lambda status, result: (result is HealthEffect.SUCCESS) == (status is AttemptStatus.SUCCEEDED))
-def health_effect(status: AttemptStatus) -> HealthEffect:
-    """The health effect of an attempt that ended with ``status``."""
-    return HEALTH_TABLE[status]
 
 
 @icontract.ensure(

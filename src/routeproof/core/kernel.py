@@ -1,42 +1,58 @@
 """One routed call as a sans-I/O state machine: events in, actions out.
 
-The async shell (``router.py``) starts a call with :func:`start`, performs the action it gets
-(call a provider with a timeout, sleep, succeed, fail) and feeds what happened back through
-:func:`step`. Every retry, failover, backoff, deadline, budget and record decision is made here.
+Theory of operation
+-------------------
+The async shell (``router.py``) starts a call with :func:`start`, performs the action it gets and
+feeds what happened back through :func:`step`, until the action is :class:`Succeed` or :class:`Fail`.
+Every retry, failover, backoff, deadline, budget and record decision is made here, once, in pure
+code; the shell only performs actions. Time is integer milliseconds on the shell's clock;
+randomness arrives as ``draw`` on each :class:`AttemptFailed`.
 
-Time is integer milliseconds on the shell's clock. Randomness arrives as ``draw`` on each failure.
+A call is always in one :class:`Phase`, read from the state (never stored twice)::
+
+    start ──> CALLING ──AttemptSucceeded──────────────────────────────> DONE  (Succeed)
+                │  ^ ──AttemptFailed, retryable, the sleep fits──> SLEEPING ──SleepDone──> CALLING
+                │  └──AttemptFailed / AttemptRefused(SKIP_PROVIDER): next provider──┘
+                └──AttemptFailed, terminal / out of time / chain exhausted ──────> DONE  (Fail)
+
+In CALLING exactly one :class:`CallProvider` is pending and only an attempt event answers it; in
+SLEEPING one :class:`Sleep` is pending and only :class:`SleepDone` answers it (:data:`ANSWERED_BY`);
+DONE accepts nothing. A failed attempt is decided in this order, first match wins: bad
+credentials -> AUTH; 400/404/context overflow -> TERMINAL; the caller's deadline passed or cut the
+attempt -> DEADLINE; the 30 s budget passed or cut it -> ALL_FAILED; retryable, attempts left and
+the backoff (or the provider's Retry-After) ends before the deadline and budget -> Sleep then the
+same provider; otherwise the next provider in the chain (a failover never resets a provider's
+attempt count), and when none is left the call fails.
+
+Where the vocabulary lives: the plan and the enums (:class:`CallPlan`, :class:`Bound`,
+:class:`FailKind`, :class:`Refusal`) in :mod:`routeproof.core.call_plan`; the events in
+:mod:`routeproof.core.kernel_events`; actions, state and transitions here. Every name is re-exported.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 import icontract
 
 from routeproof.core.backoff import retry_delay_ms
+from routeproof.core.call_plan import BackoffPolicy, Bound, CallPlan, FailKind, Refusal, plan_valid
 from routeproof.core.classify import TIMEOUT_KINDS, Verdict, classify_failure
-from routeproof.core.constants import (
-    ATTEMPTS_CAP,
-    FAILOVER_BUDGET_MS,
-    FULL_JITTER_BASE_MS,
-    FULL_JITTER_CAP_MS,
-    JITTER_PERCENT,
-    MAX_ATTEMPTS_PER_PROVIDER,
-    PROVIDER_DEFAULT_TIMEOUT_MS,
-    RETRY_DELAYS_MS,
-)
+from routeproof.core.kernel_events import AttemptFailed, AttemptRefused, AttemptSucceeded, Event, SleepDone
 from routeproof.core.types import (
     AttemptFailure,
     AttemptRecord,
     AttemptStatus,
     ChainEntry,
     FailureKind,
-    ProviderKind,
     RetryReason,
 )
 
 __all__ = [
+    "ANSWERED_BY",
     "ATTEMPTS_CAP_REASON",
     "RETRY_STATUS",
     "Action",
@@ -51,12 +67,16 @@ __all__ = [
     "Fail",
     "FailKind",
     "KernelState",
+    "Phase",
     "Refusal",
     "Sleep",
     "SleepDone",
     "Succeed",
+    "answers",
+    "plan_valid",
     "start",
     "step",
+    "well_formed",
 ]
 
 ATTEMPTS_CAP_REASON = "attempts cap exceeded; programmer error in failover loop"
@@ -78,75 +98,22 @@ RETRY_AFTER_STATUSES = frozenset({429, 503})
 """Statuses whose Retry-After header replaces the backoff (RFC 9110 §10.2.3)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BackoffPolicy:
-    """Which retry delays to use: the 200/800 ms band (default) or the contract's full jitter."""
+class Phase(enum.Enum):
+    """Where a call stands: what it waits for (see the theory of operation above)."""
 
-    full_jitter: bool = False
-    delays_ms: tuple[int, ...] = RETRY_DELAYS_MS
-    jitter_percent: int = JITTER_PERCENT
-    base_ms: int = FULL_JITTER_BASE_MS
-    cap_ms: int = FULL_JITTER_CAP_MS
+    CALLING = "calling"  # a CallProvider is pending: an attempt event answers it
+    SLEEPING = "sleeping"  # a Sleep is pending: SleepDone answers it
+    DONE = "done"  # Succeed or Fail was returned: no event is accepted
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CallPlan:
-    """Everything fixed for one call: the chain, the clock origin, the deadline and the limits."""
-
-    chain: tuple[ChainEntry, ...]
-    started_at_ms: int
-    deadline_at_ms: int  # the caller's deadline, absolute
-    budget_ms: int = FAILOVER_BUDGET_MS
-    max_attempts_per_provider: int = MAX_ATTEMPTS_PER_PROVIDER
-    attempts_cap: int = ATTEMPTS_CAP
-    attempt_timeout_ms: int = PROVIDER_DEFAULT_TIMEOUT_MS
-    backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
-    context_window_failover: bool = False
-    provider_timeouts_ms: tuple[tuple[ProviderKind, int], ...] = ()  # agent.toml's per-provider timeout_ms
-
-    def timeout_for(self, provider: ProviderKind) -> int:
-        """The per-attempt ceiling for ``provider``: its configured ``timeout_ms``, else the plan's."""
-        for kind, timeout_ms in self.provider_timeouts_ms:
-            if kind is provider:
-                return min(timeout_ms, self.attempt_timeout_ms)
-        return self.attempt_timeout_ms
-
-    @property
-    def budget_end_ms(self) -> int:
-        """When the 30 s failover budget runs out."""
-        return self.started_at_ms + self.budget_ms
-
-    @property
-    def effective_end_ms(self) -> int:
-        """The earlier of the budget's end and the caller's deadline."""
-        return min(self.budget_end_ms, self.deadline_at_ms)
-
-
-class Bound(enum.Enum):
-    """Which limit set an attempt's timeout (it decides what an elapsed timeout means)."""
-
-    DEADLINE = "deadline"  # the caller's deadline
-    BUDGET = "budget"  # the 30 s failover budget
-    ATTEMPT = "attempt"  # the 30 s per-attempt ceiling
-
-
-class FailKind(enum.Enum):
-    """Why a call failed; the shell maps each to one RouterError."""
-
-    DEADLINE = "deadline"  # -> DeadlineExceeded
-    ALL_FAILED = "all_failed"  # -> AllProvidersFailed (chain or budget exhausted)
-    TERMINAL = "terminal"  # -> TerminalProviderError (400, 404, context overflow)
-    AUTH = "auth"  # -> AuthError (401, 403)
-    ATTEMPTS_CAP = "attempts_cap"  # -> InvalidResponse(ATTEMPTS_CAP_REASON)
-    BUDGET = "budget"  # -> BudgetExhausted (the ledger's refusal)
-    NO_ELIGIBLE = "no_eligible"  # -> NoEligibleProvider (empty chain)
-
-
-class Refusal(enum.Enum):
-    """Why the shell could not perform a CallProvider action."""
-
-    SKIP_PROVIDER = "skip_provider"  # e.g. this provider's daily budget: go on down the chain
-    TERMINAL = "terminal"  # e.g. the session or monthly budget: the call ends
+ANSWERED_BY: Mapping[Phase, tuple[type, ...]] = MappingProxyType(
+    {
+        Phase.CALLING: (AttemptSucceeded, AttemptFailed, AttemptRefused),
+        Phase.SLEEPING: (SleepDone,),
+        Phase.DONE: (),
+    }
+)
+"""Which events answer the pending action in each phase."""
 
 
 # --- actions -------------------------------------------------------------------------------------
@@ -193,46 +160,6 @@ class Fail:
 Action = CallProvider | Sleep | Succeed | Fail
 
 
-# --- events --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AttemptSucceeded:
-    """The attempt the kernel asked for returned a response."""
-
-    now_ms: int
-    http_status: int = 200
-    first_token_ms: int | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AttemptFailed:
-    """The attempt failed; ``draw`` in [0, 1] is the randomness for the next backoff."""
-
-    now_ms: int
-    failure: AttemptFailure
-    draw: float = 0.5
-    first_token_ms: int | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AttemptRefused:
-    """The shell could not send the attempt (e.g. a budget scope refused its reservation)."""
-
-    now_ms: int
-    refusal: Refusal
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SleepDone:
-    """The requested sleep is over."""
-
-    now_ms: int
-
-
-Event = AttemptSucceeded | AttemptFailed | AttemptRefused | SleepDone
-
-
 # --- state ---------------------------------------------------------------------------------------
 
 
@@ -247,6 +174,13 @@ class KernelState:
     pending: CallProvider | Sleep | None = None
     done: bool = False
     calls_issued: int = 0
+
+    @property
+    def phase(self) -> Phase:
+        """The phase this state is in (done, else what is pending)."""
+        if self.done:
+            return Phase.DONE
+        return Phase.SLEEPING if isinstance(self.pending, Sleep) else Phase.CALLING
 
     def attempts_on(self, entry: ChainEntry) -> int:
         """How many attempts this call has made on ``entry``'s provider, in any chain position."""
@@ -424,14 +358,12 @@ def _sleep_before_retry(plan: CallPlan, call: CallProvider, failure: AttemptFail
 
 def answers(state: KernelState, event: Event) -> bool:
     """Whether ``event`` answers the pending action: SleepDone a Sleep, an attempt event a call."""
-    if isinstance(state.pending, Sleep):
-        return isinstance(event, SleepDone)
-    return isinstance(state.pending, CallProvider) and not isinstance(event, SleepDone)
+    return state.pending is not None and isinstance(event, ANSWERED_BY[state.phase])
 
 
 def _step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
     pending = state.pending
-    if isinstance(pending, Sleep):
+    if state.phase is Phase.SLEEPING:  # the sleep is over: the same position gets its next attempt
         return _issue(replace(state, pending=None), state.position, event.now_ms)
     if not isinstance(pending, CallProvider) or isinstance(event, SleepDone):
         raise ValueError(f"event {event!r} does not answer the pending action {pending!r}")
@@ -452,25 +384,6 @@ def _step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
     return _on_failure(state, pending, event)
 
 
-def plan_valid(plan: CallPlan) -> bool:
-    """A plan the kernel accepts: positive limits, a usable backoff, positions matching the chain."""
-    backoff = plan.backoff
-    return (
-        plan.budget_ms > 0
-        and plan.max_attempts_per_provider >= 1
-        and plan.attempts_cap >= 1
-        and plan.attempt_timeout_ms > 0
-        and all(timeout_ms > 0 for _, timeout_ms in plan.provider_timeouts_ms)
-        and 0 <= backoff.jitter_percent <= 100
-        and all(d >= 0 for d in backoff.delays_ms)
-        and (
-            (0 < backoff.base_ms <= backoff.cap_ms)
-            if backoff.full_jitter
-            else len(backoff.delays_ms) + 1 >= plan.max_attempts_per_provider
-        )
-    )
-
-
 def well_formed(state: KernelState) -> bool:
     """The kernel's invariant: bounded records, per-provider attempt counts, positions in range."""
     plan = state.plan
@@ -481,6 +394,7 @@ def well_formed(state: KernelState) -> bool:
         and 0 <= state.position <= max(0, len(plan.chain))
         and state.calls_issued <= plan.attempts_cap
         and (not state.done or state.pending is None)
+        and (state.done or state.pending is not None)  # exactly one phase: DONE, or one action pending
     )
 
 

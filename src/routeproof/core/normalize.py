@@ -20,6 +20,7 @@ from typing import Any
 
 import icontract
 
+from routeproof.core.errors import InvalidResponse
 from routeproof.core.types import (
     CacheState,
     CacheStatus,
@@ -32,7 +33,6 @@ from routeproof.core.types import (
 )
 from routeproof.core.wire import BEDROCK_STOP_TO_FINISH, as_json_object, compact_json, deterministic_tool_id
 from routeproof.core.wire import finish_reason_for as _finish
-from routeproof.errors import InvalidResponse
 
 __all__ = [
     "FieldReader",

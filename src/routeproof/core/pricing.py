@@ -20,8 +20,8 @@ from types import MappingProxyType
 
 import icontract
 
+from routeproof.core.errors import ConfigError
 from routeproof.core.types import ChatRequest, ProviderKind, TextBlock, ToolUseBlock, Usage
-from routeproof.errors import ConfigError
 
 __all__ = [
     "BLOCK_OVERHEAD_TOKENS",

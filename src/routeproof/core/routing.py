@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import icontract
 
 from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER
-from routeproof.core.health import HealthState, earliest_return_ms, health_well_formed, is_available
+from routeproof.core.errors import UnknownAlias
+from routeproof.core.health import HealthState, earliest_return_ms, filter_healthy, health_well_formed
 from routeproof.core.kernel import BackoffPolicy, CallPlan
 from routeproof.core.tiers import filter_chain
 from routeproof.core.types import ChainEntry, PrivacyTier, ProviderKind, ResolvedModel, SkipRecord, TenantPolicy
-from routeproof.errors import UnknownAlias
 
 __all__ = ["ChainPlan", "CoolingPolicy", "SkipReason", "Skipped", "build_chain", "call_plan", "plan_chain", "resolve"]
 
@@ -121,23 +121,15 @@ def _plan_chain(
     skipped = [Skipped(entry=e, reason=SkipReason.UNSUPPORTED) for e in chain if not e.provider.is_supported]
     kept, by_tier = filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)
     skipped.extend(Skipped(entry=e, reason=SkipReason.TIER) for e in by_tier)
-    usable: list[ChainEntry] = []
-    cooling: list[ChainEntry] = []
-    reasons: dict[int, SkipReason] = {}
-    for entry in kept:
-        if entry.provider not in configured:
-            skipped.append(Skipped(entry=entry, reason=SkipReason.NOT_CONFIGURED))
-        elif not is_available(health, entry.provider, now_ms):
-            cooling.append(entry)
-            reasons[id(entry)] = SkipReason.COOLING
-        elif entry.provider in slow:  # the latency-SLA trigger: demoted like a cooling provider
-            cooling.append(entry)
-            reasons[id(entry)] = SkipReason.LATENCY_SLA
-        else:
-            usable.append(entry)
-    by_health = tuple(e.provider for e in cooling if reasons[id(e)] is SkipReason.COOLING)
-    earliest = earliest_return_ms(health, by_health, now_ms) if by_health else None
+    skipped.extend(Skipped(entry=e, reason=SkipReason.NOT_CONFIGURED) for e in kept if e.provider not in configured)
+    # The one health filter (the function the contract binds and CrossHair checks), not a copy of it.
+    available, by_health = filter_healthy(tuple(e for e in kept if e.provider in configured), health, now_ms)
+    usable = [e for e in available if e.provider not in slow]
+    by_latency = [e for e in available if e.provider in slow]  # the latency-SLA trigger: demoted like cooling
+    reasons = {id(e): SkipReason.COOLING for e in by_health} | {id(e): SkipReason.LATENCY_SLA for e in by_latency}
     order = {id(e): i for i, e in enumerate(chain)}
+    cooling = sorted((*by_health, *by_latency), key=lambda e: order[id(e)])
+    earliest = earliest_return_ms(health, tuple(e.provider for e in by_health), now_ms) if by_health else None
     if cooling_policy is CoolingPolicy.SKIP:
         skipped.extend(Skipped(entry=e, reason=reasons[id(e)]) for e in cooling)
         skipped.sort(key=lambda s: order[id(s.entry)])

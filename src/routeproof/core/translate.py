@@ -33,6 +33,7 @@ from typing import Any
 import icontract
 
 from routeproof.core.capabilities import ModelCapabilities, kind_default
+from routeproof.core.errors import TranslationError  # named by the ``:raises:`` lines, which CrossHair resolves here
 from routeproof.core.translate_common import IS_ERROR_MARKER, WireExtras, _merge_turns, is_o_series
 from routeproof.core.translate_emit import _to_anthropic, _to_bedrock, _to_openai
 from routeproof.core.translate_parse import _parse_anthropic_request, _parse_openai_request
@@ -44,7 +45,6 @@ from routeproof.core.wire import (
     STOP_REASON_TO_FINISH,
     finish_reason_for,
 )
-from routeproof.errors import TranslationError  # named by the ``:raises:`` lines, which CrossHair resolves here
 
 __all__ = [
     "ANTHROPIC_TO_OPENAI_STOP",

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from routeproof.core.errors import TranslationError
 from routeproof.core.types import ChatRequest, Message
 from routeproof.core.wire import as_json_object, compact_json
-from routeproof.errors import TranslationError
 
 _O_SERIES = re.compile(r"^o\d+(-|$)")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from routeproof.core.capabilities import ModelCapabilities, kind_default
+from routeproof.core.errors import TranslationError
 from routeproof.core.translate_common import IS_ERROR_MARKER, WireExtras, _merge_turns, _parsed_args
 from routeproof.core.types import (
     ChatRequest,
@@ -27,7 +28,6 @@ from routeproof.core.types import (
     ToolUseBlock,
 )
 from routeproof.core.wire import compact_json
-from routeproof.errors import TranslationError
 
 # --- neutral -> wire ---------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ equivalent in the other format raises :class:`TranslationError` naming it.
 
 from __future__ import annotations
 
+from routeproof.core.errors import TranslationError
 from routeproof.core.translate_common import (
     _ANTHROPIC_REQUEST_KEYS,
     _KEYS_ID_TYPE_FUNCTION,
@@ -35,7 +36,6 @@ from routeproof.core.translate_common import (
 )
 from routeproof.core.types import ChatRequest, Message, Role, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock
 from routeproof.core.wire import compact_json, deterministic_tool_id
-from routeproof.errors import TranslationError
 
 # --- Anthropic wire -> neutral -----------------------------------------------------------------
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import icontract
 
+from routeproof.core.errors import TranslationError
 from routeproof.core.translate_common import _args_json, _int, _list, _obj, _opt_int, _parsed_args, _str
 from routeproof.core.translate_parse import _openai_tool_calls
 from routeproof.core.wire import ANTHROPIC_TO_OPENAI_STOP, OPENAI_TO_ANTHROPIC_STOP
-from routeproof.errors import TranslationError
 
 __all__ = ["anthropic_response_to_openai", "openai_response_to_anthropic"]
 

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import json
 
-from routeproof.report import _plots
 from routeproof.report._html import esc, table
 from routeproof.report._json import as_dict, as_list, as_number, as_str, rows_of
-from routeproof.report._plots import Figure
+from routeproof.report._plots import Figure, Series, bars, figure_html, xy
 
 __all__ = ["render"]
 
@@ -101,7 +100,7 @@ def _loadbench(document: dict[str, object], draw: bool) -> tuple[str, list[str]]
             figures.append(
                 Figure(
                     key=f"bench-{key}-{direct}",
-                    svg=_plots.bars(
+                    svg=bars(
                         f"bench-{key}-{direct}",
                         f"routeproof {what} ÷ direct {direct}, per level",
                         labels,
@@ -122,12 +121,12 @@ def _loadbench(document: dict[str, object], draw: bool) -> tuple[str, list[str]]
             n = len(samples)
             points: list[tuple[float, float] | None] = [(v, (k + 1) / n) for k, v in enumerate(samples)]
             title = f"{as_str(lat['arm'], 'lateness[].arm')}, {int(as_number(lat['calls'], 'lateness[].calls'))} calls"
-            curves.append(_plots.Series(title=title, points=points, color=_COLORS[i % len(_COLORS)]))
+            curves.append(Series(title=title, points=points, color=_COLORS[i % len(_COLORS)]))
     if curves:
         figures.append(
             Figure(
                 key="bench-lateness-cdf",
-                svg=_plots.xy(
+                svg=xy(
                     "bench-lateness-cdf",
                     "How late DeadlineExceeded arrives (CDF)",
                     curves,
@@ -161,7 +160,7 @@ def _loadbench(document: dict[str, object], draw: bool) -> tuple[str, list[str]]
         ["line MB", "seconds", "MB/s"], [[_num(x.get("line_mb")), _num(x.get("seconds")), _num(x.get("mb_per_s"))]
                                          for x in sse]
     )  # fmt: skip
-    return body + '<div class="figures">' + "".join(_plots.figure_html(f) for f in figures) + "</div>", []
+    return body + '<div class="figures">' + "".join(figure_html(f) for f in figures) + "</div>", []
 
 
 def render(document: object, *, draw: bool) -> tuple[str, list[str]]:
@@ -177,7 +176,7 @@ def render(document: object, *, draw: bool) -> tuple[str, list[str]]:
         means_ms = [1000 * as_number(s["mean"], f"{n}.stats.mean") for n, s in zip(names, stats, strict=True)]
         figure = Figure(
             key="bench-mean",
-            svg=_plots.bars(
+            svg=bars(
                 "bench-mean",
                 "bench: mean time per benchmark",
                 names,
@@ -191,7 +190,7 @@ def render(document: object, *, draw: bool) -> tuple[str, list[str]]:
             caption=f"{len(names)} benchmarks, mean wall time per round (pytest-benchmark).",
         )
         body = table(["benchmark", *(f"{k} (s)" if k != "rounds" else k for k in keys)], cells)
-        return body + f'<div class="figures">{_plots.figure_html(figure)}</div>', []
+        return body + f'<div class="figures">{figure_html(figure)}</div>', []
     columns = list(dict.fromkeys(k for r in rows for k in r))
     cells = [[_cell(r.get(c, "")) for c in columns] for r in rows]
     return f'<p class="meta">{len(rows)} results.</p>' + table(columns, cells), []

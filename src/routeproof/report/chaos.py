@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 
-from routeproof.report import _plots
 from routeproof.report._html import badge, esc, table
 from routeproof.report._json import as_bool, as_dict, as_number, as_str, rows_of
-from routeproof.report._plots import Figure
+from routeproof.report._plots import Figure, bars, figure_html
 
 __all__ = ["render"]
 
@@ -54,7 +53,7 @@ def render(document: object, *, draw: bool) -> tuple[str, list[str]]:
     late = sum(e > d for e, d in zip(elapsed, deadline, strict=True))
     figure = Figure(
         key="chaos-elapsed",
-        svg=_plots.bars(
+        svg=bars(
             "chaos-elapsed",
             "chaos: elapsed vs deadline per scenario run",
             labels,
@@ -80,6 +79,6 @@ def render(document: object, *, draw: bool) -> tuple[str, list[str]]:
             ],
             cells,
         )
-        + f'<div class="figures">{_plots.figure_html(figure)}</div>'
+        + f'<div class="figures">{figure_html(figure)}</div>'
     )
     return body, []

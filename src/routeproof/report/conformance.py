@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from routeproof.report import _plots
 from routeproof.report._html import details, esc, table
 from routeproof.report._json import ReportInputError, as_str, rows_of
-from routeproof.report._plots import Figure
+from routeproof.report._plots import Figure, bars, figure_html
 
 __all__ = ["render"]
 
@@ -63,7 +62,7 @@ def render(documents: Mapping[str, object], *, draw: bool) -> tuple[str, list[st
     totals = {impl: [sum(1 for c in cases[impl] if c["verdict"] == v) for v in _VERDICTS] for impl in impls}
     figure = Figure(
         key="conformance-totals",
-        svg=_plots.bars(
+        svg=bars(
             "conformance-totals",
             "conformance: cases per implementation",
             impls,
@@ -83,7 +82,7 @@ def render(documents: Mapping[str, object], *, draw: bool) -> tuple[str, list[st
     body = (
         f'<p class="meta">{len(rules)} rules × {len(impls)} implementations ({esc(", ".join(impls))}).</p>'
         + table(["rule", *impls], rows)
-        + f'<div class="figures">{_plots.figure_html(figure)}</div>'
+        + f'<div class="figures">{figure_html(figure)}</div>'
         + "".join(failed_html)
     )
     return body, []

@@ -7,9 +7,9 @@ prediction, evidence, verdict, method, data}``.
 
 from __future__ import annotations
 
-from routeproof.report import _plots
 from routeproof.report._html import badge, details, esc, table
 from routeproof.report._json import ReportInputError, as_dict, as_str, rows_of
+from routeproof.report._plots import figure_html
 from routeproof.report.falsify_figures import figures_for
 
 __all__ = ["figures_for", "render"]
@@ -64,7 +64,7 @@ def render(document: object, *, draw: bool) -> tuple[str, list[str]]:
         if figures:
             evidence_html.append(
                 f'<h3 id="ev-{esc(rid)}">{esc(rid)} {badge(verdict)}</h3><div class="figures">'
-                + "".join(_plots.figure_html(f) for f in figures)
+                + "".join(figure_html(f) for f in figures)
                 + "</div>"
             )
     counts = {v: sum(1 for r in rows if r.get("verdict") == v) for v in ("survived", "falsified", "not run")}

@@ -21,7 +21,6 @@ import math
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from routeproof.report import _plots
 from routeproof.report._json import (
     ReportInputError,
     as_bool,
@@ -31,7 +30,7 @@ from routeproof.report._json import (
     as_number,
     as_str,
 )
-from routeproof.report._plots import Figure, Series
+from routeproof.report._plots import Figure, Series, bars, xy
 from routeproof.report._stats import clopper_pearson
 
 __all__ = ["figures_for"]
@@ -63,12 +62,12 @@ def _mpa_004(data: dict[str, object]) -> list[tuple[str, str, Draw]]:
     )
 
     def draw() -> str:
-        bars = [(i * bin_ms / 1000, (i + 1) * bin_ms / 1000, float(c)) for i, c in enumerate(counts)]
-        return _plots.xy(
+        bins = [(i * bin_ms / 1000, (i + 1) * bin_ms / 1000, float(c)) for i, c in enumerate(counts)]
+        return xy(
             "mpa-004",
             "FALSIFY-MPA-004: retry delays vs the 30 s cap",
             [
-                Series(title="delays per bin", points=_steps(bars), color=BLUE, kind="area"),
+                Series(title="delays per bin", points=_steps(bins), color=BLUE, kind="area"),
                 Series(title=f"cap {cap_ms / 1000:g} s", points=[(cap_ms / 1000, 0), (cap_ms / 1000, top)], color=RED),
             ],
             x_title="delay (s)",
@@ -103,8 +102,8 @@ def _draw_ac_11(attempt: int, nominal: int, band: tuple[int, int], first: int, c
     low, high = band
     top = max(counts, default=1) * 1.15
     margin = (high - low) * 0.3
-    bars = [(ms - 0.5, ms + 0.5, float(c)) for ms, c in enumerate(counts, start=first)]
-    return _plots.xy(
+    bins = [(ms - 0.5, ms + 0.5, float(c)) for ms, c in enumerate(counts, start=first)]
+    return xy(
         f"ac-11-{attempt}",
         f"AC-11: sleeps before attempt {attempt} vs the ±20 % band",
         [
@@ -114,7 +113,7 @@ def _draw_ac_11(attempt: int, nominal: int, band: tuple[int, int], first: int, c
                 color=GREEN,
                 kind="area",
             ),
-            Series(title="sleeps per ms", points=_steps(bars), color=BLUE, kind="area"),
+            Series(title="sleeps per ms", points=_steps(bins), color=BLUE, kind="area"),
             Series(title=f"nominal {nominal} ms", points=[(nominal, 0), (nominal, top)], color=GREY, kind="dashed"),
         ],
         x_title="sleep (ms)",
@@ -156,7 +155,7 @@ def _h0_latency(data: dict[str, object]) -> list[tuple[str, str, Draw]]:
         by_seed = {seed: 100 * as_number(v, f"improvement_by_seed.{seed}") for seed, v in raw.items()}
         caption = f"p99 improvement per provider seed over {len(by_seed)} seeds (the effect's distribution)."
         draw_seeds = partial(
-            _plots.bars,
+            bars,
             "h0-latency-seeds",
             "H0-LATENCY: p99 improvement by seed",
             list(by_seed),
@@ -185,7 +184,7 @@ def _draw_h0_latency(
     right = max(max(c) for c in curves.values())
     series.append(Series(title="1 % of calls", points=[(0.0, -2.0), (right, -2.0)], color=GREY, kind="dashed"))
     labels: list[dict[str, object]] = [{"label": f"{100 * 10.0**e:g} %", "value": e} for e in range(lowest, 1)]
-    return _plots.xy(
+    return xy(
         f"h0-latency-{key}",
         f"H0-LATENCY ({label}): latency tail, single provider vs cascade",
         series,
@@ -217,7 +216,7 @@ def _mpa_003(data: dict[str, object]) -> list[tuple[str, str, Draw]]:
             return out
 
         end = float(points[-1][0]) if points else 1.0
-        return _plots.xy(
+        return xy(
             "mpa-003",
             "FALSIFY-MPA-003: session spend over time vs the budget",
             [
@@ -264,7 +263,7 @@ def _mpa_007(data: dict[str, object]) -> list[tuple[str, str, Draw]]:
         for y, r in enumerate(runs, start=1):
             interval += [(100 * r[3], y), (100 * r[4], y), None]
         left = min(100 * r[3] for r in runs) - 1
-        return _plots.xy(
+        return xy(
             "mpa-007",
             "FALSIFY-MPA-007: completion under 50 % provider failures",
             [
@@ -314,7 +313,7 @@ def _mpa_006(data: dict[str, object]) -> list[tuple[str, str, Draw]]:
             (end.replace("_", " "), [float(as_int(by_fault[f].get(end, 0), end)) for f in order], color)
             for end, color in _ENDINGS
         ]
-        return _plots.bars(
+        return bars(
             "mpa-006",
             "FALSIFY-MPA-006: stream endings by injected fault",
             order,
