@@ -251,7 +251,8 @@ async def drive(
     ``progress`` sees the attempt records each time they change.
     """
     started_ms = state.plan.started_at_ms
-    kept: tuple[OpenStream, Slot] | None = None
+    kept_open: OpenStream | None = None  # streaming: the committed attempt's open stream ...
+    kept_slot: Slot | None = None  # ... and the in-flight slot it holds until the relay ends
     while True:
         if isinstance(action, CallProvider):
             # admission (admission.py): queue for a local slot; time queued is not the provider's
@@ -263,20 +264,17 @@ async def drive(
                 event, opened = await perform(ports, call, action, mode)
             finally:
                 if opened is None:
-                    slot.release()  # a streamed attempt keeps its slot until the relay ends
+                    slot.release()
             if opened is not None:
-                kept = (opened, slot)
+                kept_open, kept_slot = opened, slot
         elif isinstance(action, Sleep):
-            await sleep_until(action.sleep_until_ms)
+            await sleep_until(action.sleep_until_ms)  # clock.py: the kernel's instant, converted once
             event = SleepDone(now_ms=call.now_ms())
         elif isinstance(action, Succeed):
-            opened_slot = kept
-            if (mode is Mode.STREAM) != (opened_slot is not None):  # pragma: no cover - kernel invariant
+            if (mode is Mode.STREAM) != (kept_open is not None):  # pragma: no cover - kernel invariant
                 raise AssertionError(f"the kernel succeeded without a committed attempt ({mode.value})")
             progress(action.records)
-            if opened_slot is None:
-                return Committed(succeed=action, opened=None, slot=None)
-            return Committed(succeed=action, opened=opened_slot[0], slot=opened_slot[1])
+            return Committed(succeed=action, opened=kept_open, slot=kept_slot)
         else:
             progress(action.records)
             raise _error(call, action, deadline, started_ms)
