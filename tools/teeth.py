@@ -132,10 +132,10 @@ BREAKS: tuple[Break, ...] = (
           new="(plan.deadline_at_ms - now_ms + 10_000, Bound.DEADLINE),",
           targets=("tests/router/test_acceptance.py::test_ac08_deadline_propagates",),
           why="an attempt may outlive the caller's deadline by 10 s"),
-    Break(row="AC-9", file="src/routeproof/router.py",
-          old="chain_plan = self._plan(resolved, policy, started_ms)",
-          new='chain_plan = self.__dict__.setdefault("_plans", {}).setdefault(resolved.alias, '
-              "self._plan(resolved, policy, started_ms))",
+    Break(row="AC-9", file="src/routeproof/driver.py",
+          old="chain_plan = _plan(ports, resolved, policy, started_ms)",
+          new='chain_plan = globals().setdefault("_plans", {}).setdefault(resolved.alias, '
+              "_plan(ports, resolved, policy, started_ms))",
           targets=("tests/router/test_acceptance.py::test_ac09_concurrent_calls_do_not_interfere",),
           why="chain plans are cached per alias across tenants (calls see each other's models)"),
     Break(row="AC-10", file=_KERNEL, old="AttemptStatus.SUCCEEDED,\n            http_status=event.http_status,",
@@ -171,10 +171,10 @@ BREAKS: tuple[Break, ...] = (
           new="    del headers  # planted: no trace context",
           targets=("tests/router/test_acceptance.py::test_ac17_traceparent_propagated",),
           why="outbound calls carry no traceparent"),
-    Break(row="AC-18", file="src/routeproof/router.py",
-          old="        state, action = kernel.start(plan, started_ms)\n",
-          new="        state, action = kernel.start(plan, started_ms)\n"
-              '        kernel.__dict__.setdefault("_retained", []).append(policy)  # planted\n',
+    Break(row="AC-18", file="src/routeproof/driver.py",
+          old="    state, action = kernel.start(plan, started_ms)\n",
+          new="    state, action = kernel.start(plan, started_ms)\n"
+              '    kernel.__dict__.setdefault("_retained", []).append(policy)  # planted\n',
           targets=("tests/router/test_acceptance.py::test_ac18_policy_and_request_unchanged_and_not_retained",),
           why="a reference to the tenant's policy outlives the call"),
     # beyond the required rows: the exhaustive Kani-bound walks (tests/core/test_kani_bounds.py), each

@@ -257,6 +257,9 @@ def plant(name: str) -> None:
 
         vars(call_mod)["attempt_span"] = caller_span
         vars(streaming_mod)["attempt_span"] = caller_span
+        import routeproof.driver as driver_mod  # the one attempt performer opens the span since issue 12
+
+        vars(driver_mod)["attempt_span"] = caller_span
     elif name == "accept_invalid_200":
         import routeproof.providers.openai as openai_mod
 

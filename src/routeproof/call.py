@@ -1,42 +1,42 @@
-"""One call's bookkeeping in the async shell: reservations, attempts, the response, the error.
+"""One call's bookkeeping in the async shell: reservations, skips, the response, the error.
 
-``Call`` performs one kernel ``CallProvider`` action at a time for ``Router.call_provider`` (and
-its reservation/failure steps for streaming) and turns the kernel's final ``Fail`` into the one
-``RouterError`` the caller sees. It decides nothing: every branch here follows a kernel action or
-a ledger outcome.
+``Call`` holds what one call learns on the way (the ledger's refusal, the skips, the answered
+attempt's cost) for the one driver loop (driver.py), and turns the kernel's final ``Fail`` into
+the one ``RouterError`` the caller sees by looking it up in core's tables (core/outcomes.py). It
+decides nothing: every branch here follows a kernel action, a ledger outcome or a table row. It
+reaches the world only through the ports (ports.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from routeproof.clock import loop_ms
-from routeproof.clock import timeout_at as precise_timeout_at
 from routeproof.core import kernel
 from routeproof.core.boundary import MAX_DETAIL_CHARS, classify_exception
 from routeproof.core.classify import is_billable
-from routeproof.core.kernel import (
-    AttemptFailed,
-    AttemptRefused,
-    AttemptSucceeded,
-    CallProvider,
-    Event,
-    Fail,
-    FailKind,
-    Refusal,
-    Succeed,
-)
-from routeproof.core.ledger import BudgetScope, Reservation
+from routeproof.core.kernel import AttemptFailed, AttemptRefused, CallProvider, Fail, Succeed
 from routeproof.core.ledger import Refusal as LedgerRefusal
+from routeproof.core.ledger import Reservation
+from routeproof.core.outcomes import (
+    BUDGET_SKIP_REASON,
+    CallOutcome,
+    ErrorKind,
+    LastErrorKind,
+    NoEligibleCause,
+    call_failure,
+    last_error_kind,
+    no_eligible_cause,
+    refusal_for,
+)
 from routeproof.core.pricing import format_usd
 from routeproof.core.routing import ChainPlan
 from routeproof.core.types import (
     AttemptFailure,
     ChatRequest,
-    FailureKind,
     ProviderKind,
     ProviderResponse,
     SkipRecord,
@@ -48,21 +48,18 @@ from routeproof.errors import (
     DeadlineExceeded,
     InvalidResponse,
     NoEligibleProvider,
-    ProviderCallFailed,
+    ProviderHTTPError,
     RouterError,
     TerminalProviderError,
 )
 from routeproof.observe import (
-    attempt_span,
     call_trace_context,
     log_auth_failure,
     log_cap_exceeded,
     log_model_not_found,
     log_turn_warning,
 )
-
-if TYPE_CHECKING:
-    from routeproof.router import Router
+from routeproof.ports import Ports
 
 __all__ = ["Call"]
 
@@ -70,10 +67,10 @@ logger = logging.getLogger("routeproof")
 
 
 class Call:
-    """The mutable bookkeeping of one call in the shell: the response, the refusal, the metrics."""
+    """The mutable bookkeeping of one call in the shell: the response, the refusal, the skips."""
 
-    def __init__(self, router: Router, req: ChatRequest, session_id: str, chain_plan: ChainPlan) -> None:
-        self.router = router
+    def __init__(self, ports: Ports, req: ChatRequest, session_id: str, chain_plan: ChainPlan) -> None:
+        self.ports = ports
         self.req = req
         self.session_id = session_id
         self.chain_plan = chain_plan
@@ -98,24 +95,25 @@ class Call:
         through :meth:`boundary` before anything is sent (a skip of this entry). The reservation is
         not: a ledger store that cannot book (``LedgerUnavailable``) fails the whole call closed.
         """
-        router = self.router
+        ports = self.ports
         entry = action.entry
         if self.last_position is not None and self.last_position != action.position and self.last_kind is not None:
-            router._metrics.failover(self.last_kind, entry.provider)
+            ports.metrics.failover(self.last_kind, entry.provider)
         try:
-            router._price(entry.provider, entry.model)
+            ports.ledger.price(entry.provider, entry.model)
         except Exception as exc:  # pricing belongs to the attempt boundary: core's table classifies it
             return await self.boundary(action, None, exc)
-        outcome = await router._reserve(entry.provider, entry.model, self.req, self.session_id)
+        outcome = await ports.ledger.reserve(entry.provider, entry.model, self.req, self.session_id)
         if isinstance(outcome, LedgerRefusal):
             self.refusal = outcome
-            if outcome.scope is BudgetScope.PROVIDER_DAILY:
-                return self.skip(action, "budget_provider_daily")
-            return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.TERMINAL)
+            refusal = refusal_for(outcome.scope)  # core/outcomes.py: skip this provider, or end the call
+            if refusal is kernel.Refusal.SKIP_PROVIDER:
+                return self.skip(action, BUDGET_SKIP_REASON)
+            return AttemptRefused(now_ms=self.now_ms(), refusal=refusal)
         self.last_kind, self.last_position = entry.provider, action.position
         if outcome is not None and outcome.turn_warning:  # seed 003 per-turn scope: warn, then send
             self.turn_warning = True
-            router._metrics.turn_warning(entry.provider)
+            ports.metrics.turn_warning(entry.provider)
             log_turn_warning(entry.provider, entry.model, format_usd(outcome.amount_pico_usd))
         return outcome
 
@@ -127,7 +125,7 @@ class Call:
                 provider=entry.provider, model=entry.model, fallback_position=entry.fallback_position, reason=reason
             )
         )
-        return AttemptRefused(now_ms=self.now_ms(), refusal=Refusal.SKIP_PROVIDER)
+        return AttemptRefused(now_ms=self.now_ms(), refusal=kernel.Refusal.SKIP_PROVIDER)
 
     async def boundary(
         self, action: CallProvider, reservation: Reservation | None, exc: Exception
@@ -148,7 +146,7 @@ class Call:
                 outcome.skip_reason,
                 str(exc)[:MAX_DETAIL_CHARS],
             )
-            await self.router._settle(reservation, booked_pico_usd=0, succeeded=False)
+            await self.ports.ledger.settle(reservation, booked_pico_usd=0, succeeded=False)
             return self.skip(action, outcome.skip_reason)
         if failure is None:  # pragma: no cover - classify_exception covers every Exception
             raise exc
@@ -157,60 +155,18 @@ class Call:
     async def failed(
         self, action: CallProvider, reservation: Reservation | None, failure: AttemptFailure
     ) -> AttemptFailed:
-        """Settle a failed attempt (book only what is billable), count it against health, report it."""
-        router = self.router
+        """Settle a failed attempt (book only what is billable) and say so, with the kernel's draw."""
+        ledger = self.ports.ledger
         entry = action.entry
-        billed = router._cost(entry.provider, entry.model, failure.billed_usage) if is_billable(failure) else 0
-        await router._settle(reservation, booked_pico_usd=billed, succeeded=False)
-        return AttemptFailed(now_ms=self.now_ms(), failure=failure, draw=router._rng.random())
-
-    async def attempt(self, action: CallProvider) -> Event:
-        """Perform one CallProvider action and say what happened.
-
-        Nothing raised while pricing, building, sending, reading or decoding the attempt escapes
-        (but ``CancelledError``): it becomes a failed attempt or a skip (:meth:`boundary`).
-        """
-        router = self.router
-        entry = action.entry
-        begun = await self.begin(action)
-        if isinstance(begun, AttemptRefused | AttemptFailed):
-            return begun
-        reservation = begun
-        settled = False
-        try:
-            try:
-                provider = router._providers[entry.provider]
-                timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
-                with attempt_span(entry.provider, entry.model, action.attempt_num, parent=self.trace_context):
-                    async with precise_timeout_at(timeout_at):  # clock.py: the final wake-up is short
-                        response = await provider.complete(self.req, entry.model, timeout_at=timeout_at)
-                cost_pico_usd = router._known_cost(entry.provider, entry.model, response.usage)
-            except ProviderCallFailed as exc:
-                failure = exc.failure
-            except TimeoutError:
-                failure = AttemptFailure(
-                    kind=FailureKind.ATTEMPT_TIMEOUT, message=f"no answer within {action.timeout_ms} ms"
-                )
-            except Exception as exc:  # the attempt boundary: core's table classifies it (never carries on)
-                settled = True
-                return await self.boundary(action, reservation, exc)
-            else:
-                self.cost_pico_usd = cost_pico_usd
-                await router._settle(reservation, booked_pico_usd=cost_pico_usd or 0, succeeded=True)
-                settled = True
-                self.response = response
-                return AttemptSucceeded(now_ms=self.now_ms())
-            settled = True
-            return await self.failed(action, reservation, failure)
-        finally:
-            if not settled:  # cancelled: never leak the reservation
-                await router._settle(reservation, booked_pico_usd=0, succeeded=False)
+        billed = ledger.cost(entry.provider, entry.model, failure.billed_usage) if is_billable(failure) else 0
+        await ledger.settle(reservation, booked_pico_usd=billed, succeeded=False)
+        return AttemptFailed(now_ms=self.now_ms(), failure=failure, draw=self.ports.draw())
 
     def succeed(self, action: Succeed, latency_ms: int) -> ProviderResponse:
         """The response the caller gets: normalised, with the attempt history and the skips."""
         assert self.response is not None
         outcome_provider = action.entry.provider
-        self.router._metrics.call(outcome_provider, action.entry.model, "succeeded", len(action.records))
+        self.ports.metrics.call(outcome_provider, action.entry.model, CallOutcome.SUCCEEDED.value, len(action.records))
         return replace(
             self.response,
             attempts=action.records,
@@ -224,62 +180,94 @@ class Call:
 
     def fail(self, action: Fail) -> RouterError:
         """The error the call raises, with the attempt records; metrics and sev logs on the way."""
-        metrics = self.router._metrics
         entry = action.entry
         provider = entry.provider if entry is not None else None
         model = entry.model if entry is not None else ""
+        row = call_failure(  # core/outcomes.py: the kernel's FailKind -> the error and the outcome
+            action.kind,
+            has_failure=provider is not None and action.failure is not None,
+            has_refusal=self.refusal is not None,
+            has_records=bool(action.records),
+        )
+        error = _ERRORS[row.error](self, action)
+        self.ports.metrics.call(provider, model, row.outcome.value, len(action.records))
+        return error
+
+    def _deadline(self, action: Fail) -> RouterError:
+        self.ports.metrics.deadline()
+        return DeadlineExceeded(attempts=action.records)
+
+    def _auth(self, action: Fail) -> RouterError:
+        assert action.entry is not None  # the row needs the failure (and its provider)
+        assert action.failure is not None
+        log_auth_failure(action.entry.provider, action.failure.http_status)
+        return AuthError(action.entry.provider, action.failure.http_status or 401, attempts=action.records)
+
+    def _terminal(self, action: Fail) -> RouterError:
+        assert action.entry is not None  # the row needs the failure (and its provider)
+        assert action.failure is not None
         failure = action.failure
-        error: RouterError
-        outcome = "all_failed"
-        if action.kind is FailKind.DEADLINE:
-            metrics.deadline()
-            error = DeadlineExceeded(attempts=action.records)
-        elif action.kind is FailKind.AUTH and provider is not None and failure is not None:
-            outcome = "auth_error"
-            log_auth_failure(provider, failure.http_status)
-            error = AuthError(provider, failure.http_status or 401, attempts=action.records)
-        elif action.kind is FailKind.TERMINAL and provider is not None and failure is not None:
-            outcome = "terminal_4xx"
-            if failure.http_status == 404:
-                log_model_not_found(provider, model)
-            error = TerminalProviderError(
-                provider, failure.http_status or 400, failure.message, attempts=action.records
-            )
-        elif action.kind is FailKind.ATTEMPTS_CAP:
-            log_cap_exceeded(len(action.records))
-            error = InvalidResponse(kernel.ATTEMPTS_CAP_REASON, attempts=action.records)
-        elif action.kind is FailKind.BUDGET and self.refusal is not None:
-            error = self.refusal.to_error()
-            error.attempts = action.records
-        elif action.kind is FailKind.NO_ELIGIBLE or (action.kind is FailKind.ALL_FAILED and not action.records):
-            error = self._no_eligible(action)
-        else:
-            last = _failure_error(provider, failure) if provider is not None and failure is not None else None
-            error = AllProvidersFailed(last_error=last, attempts=action.records)
-        metrics.call(provider, model, outcome, len(action.records))
+        if failure.http_status == 404:
+            log_model_not_found(action.entry.provider, action.entry.model)
+        return TerminalProviderError(
+            action.entry.provider, failure.http_status or 400, failure.message, attempts=action.records
+        )
+
+    def _attempts_cap(self, action: Fail) -> RouterError:
+        log_cap_exceeded(len(action.records))
+        return InvalidResponse(kernel.ATTEMPTS_CAP_REASON, attempts=action.records)
+
+    def _budget(self, action: Fail) -> RouterError:
+        assert self.refusal is not None  # the row needs the refusal
+        error = self.refusal.to_error()
+        error.attempts = action.records
         return error
 
     def _no_eligible(self, action: Fail) -> RouterError:
-        skipped = ", ".join(f"{s.provider.value}/{s.model}: {s.reason}" for s in self.skipped) or "empty chain"
-        if self.refusal is not None and not action.records:
-            error: RouterError = self.refusal.to_error()
-            error.attempts = action.records
-            return error
-        if self.config_error is not None and not action.records:
+        cause = no_eligible_cause(
+            has_records=bool(action.records),
+            has_refusal=self.refusal is not None,
+            has_config_error=self.config_error is not None,
+        )
+        if cause is NoEligibleCause.BUDGET_REFUSAL:
+            return self._budget(action)
+        if cause is NoEligibleCause.CONFIG_ERROR:
+            assert self.config_error is not None
             # nothing could be sent: the configuration error that skipped the chain, naming its value
             return self.config_error.with_attempts(action.records)
+        skipped = ", ".join(f"{s.provider.value}/{s.model}: {s.reason}" for s in self.skipped) or "empty chain"
         earliest = self.chain_plan.earliest_return_ms
         return NoEligibleProvider(
             skipped, earliest_at=None if earliest is None else earliest / 1000, attempts=action.records
         )
 
+    def _all_failed(self, action: Fail) -> RouterError:
+        entry, failure = action.entry, action.failure
+        last = _last_error(entry.provider, failure) if entry is not None and failure is not None else None
+        return AllProvidersFailed(last_error=last, attempts=action.records)
 
-def _failure_error(provider: ProviderKind, failure: AttemptFailure) -> RouterError:
+
+_ERRORS: dict[ErrorKind, Callable[[Call, Fail], RouterError]] = {
+    ErrorKind.DEADLINE: Call._deadline,
+    ErrorKind.AUTH: Call._auth,
+    ErrorKind.TERMINAL: Call._terminal,
+    ErrorKind.ATTEMPTS_CAP: Call._attempts_cap,
+    ErrorKind.BUDGET: Call._budget,
+    ErrorKind.NO_ELIGIBLE: Call._no_eligible,
+    ErrorKind.ALL_FAILED: Call._all_failed,
+}
+"""How each of core's ``ErrorKind`` is built (one constructor per row)."""
+
+
+def _last_error(provider: ProviderKind, failure: AttemptFailure) -> RouterError:
     """The error describing one failed attempt (the ``last_error`` of AllProvidersFailed)."""
-    if failure.kind is FailureKind.HTTP_STATUS and failure.http_status is not None:
+    kind = last_error_kind(failure.kind, failure.http_status)  # core/outcomes.py
+    if kind is LastErrorKind.TERMINAL_STATUS and failure.http_status is not None:
         return TerminalProviderError(
             provider, failure.http_status, failure.message, retry_after_ms=failure.retry_after_ms
         )
-    if failure.kind is FailureKind.INVALID_RESPONSE:
+    if kind is LastErrorKind.PROVIDER_STATUS and failure.http_status is not None:
+        return ProviderHTTPError(provider, failure.http_status, failure.message, retry_after_ms=failure.retry_after_ms)
+    if kind is LastErrorKind.INVALID_RESPONSE:
         return InvalidResponse(failure.message, provider=provider)
     return RouterError(f"{provider.as_metric_label()}: {failure.kind.value} {failure.message}".rstrip())

@@ -5,6 +5,11 @@ normal task, capped at 100 ms): a 30 s attempt timer fires up to ~30 ms late bef
 done. :func:`timeout_at` is ``asyncio.timeout_at`` plus a no-op waypoint :data:`LAST_LEG_S` before
 the deadline: the loop wakes there (a little late, harmlessly), and the last wait is short, so its
 slack is at most ~0.1 % of :data:`LAST_LEG_S`.
+
+This is also the one place where the kernel's instants (integer milliseconds on the loop's clock)
+become loop times and back: :func:`loop_ms` and :func:`deadline_ms` into the kernel, :func:`loop_s`
+out of it (used by :func:`timeout_at_ms` and :func:`sleep_until`, trio's ``move_on_at`` /
+``sleep_until``: one absolute instant, no remaining-seconds arithmetic).
 """
 
 from __future__ import annotations
@@ -13,7 +18,17 @@ import asyncio
 import math
 from types import TracebackType
 
-__all__ = ["LAST_LEG_S", "PreciseTimeout", "deadline_ms", "loop_ms", "timeout_at", "waypoint"]
+__all__ = [
+    "LAST_LEG_S",
+    "PreciseTimeout",
+    "deadline_ms",
+    "loop_ms",
+    "loop_s",
+    "sleep_until",
+    "timeout_at",
+    "timeout_at_ms",
+    "waypoint",
+]
 
 LAST_LEG_S = 0.2
 """The final wait before a deadline: its timer slack is at most ~0.2 ms."""
@@ -39,6 +54,11 @@ class PreciseTimeout:
         self._when = when
         self._timeout = asyncio.timeout_at(when)
         self._handle: asyncio.TimerHandle | None = None
+
+    @property
+    def when(self) -> float:
+        """The deadline, in loop time (seconds)."""
+        return self._when
 
     async def __aenter__(self) -> asyncio.Timeout:
         self._handle = waypoint(asyncio.get_running_loop(), self._when)
@@ -66,3 +86,19 @@ def deadline_ms(loop_time_s: float) -> int:
     """The caller's deadline in milliseconds, floored: with ``now`` rounded, ``now_ms < deadline_ms``
     still implies the real now is before the real deadline, so no call starts after it."""
     return math.floor(loop_time_s * 1000)
+
+
+def loop_s(at_ms: int) -> float:
+    """A kernel instant (integer ms on the loop's clock) as a loop time in seconds."""
+    return at_ms / 1000
+
+
+def timeout_at_ms(at_ms: int) -> PreciseTimeout:
+    """:func:`timeout_at` for the kernel instant ``at_ms`` (a ``CallProvider.timeout_at_ms``)."""
+    return PreciseTimeout(loop_s(at_ms))
+
+
+async def sleep_until(at_ms: int) -> None:
+    """Sleep until the kernel instant ``at_ms`` (a ``Sleep.sleep_until_ms``); at once if it passed."""
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(max(0.0, loop_s(at_ms) - loop.time()))

@@ -1,77 +1,51 @@
-"""The async shell: ``Router.call_provider`` runs the kernel and performs its actions.
+"""The async shell's front door: ``Router`` validates its configuration, builds the ports once,
+and hands each call to the one driver loop.
 
-It decides nothing the kernel can decide. It asks :mod:`routeproof.core.kernel` what to do next
-(call a provider within a timeout, sleep, succeed, fail), does it with asyncio, and reports what
-happened back. Around each attempt it reserves the worst-case cost in the ledger and settles it,
-updates provider health, opens an attempt span and reports metrics.
+It decides nothing the kernel can decide. ``call_provider`` and ``call_provider_streaming`` run
+:mod:`routeproof.driver` (ask the kernel what to do next, do it, report back) over the services in
+:class:`routeproof.ports.Ports`: providers, ledger, health, metrics, admission, randomness.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from types import MappingProxyType
 
 import httpx
 
 from routeproof.admission import DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER, Admission
-from routeproof.call import Call
-from routeproof.clock import deadline_ms, loop_ms
 from routeproof.core import kernel
-from routeproof.core.classify import HealthEffect, health_effect
 from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER, PROVIDER_DEFAULT_TIMEOUT_MS
-from routeproof.core.health import HealthConfig, HealthState, new_health, record_failure, record_success
-from routeproof.core.kernel import (
-    Action,
-    BackoffPolicy,
-    CallProvider,
-    KernelState,
-    Sleep,
-    SleepDone,
-    Succeed,
-)
-from routeproof.core.latency import (
-    LatencyConfig,
-    LatencyState,
-    breaching,
-    new_latency,
-    probe_due,
-    record_demotion,
-    record_latency,
-    start_probe,
-)
+from routeproof.core.health import HealthConfig, HealthState, new_health
+from routeproof.core.kernel import BackoffPolicy
+from routeproof.core.latency import LatencyConfig, LatencyState, new_latency
 from routeproof.core.ledger import (
     BudgetLimits,
     LedgerState,
-    Reservation,
     limits_ok,
     with_limits,
 )
-from routeproof.core.ledger import Refusal as LedgerRefusal
 from routeproof.core.ledger import well_formed as ledger_well_formed
-from routeproof.core.pricing import FREE, Price, PricingTable, cost_pico_usd, worst_case_cost_pico_usd
-from routeproof.core.routing import ChainPlan, CoolingPolicy, build_chain, call_plan, plan_chain
+from routeproof.core.pricing import PricingTable
+from routeproof.core.routing import CoolingPolicy
 from routeproof.core.tiers import endpoint_tier
 from routeproof.core.types import (
-    AttemptRecord,
     ChatRequest,
     PrivacyTier,
     ProviderKind,
     ProviderResponse,
     ResolvedModel,
     TenantPolicy,
-    Usage,
 )
-from routeproof.deadline import check_deadline, past_deadline_hint
-from routeproof.errors import (
-    ConfigError,
-    DeadlineExceeded,
-)
+from routeproof.driver import complete
+from routeproof.errors import ConfigError
 from routeproof.ledger_store import LedgerStore, MemoryLedgerStore
 from routeproof.observe import RouterMetrics, log_budget_override
+from routeproof.ports import HealthBook, Instrumentation, Ledger, Planning, Ports, StreamTimeouts
 from routeproof.providers.protocol import Provider
 from routeproof.streaming import ProviderStream
 
@@ -162,16 +136,46 @@ class Router:
         self._ledger_store: LedgerStore | None = (
             ledger_store if ledger_store is not None else MemoryLedgerStore(budget) if budget is not None else None
         )
-        self._health: HealthState = new_health(health or HealthConfig())
-        if latency is not None and not isinstance(latency, LatencyConfig):
-            raise ConfigError(f"latency must be a LatencyConfig, got {latency!r}")
-        self._latency: LatencyState = new_latency(latency or LatencyConfig())
+        health_book = HealthBook(new_health(health or HealthConfig()), self._new_latency(latency))
+        self._health_book = health_book
         self._backoff = backoff or BackoffPolicy()
-        self._metrics = metrics or RouterMetrics()
         self._rng = rng or random.Random()
         self._wall_clock = wall_clock
         self._client = client
         self._admission = Admission(max_in_flight=max_in_flight, max_in_flight_per_provider=max_in_flight_per_provider)
+        # The one frozen set of services every call uses (ports.py): built once, here.
+        self._ports = Ports(
+            providers=MappingProxyType(self._providers),
+            ledger=Ledger(store=self._ledger_store, pricing=self._pricing, wall_clock=wall_clock),
+            health=health_book,
+            metrics=metrics or RouterMetrics(),
+            admission=self._admission,
+            draw=self._rng.random,
+            planning=Planning(
+                endpoint_tiers=MappingProxyType(self._endpoint_tiers),
+                cooling=self._cooling,
+                backoff=self._backoff,
+                attempt_timeout_ms=self._attempt_timeout_ms,
+                provider_timeouts_ms=MappingProxyType(self._provider_timeouts_ms),
+                max_attempts_per_provider=self._max_attempts_per_provider,
+            ),
+            timeouts=StreamTimeouts(idle_timeout_s=self._stream_idle_timeout_s),
+        )
+
+    @staticmethod
+    def _new_latency(latency: LatencyConfig | None) -> LatencyState:
+        if latency is not None and not isinstance(latency, LatencyConfig):
+            raise ConfigError(f"latency must be a LatencyConfig, got {latency!r}")
+        return new_latency(latency or LatencyConfig())
+
+    @property
+    def _metrics(self) -> Instrumentation:
+        """The metrics hook the calls report to (replaceable: ``router._metrics = RouterMetrics(...)``)."""
+        return self._ports.metrics
+
+    @_metrics.setter
+    def _metrics(self, metrics: Instrumentation) -> None:
+        self._ports = replace(self._ports, metrics=metrics)
 
     # --- read-only views ---------------------------------------------------------------------
 
@@ -210,12 +214,12 @@ class Router:
     @property
     def latency(self) -> LatencyState:
         """Recent per-provider latencies (the latency-SLA trigger's input), a frozen value."""
-        return self._latency
+        return self._health_book.latency()
 
     @property
     def health(self) -> HealthState:
         """Provider health as it stands (a frozen value)."""
-        return self._health
+        return self._health_book.snapshot()
 
     async def aclose(self) -> None:
         """Close the providers, the ledger store and the pooled HTTP client."""
@@ -234,50 +238,6 @@ class Router:
 
     # --- the call ----------------------------------------------------------------------------
 
-    def _begin(
-        self, req: ChatRequest, resolved: ResolvedModel, deadline: float, policy: TenantPolicy, session_id: str
-    ) -> tuple[Call, KernelState, Action]:
-        """Plan the chain, hand the kernel its plan, and get the first action (shared with streaming)."""
-        now_s = asyncio.get_running_loop().time()
-        check_deadline(deadline, now_s)
-        started_ms = loop_ms(now_s)
-        chain_plan = self._plan(resolved, policy, started_ms)
-        plan = call_plan(
-            chain_plan,
-            policy,
-            started_at_ms=started_ms,
-            deadline_at_ms=deadline_ms(deadline),
-            backoff=self._backoff,
-            attempt_timeout_ms=self._attempt_timeout_ms,
-            provider_timeouts_ms=self._provider_timeouts_ms,
-            max_attempts_per_provider=self._max_attempts_per_provider,
-        )
-        state, action = kernel.start(plan, started_ms)
-        return Call(self, req, session_id, chain_plan), state, action
-
-    def _plan(self, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
-        return plan_chain(
-            build_chain(resolved, policy),
-            policy.privacy_tier,
-            endpoint_tiers=self._endpoint_tiers,
-            configured=frozenset(self._providers),
-            health=self._health,
-            now_ms=now_ms,
-            cooling_policy=self._cooling,
-            slow=self._slow(now_ms, resolved, policy),
-        )
-
-    def _slow(self, now_ms: int, resolved: ResolvedModel, policy: TenantPolicy) -> frozenset[ProviderKind]:
-        """This call's providers to demote for the latency SLA; one due a probe is left in front, once."""
-        chain = frozenset(e.provider for e in build_chain(resolved, policy))
-        slow = breaching(self._latency, now_ms) & chain
-        due = frozenset(k for k in slow if probe_due(self._latency, k, now_ms))
-        for kind in due:
-            self._latency = start_probe(self._latency, kind, now_ms)
-        for kind in slow - due:
-            self._latency = record_demotion(self._latency, kind)
-        return slow - due
-
     async def call_provider(
         self,
         req: ChatRequest,
@@ -288,31 +248,9 @@ class Router:
         session_id: str = "default",
     ) -> ProviderResponse:
         """Call the resolved provider with retry and failover, within ``deadline`` (loop time, s)."""
-        loop = asyncio.get_running_loop()
-        call, state, action = self._begin(req, resolved, deadline, policy, session_id)
-        started_ms = state.plan.started_at_ms
-        while True:
-            if isinstance(action, CallProvider):
-                # admission (admission.py): queue for a local slot; time queued is not the provider's
-                state, action, slot = await self._admission.admit(state, action)
-                if slot is None or not isinstance(action, CallProvider):
-                    continue  # the call ended while it queued: the kernel's Fail is handled above
-                with slot:
-                    event = await call.attempt(action)
-            elif isinstance(action, Sleep):
-                await asyncio.sleep(action.duration_ms / 1000)
-                event = SleepDone(now_ms=loop_ms(loop.time()))
-            elif isinstance(action, Succeed):
-                return call.succeed(action, loop_ms(loop.time()) - started_ms)
-            else:
-                error = call.fail(action)
-                if isinstance(error, DeadlineExceeded) and deadline_ms(deadline) <= started_ms:
-                    hint = past_deadline_hint(deadline, started_ms / 1000)
-                    raise DeadlineExceeded(f"caller deadline exceeded: {hint}", attempts=error.attempts)
-                raise error
-            before = len(state.records)
-            state, action = kernel.step(state, event)
-            self._observe(state.records[before:], loop_ms(loop.time()))
+        return await complete(  # driver.py
+            self._ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id
+        )
 
     def call_provider_streaming(
         self,
@@ -327,75 +265,14 @@ class Router:
         """Stream the answer as provider-neutral events: retry and failover before the first token,
         committed after it; ends with exactly one MessageStop or one StreamError (see streaming.py)."""
         return ProviderStream(
-            self, req, resolved, deadline, policy, session_id=session_id, restart_on_interrupt=restart_on_interrupt
+            self._ports,
+            req,
+            resolved,
+            deadline,
+            policy,
+            session_id=session_id,
+            restart_on_interrupt=restart_on_interrupt,
         )
-
-    # --- pieces the call and the streaming call share ------------------------------------------
-
-    def _price(self, kind: ProviderKind, model: str) -> Price | None:
-        """The price a call is booked at. With a budget every routed model must be priced (the
-        factory checks it at load; a Router built by hand fails here, before anything is sent).
-        Without a budget an unpriced model has an unknown cost (None), never an error."""
-        if self._pricing is None:
-            return None
-        if self._ledger_store is None:
-            price = self._pricing.get(kind, model)
-            return price if price is not None or kind is not ProviderKind.LOCAL else FREE
-        return self._pricing.price_of_call(kind, model)
-
-    async def _reserve(
-        self, kind: ProviderKind, model: str, req: ChatRequest, session_id: str
-    ) -> Reservation | LedgerRefusal | None:
-        """Reserve the attempt's worst case in the ledger store (raises LedgerUnavailable: fail closed)."""
-        if self._ledger_store is None:
-            return None
-        price = self._price(kind, model)
-        amount = worst_case_cost_pico_usd(price, req) if price is not None else 0
-        return await self._ledger_store.try_reserve(
-            session_id=session_id, provider=kind, amount_pico_usd=amount, now_ms=max(0, int(self._wall_clock() * 1000))
-        )
-
-    async def _settle(self, reservation: Reservation | None, *, booked_pico_usd: int, succeeded: bool) -> None:
-        """Commit or release in the ledger store; one it cannot reach queues it (or the lease books it)."""
-        if reservation is None or self._ledger_store is None:
-            return
-        now_ms = max(0, int(self._wall_clock() * 1000))
-        if succeeded:
-            await self._ledger_store.commit(reservation, booked_pico_usd, now_ms=now_ms)
-        else:
-            await self._ledger_store.release(reservation, booked_pico_usd, now_ms=now_ms)
-
-    def _cost(self, kind: ProviderKind, model: str, usage: Usage | None) -> int:
-        return self._known_cost(kind, model, usage) or 0
-
-    def _known_cost(self, kind: ProviderKind, model: str, usage: Usage | None) -> int | None:
-        """The exact cost of ``usage`` in pico-USD, or None when the model has no price."""
-        price = self._price(kind, model)
-        if price is None or usage is None:
-            return None
-        return cost_pico_usd(price, usage)
-
-    def _observe(self, records: tuple[AttemptRecord, ...], now_ms: int, *, success_settled_later: bool = False) -> None:
-        """Report newly finished attempts: metrics, and each one's effect on its provider's health.
-
-        A streamed attempt "succeeds" at its first token; whether the provider really delivered is
-        known only at the stream's end, so streaming passes ``success_settled_later`` and applies the
-        health effect when the stream is settled (core/stream_rules.py).
-        """
-        for record in records:
-            self._metrics.attempt(record)
-            if record.http_status is not None:  # answered: the latency-SLA trigger's sample
-                latency_ms = record.first_token_ms if record.first_token_ms is not None else record.elapsed_ms
-                self._latency = record_latency(self._latency, record.provider, now_ms, latency_ms)
-            effect = health_effect(record.status)
-            if not (success_settled_later and effect is HealthEffect.SUCCESS):
-                self._health_effect(record.provider, effect, now_ms)
-
-    def _health_effect(self, kind: ProviderKind, effect: HealthEffect, now_ms: int) -> None:
-        if effect is HealthEffect.SUCCESS:
-            self._health = record_success(self._health, kind)
-        elif effect is HealthEffect.FAILURE:
-            self._health = record_failure(self._health, kind, now_ms)
 
 
 def _provider_timeouts(timeouts: Mapping[ProviderKind, int]) -> dict[ProviderKind, int]:

@@ -21,47 +21,26 @@ seeing no token before the answer is complete.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from typing import TYPE_CHECKING
 
-from routeproof.call import Call
 from routeproof.clock import deadline_ms, loop_ms
-from routeproof.clock import timeout_at as precise_timeout_at
-from routeproof.core import kernel
 from routeproof.core.boundary import MAX_DETAIL_CHARS
-from routeproof.core.kernel import (
-    AttemptFailed,
-    AttemptRefused,
-    AttemptSucceeded,
-    CallProvider,
-    Event,
-    Sleep,
-    SleepDone,
-    Succeed,
-)
-from routeproof.core.ledger import Reservation
-from routeproof.core.stream_rules import StreamEnd, may_restart_turn, settle_stream
+from routeproof.core.outcomes import CallOutcome
+from routeproof.core.stream_rules import Hold, StreamEnd, may_restart_turn, settle_stream
+from routeproof.core.stream_rules import hold_back as hold_back_rule
 from routeproof.core.types import (
-    AttemptFailure,
     AttemptRecord,
-    BlockStop,
     ChatRequest,
-    FailureKind,
     MessageStop,
     ProviderKind,
     ResolvedModel,
     StreamError,
     StreamEvent,
     TenantPolicy,
-    ToolUseDelta,
-    ToolUseStart,
 )
-from routeproof.errors import ProviderCallFailed
-from routeproof.observe import attempt_span
-
-if TYPE_CHECKING:
-    from routeproof.router import Router
+from routeproof.driver import Mode, OpenStream, begin, close_events, drive
+from routeproof.ports import Ports
 
 __all__ = ["ProviderStream", "StreamInterrupted"]
 
@@ -85,7 +64,7 @@ class ProviderStream:
 
     def __init__(
         self,
-        router: Router,
+        ports: Ports,
         req: ChatRequest,
         resolved: ResolvedModel,
         deadline: float,
@@ -102,7 +81,7 @@ class ProviderStream:
         self.dropped_parameters: tuple[str, ...] = ()
         self.cost_pico_usd: int | None = None  # the completed stream's exact cost; None = unpriced or not completed
         self.budget_turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
-        self._router = router
+        self._ports = ports
         self._req = req
         self._resolved = resolved
         self._deadline = deadline
@@ -135,143 +114,68 @@ class ProviderStream:
                 now_ms = loop_ms(asyncio.get_running_loop().time())
                 if not may_restart_turn(restarts, now_ms, deadline_ms(self._deadline)):
                     self.interrupted = True
-                    self._count_outcome("all_failed")  # the call is settled: cut, and no restart is left
+                    self._count_outcome(CallOutcome.ALL_FAILED)  # settled: cut, and no restart is left
                     yield StreamError(message=f"{INTERRUPTED}: the turn was retried from scratch and cut again")
                     return
                 restarts += 1
 
-    def _count_outcome(self, outcome: str) -> None:
+    def _count_outcome(self, outcome: CallOutcome) -> None:
         """``ai_router_calls_total`` and ``ai_router_attempts_per_call`` for this settled stream."""
         if self.provider is not None:
-            self._router._metrics.call(self.provider, self.model, outcome, len(self.attempts))
+            self._ports.metrics.call(self.provider, self.model, outcome.value, len(self.attempts))
+
+    def _progress(self, records: tuple[AttemptRecord, ...]) -> None:
+        self.attempts = records
 
     async def _one_call(self, *, hold_back: bool) -> AsyncGenerator[StreamEvent, None]:
-        router = self._router
-        call, state, action = router._begin(self._req, self._resolved, self._deadline, self._policy, self._session_id)
-        while True:
-            event: Event
-            if isinstance(action, CallProvider):
-                # admission (admission.py): queue for a local slot; time queued is not the provider's
-                state, action, slot = await router._admission.admit(state, action)
-                if slot is None or not isinstance(action, CallProvider):
-                    continue  # the call ended while it queued: the kernel's Fail is handled below
-                with slot:  # held until the attempt fails or the committed stream ends
-                    opened = await self._open(call, action)
-                    if not isinstance(opened, tuple):
-                        event = opened
-                    else:
-                        first, stream, reservation, first_token_ms = opened
-                        event = AttemptSucceeded(now_ms=call.now_ms(), first_token_ms=first_token_ms)
-                        before = len(state.records)
-                        state, action = kernel.step(state, event)
-                        router._observe(state.records[before:], call.now_ms(), success_settled_later=True)
-                        assert isinstance(action, Succeed)  # the kernel always accepts a first token
-                        self.attempts = action.records
-                        self.provider, self.model = action.entry.provider, action.entry.model
-                        self.first_token_ms = first_token_ms
-                        report = getattr(router._providers[self.provider], "dropped_parameters", None)
-                        self.dropped_parameters = report(self._req, self.model) if report is not None else ()
-                        self.budget_turn_warning = call.turn_warning
-                        relay = self._relay(
-                            call, action.entry.provider, first, stream, reservation=reservation, hold_back=hold_back
-                        )
-                        async with aclosing(relay) as relayed:
-                            async for out in relayed:
-                                yield out
-                        return
-            elif isinstance(action, Sleep):
-                await asyncio.sleep(action.duration_ms / 1000)
-                event = SleepDone(now_ms=call.now_ms())
-            elif isinstance(action, Succeed):  # pragma: no cover - a success is always handled above
-                raise AssertionError("the kernel succeeded without a first token")
-            else:
-                self.attempts = action.records
-                raise call.fail(action)
-            before = len(state.records)
-            state, action = kernel.step(state, event)
-            self.attempts = state.records
-            router._observe(state.records[before:], call.now_ms())
-
-    async def _open(
-        self, call: Call, action: CallProvider
-    ) -> AttemptRefused | AttemptFailed | tuple[StreamEvent, AsyncIterator[StreamEvent], Reservation | None, int]:
-        """Start one streaming attempt and wait for its first event, within the attempt's timeout."""
-        router = self._router
-        entry = action.entry
-        begun = await call.begin(action)
-        if isinstance(begun, AttemptRefused | AttemptFailed):
-            return begun
-        reservation = begun
-        stream: AsyncIterator[StreamEvent] | None = None
-        keep_open = False
-        settled = False
-        try:
-            try:
-                provider = router._providers[entry.provider]
-                timeout_at = (action.issued_at_ms + action.timeout_ms) / 1000
-                stream = provider.stream(
-                    self._req, entry.model, timeout_at=timeout_at, idle_timeout_s=router._stream_idle_timeout_s
-                )
-                async with precise_timeout_at(timeout_at):  # clock.py: the final wake-up is short
-                    with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
-                        first = await anext(aiter(stream))  # the request (and its traceparent) goes out here
-            except ProviderCallFailed as exc:
-                failure = exc.failure
-            except TimeoutError:
-                failure = AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT, message="no first event in time")
-            except StopAsyncIteration:
-                failure = AttemptFailure(kind=FailureKind.STREAM_ERROR, message="stream ended before any event")
-            except Exception as exc:  # the attempt boundary: core's table classifies it (never carries on)
-                settled = True
-                return await call.boundary(action, reservation, exc)
-            else:
-                if not isinstance(first, StreamError):
-                    keep_open = True  # committed: _relay owns the stream and the reservation now
-                    return first, stream, reservation, call.now_ms() - action.issued_at_ms
-                # defensive: providers raise STREAM_ERROR for a first in-band error instead
-                failure = AttemptFailure(kind=FailureKind.STREAM_ERROR, message=first.message)
-            settled = True
-            return await call.failed(action, reservation, failure)
-        finally:
-            if not keep_open:
-                if not settled:  # cancelled while waiting for the first event: nothing was billed
-                    await router._settle(reservation, booked_pico_usd=0, succeeded=False)
-                if stream is not None:
-                    await _close(stream)
+        """One run of the driver loop (driver.py), then the committed attempt's relay."""
+        ports = self._ports
+        call, state, action = begin(
+            ports, self._req, self._resolved, deadline=self._deadline, policy=self._policy, session_id=self._session_id
+        )
+        committed = await drive(
+            ports, call, state, action, Mode.STREAM, deadline=self._deadline, progress=self._progress
+        )
+        assert committed.opened is not None  # Mode.STREAM commits an open stream, with its slot
+        assert committed.slot is not None
+        with committed.slot:  # held until the committed stream ends
+            entry = committed.succeed.entry
+            self.provider, self.model = entry.provider, entry.model
+            self.first_token_ms = committed.opened.first_token_ms
+            report = getattr(ports.providers[entry.provider], "dropped_parameters", None)
+            self.dropped_parameters = report(self._req, self.model) if report is not None else ()
+            self.budget_turn_warning = call.turn_warning
+            async with aclosing(self._relay(committed.opened, call.now_ms, hold_back=hold_back)) as relayed:
+                async for out in relayed:
+                    yield out
 
     async def _relay(
-        self,
-        call: Call,
-        kind: ProviderKind,
-        first: StreamEvent,
-        stream: AsyncIterator[StreamEvent],
-        *,
-        reservation: Reservation | None,
-        hold_back: bool,
+        self, opened: OpenStream, now_ms: Callable[[], int], *, hold_back: bool
     ) -> AsyncGenerator[StreamEvent, None]:
-        """Relay the committed attempt's events: tool blocks held until they close, one end event."""
-        router = self._router
-        entry_model = self.model
+        """Relay the committed attempt's events: held back as core says, one end event."""
+        ports = self._ports
+        kind, entry_model = self.provider, self.model
+        assert kind is not None
+        reservation, stream = opened.reservation, opened.events
         held: list[StreamEvent] = []  # a tool block in progress (or, with hold_back, the whole turn)
         in_tool = False
         settled = False
         cut_by_deadline = False
-        event: StreamEvent | None = first
+        event: StreamEvent | None = opened.first
 
         async def settle(end: StreamEnd, usage_cost_pico_usd: int = 0) -> None:
             nonlocal settled
-            settlement = settle_stream(
-                end, reserved_pico_usd=_reserved(reservation), usage_cost_pico_usd=usage_cost_pico_usd
-            )
-            await router._settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
-            router._health_effect(kind, settlement.health, call.now_ms())
+            reserved = 0 if reservation is None else reservation.amount_pico_usd
+            settlement = settle_stream(end, reserved_pico_usd=reserved, usage_cost_pico_usd=usage_cost_pico_usd)
+            await ports.ledger.settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
+            ports.health.apply(kind, settlement.health, now_ms())
             settled = True
             # The call's one terminal row, counted when the stream is settled (not at its first token):
             # a cut stream is a final failure, unless a restart of the turn will settle it later.
             if end is StreamEnd.COMPLETED:
-                self._count_outcome("succeeded")
+                self._count_outcome(CallOutcome.SUCCEEDED)
             elif end is not StreamEnd.ABANDONED and not hold_back:
-                self._count_outcome("all_failed")
+                self._count_outcome(CallOutcome.ALL_FAILED)
 
         try:
             while True:
@@ -280,7 +184,7 @@ class ProviderStream:
                         async with asyncio.timeout_at(self._deadline):
                             event = await anext(aiter(stream))
                     except TimeoutError:
-                        router._metrics.deadline()
+                        ports.metrics.deadline()
                         cut_by_deadline = True
                         event = StreamError(message=f"{INTERRUPTED}: {DEADLINE_ELAPSED}")
                     except StopAsyncIteration:
@@ -289,7 +193,7 @@ class ProviderStream:
                         detail = f"{type(exc).__name__}: {str(exc)[:MAX_DETAIL_CHARS]}"
                         event = StreamError(message=f"{INTERRUPTED}: {detail}")
                 if isinstance(event, MessageStop):
-                    self.cost_pico_usd = router._known_cost(kind, entry_model, event.usage)
+                    self.cost_pico_usd = ports.ledger.known_cost(kind, entry_model, event.usage)
                     await settle(StreamEnd.COMPLETED, self.cost_pico_usd or 0)
                     for out in held:
                         yield out
@@ -305,32 +209,18 @@ class ProviderStream:
                     )
                     yield StreamError(message=message)  # partial tool JSON in `held` is dropped
                     return
-                if hold_back:
+                decision = hold_back_rule(event, in_tool=in_tool, whole_turn=hold_back)  # core/stream_rules.py
+                in_tool = decision.in_tool
+                if decision.hold is Hold.EMIT:
+                    yield event
+                else:
                     held.append(event)
-                elif isinstance(event, ToolUseStart):
-                    in_tool = True
-                    held.append(event)
-                elif in_tool and isinstance(event, ToolUseDelta | BlockStop):
-                    held.append(event)
-                    if isinstance(event, BlockStop):
+                    if decision.hold is Hold.RELEASE:
                         for out in held:
                             yield out
                         held.clear()
-                        in_tool = False
-                else:
-                    yield event
                 event = None
         finally:
             if not settled:  # the consumer stopped reading (or was cancelled)
                 await settle(StreamEnd.ABANDONED)
-            await _close(stream)
-
-
-def _reserved(reservation: Reservation | None) -> int:
-    return 0 if reservation is None else reservation.amount_pico_usd
-
-
-async def _close(stream: AsyncIterator[StreamEvent]) -> None:
-    aclose = getattr(stream, "aclose", None)
-    if aclose is not None:
-        await aclose()
+            await close_events(stream)

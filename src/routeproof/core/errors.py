@@ -13,6 +13,7 @@ __all__ = [
     "InvalidResponse",
     "NoEligibleProvider",
     "ProviderCallFailed",
+    "ProviderHTTPError",
     "RouterError",
     "TerminalProviderError",
     "TranslationError",
@@ -65,6 +66,26 @@ class AuthError(RouterError):
 
 class TerminalProviderError(RouterError):
     """A provider answered with an HTTP error (400, 404, or a retryable one that ran out)."""
+
+    def __init__(
+        self,
+        provider: ProviderKind,
+        status: int,
+        message: str = "",
+        *,
+        retry_after_ms: int | None = None,
+        attempts: tuple[AttemptRecord, ...] = (),
+    ) -> None:
+        super().__init__(f"{provider.as_metric_label()} answered HTTP {status}: {message!r}", attempts=attempts)
+        self.provider = provider
+        self.status = status
+        self.provider_message = message
+        self.retry_after_ms = retry_after_ms
+
+
+class ProviderHTTPError(RouterError):
+    """A provider answered an HTTP error the router retried or failed over from (5xx, 429, ...): how
+    ``AllProvidersFailed.last_error`` describes it (a 503 that ran out is not terminal)."""
 
     def __init__(
         self,

@@ -121,21 +121,28 @@ ANSWERED_BY: Mapping[Phase, tuple[type, ...]] = MappingProxyType(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallProvider:
-    """Call ``entry`` (chain index ``position``) as its attempt ``attempt_num``, within ``timeout_ms``."""
+    """Call ``entry`` (chain index ``position``) as its attempt ``attempt_num``, within ``timeout_ms``.
+
+    ``timeout_at_ms`` is the same limit as an absolute instant (``issued_at_ms + timeout_ms``): the
+    one deadline the shell and the provider enforce.
+    """
 
     position: int
     entry: ChainEntry
     attempt_num: int
     timeout_ms: int
     issued_at_ms: int
+    timeout_at_ms: int
     bound: Bound
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Sleep:
-    """Wait ``duration_ms`` before the next attempt (a backoff or a provider's Retry-After)."""
+    """Wait ``duration_ms`` before the next attempt (a backoff or a provider's Retry-After), that is
+    until the absolute instant ``sleep_until_ms``."""
 
     duration_ms: int
+    sleep_until_ms: int
     retry_after: bool = False
 
 
@@ -227,6 +234,7 @@ def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState,
         attempt_num=state.attempts_on(entry) + 1,
         timeout_ms=timeout_ms,
         issued_at_ms=now_ms,
+        timeout_at_ms=now_ms + timeout_ms,
         bound=bound,
     )
     new_state = replace(
@@ -310,7 +318,9 @@ def _on_failure(state: KernelState, call: CallProvider, event: AttemptFailed) ->
             recorded = replace(state, records=(*state.records, record))
             if len(recorded.records) >= plan.attempts_cap:
                 return _fail(recorded, FailKind.ATTEMPTS_CAP, failure, call.entry)  # no sleep before a stop
-            sleep = Sleep(duration_ms=sleep_ms, retry_after=_honours_retry_after(failure))
+            sleep = Sleep(
+                duration_ms=sleep_ms, sleep_until_ms=now_ms + sleep_ms, retry_after=_honours_retry_after(failure)
+            )
             return replace(recorded, pending=sleep), sleep
         sleep_did_not_fit = True  # no sleep past the budget or the deadline: fail over at once
 
@@ -403,7 +413,7 @@ def _action_within_limits(state: KernelState, action: Action) -> bool:
     if isinstance(action, CallProvider):
         return (
             action.issued_at_ms < plan.effective_end_ms
-            and action.issued_at_ms + action.timeout_ms <= plan.effective_end_ms
+            and action.issued_at_ms + action.timeout_ms == action.timeout_at_ms <= plan.effective_end_ms
             and 0 < action.timeout_ms <= plan.timeout_for(action.entry.provider)
             and 1 <= action.attempt_num <= plan.max_attempts_per_provider
             and action.entry == plan.chain[action.position]
@@ -426,7 +436,8 @@ def start(plan: CallPlan, now_ms: int) -> tuple[KernelState, Action]:
 @icontract.ensure(lambda result: _action_within_limits(result[0], result[1]))
 @icontract.ensure(
     lambda event, result: (
-        not isinstance(result[1], Sleep) or result[0].plan.effective_end_ms > event.now_ms + result[1].duration_ms
+        not isinstance(result[1], Sleep)
+        or result[0].plan.effective_end_ms > event.now_ms + result[1].duration_ms == result[1].sleep_until_ms
     )
 )
 @icontract.ensure(lambda state, result: len(result[0].records) >= len(state.records))

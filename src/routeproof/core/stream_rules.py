@@ -2,7 +2,9 @@
 provider's health, and whether the turn may be retried from scratch.
 
 Up to the first token a streaming call is decided by the kernel like any call. After it the call
-is committed to one provider, and these rules decide how the stream's end is settled.
+is committed to one provider, and these rules decide which events are held back before they are
+relayed (:func:`hold_back`: a tool-call block until it closes, or the whole turn), and how the
+stream's end is settled.
 """
 
 from __future__ import annotations
@@ -13,8 +15,18 @@ from dataclasses import dataclass
 import icontract
 
 from routeproof.core.classify import HealthEffect
+from routeproof.core.types import BlockStop, MessageStop, StreamError, StreamEvent, ToolUseDelta, ToolUseStart
 
-__all__ = ["MAX_TURN_RESTARTS", "Settlement", "StreamEnd", "may_restart_turn", "settle_stream"]
+__all__ = [
+    "MAX_TURN_RESTARTS",
+    "Held",
+    "Hold",
+    "Settlement",
+    "StreamEnd",
+    "hold_back",
+    "may_restart_turn",
+    "settle_stream",
+]
 
 MAX_TURN_RESTARTS = 1
 """With ``restart_on_interrupt``, how many times an interrupted turn is retried from scratch."""
@@ -72,3 +84,56 @@ def _may_restart_turn(restarts_done: int, now_ms: int, deadline_at_ms: int) -> b
 def may_restart_turn(restarts_done: int, now_ms: int, deadline_at_ms: int) -> bool:
     """Whether an interrupted turn may be retried from scratch: within the cap and the deadline."""
     return _may_restart_turn(restarts_done, now_ms, deadline_at_ms)
+
+
+class Hold(enum.Enum):
+    """What the relay does with one event of a committed stream (not its end event)."""
+
+    EMIT = "emit"  # relay it now
+    HOLD = "hold"  # keep it back (a tool block in progress, or the whole turn)
+    RELEASE = "release"  # keep it back, then relay everything held: the tool block closed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Held:
+    """The decision for one event, and whether a tool block is open after it."""
+
+    hold: Hold
+    in_tool: bool
+
+
+def _hold_back(event: StreamEvent, in_tool: bool, whole_turn: bool) -> Held:
+    if whole_turn:
+        return Held(hold=Hold.HOLD, in_tool=in_tool)
+    if isinstance(event, ToolUseStart):
+        return Held(hold=Hold.HOLD, in_tool=True)
+    if in_tool and isinstance(event, ToolUseDelta):
+        return Held(hold=Hold.HOLD, in_tool=True)
+    if in_tool and isinstance(event, BlockStop):
+        return Held(hold=Hold.RELEASE, in_tool=False)
+    return Held(hold=Hold.EMIT, in_tool=in_tool)
+
+
+@icontract.require(
+    lambda event: not isinstance(event, MessageStop | StreamError), "the end of a stream is settled, not held"
+)
+@icontract.ensure(lambda whole_turn, result: not whole_turn or result.hold is Hold.HOLD)
+@icontract.ensure(
+    lambda event, whole_turn, result: whole_turn or not isinstance(event, ToolUseStart) or result.hold is Hold.HOLD,
+    "a tool call is never relayed before its block closes",
+)
+@icontract.ensure(lambda result: result.hold is not Hold.RELEASE or not result.in_tool)
+@icontract.ensure(
+    lambda event, in_tool, whole_turn, result: (
+        whole_turn or not in_tool or not isinstance(event, ToolUseDelta) or result.hold is Hold.HOLD
+    ),
+    "partial tool JSON is held while its block is open",
+)
+def hold_back(event: StreamEvent, *, in_tool: bool, whole_turn: bool) -> Held:
+    """Which events a committed stream holds back before relaying them.
+
+    With ``whole_turn`` (``restart_on_interrupt``) every event is held until the MessageStop.
+    Otherwise a tool-call block is held from its ``ToolUseStart`` until its ``BlockStop``, so a
+    consumer never sees partial tool JSON from an interrupted stream; everything else is relayed.
+    """
+    return _hold_back(event, in_tool, whole_turn)

@@ -1,0 +1,299 @@
+"""The one driver loop: ask the kernel what to do, do it, tell the kernel what happened.
+
+Both entry points run it: ``Router.call_provider`` (:func:`complete`) and the streaming call
+(streaming.py). A call is planned once (:func:`begin`: the chain, then the kernel's plan), then
+:func:`drive` performs the kernel's actions until it succeeds or fails:
+
+* ``CallProvider``: queue for an in-flight slot (admission.py), then :func:`perform` the attempt
+  -- the one reserve / timeout / settle dance, within the kernel's absolute ``timeout_at_ms``;
+* ``Sleep``: sleep until the kernel's ``sleep_until_ms`` (clock.py converts the instant);
+* ``Succeed``: hand back the committed attempt (:class:`Committed`);
+* ``Fail``: raise the one ``RouterError`` core's tables name (call.py, core/outcomes.py).
+
+A plain call and a streamed one differ only in what an answered attempt keeps open: nothing (the
+response is read whole), or the stream after its first event (:class:`OpenStream`) with its
+in-flight slot, for the relay to own. Every service comes from the ports (ports.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+from routeproof.admission import Slot
+from routeproof.call import Call
+from routeproof.clock import deadline_ms, loop_ms, sleep_until, timeout_at_ms
+from routeproof.core import kernel
+from routeproof.core.classify import HealthEffect, health_effect
+from routeproof.core.kernel import (
+    Action,
+    AttemptFailed,
+    AttemptRefused,
+    AttemptSucceeded,
+    CallProvider,
+    Event,
+    Fail,
+    KernelState,
+    Sleep,
+    SleepDone,
+    Succeed,
+)
+from routeproof.core.ledger import Reservation
+from routeproof.core.routing import ChainPlan, build_chain, call_plan, plan_chain
+from routeproof.core.types import (
+    AttemptFailure,
+    AttemptRecord,
+    ChatRequest,
+    FailureKind,
+    ProviderResponse,
+    ResolvedModel,
+    StreamError,
+    StreamEvent,
+    TenantPolicy,
+)
+from routeproof.deadline import check_deadline, past_deadline_hint
+from routeproof.errors import DeadlineExceeded, ProviderCallFailed, RouterError
+from routeproof.observe import attempt_span
+from routeproof.ports import Ports
+
+__all__ = ["Committed", "Mode", "OpenStream", "begin", "close_events", "complete", "drive", "observe", "perform"]
+
+
+class Mode(enum.Enum):
+    """What an attempt asks the provider for."""
+
+    COMPLETE = "complete"  # the whole response
+    STREAM = "stream"  # events, committed at the first one
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenStream:
+    """What a streamed attempt keeps open after its first event: the relay takes it over."""
+
+    first: StreamEvent
+    events: AsyncIterator[StreamEvent]
+    reservation: Reservation | None
+    first_token_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Committed:
+    """The kernel's success, and (streaming) the open stream with the slot it holds until it ends."""
+
+    succeed: Succeed
+    opened: OpenStream | None
+    slot: Slot | None
+
+
+def _plan(ports: Ports, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
+    chain = build_chain(resolved, policy)
+    planning = ports.planning
+    return plan_chain(
+        chain,
+        policy.privacy_tier,
+        endpoint_tiers=planning.endpoint_tiers,
+        configured=frozenset(ports.providers),
+        health=ports.health.snapshot(),
+        now_ms=now_ms,
+        cooling_policy=planning.cooling,
+        slow=ports.health.demote_slow(frozenset(e.provider for e in chain), now_ms),
+    )
+
+
+def begin(
+    ports: Ports,
+    req: ChatRequest,
+    resolved: ResolvedModel,
+    *,
+    deadline: float,
+    policy: TenantPolicy,
+    session_id: str,
+) -> tuple[Call, KernelState, Action]:
+    """Plan the chain once, hand the kernel its plan, and get the first action."""
+    now_s = asyncio.get_running_loop().time()
+    check_deadline(deadline, now_s)
+    started_ms = loop_ms(now_s)
+    chain_plan = _plan(ports, resolved, policy, started_ms)
+    planning = ports.planning
+    plan = call_plan(
+        chain_plan,
+        policy,
+        started_at_ms=started_ms,
+        deadline_at_ms=deadline_ms(deadline),
+        backoff=planning.backoff,
+        attempt_timeout_ms=planning.attempt_timeout_ms,
+        provider_timeouts_ms=dict(planning.provider_timeouts_ms),
+        max_attempts_per_provider=planning.max_attempts_per_provider,
+    )
+    state, action = kernel.start(plan, started_ms)
+    return Call(ports, req, session_id, chain_plan), state, action
+
+
+def observe(
+    ports: Ports, records: tuple[AttemptRecord, ...], now_ms: int, *, success_settled_later: bool = False
+) -> None:
+    """Report newly finished attempts: metrics, latency samples, each one's effect on health.
+
+    A streamed attempt "succeeds" at its first token; whether the provider really delivered is
+    known only at the stream's end, so streaming passes ``success_settled_later`` and applies the
+    health effect when the stream is settled (core/stream_rules.py).
+    """
+    for record in records:
+        ports.metrics.attempt(record)
+        if record.http_status is not None:  # answered: the latency-SLA trigger's sample
+            latency_ms = record.first_token_ms if record.first_token_ms is not None else record.elapsed_ms
+            ports.health.record_latency(record.provider, now_ms, latency_ms)
+        effect = health_effect(record.status)
+        if not (success_settled_later and effect is HealthEffect.SUCCESS):
+            ports.health.apply(record.provider, effect, now_ms)
+
+
+async def close_events(events: AsyncIterator[StreamEvent]) -> None:
+    """Close a provider's event stream (its response), if it can be closed."""
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+async def _first_event(events: AsyncIterator[StreamEvent]) -> StreamEvent:
+    """The stream's first event; a stream that ends or errs before it is a failed attempt."""
+    try:
+        first = await anext(aiter(events))  # the request (and its traceparent) goes out here
+    except StopAsyncIteration:
+        raise ProviderCallFailed(
+            AttemptFailure(kind=FailureKind.STREAM_ERROR, message="stream ended before any event")
+        ) from None
+    if isinstance(first, StreamError):  # defensive: providers raise STREAM_ERROR for a first in-band error
+        raise ProviderCallFailed(AttemptFailure(kind=FailureKind.STREAM_ERROR, message=first.message))
+    return first
+
+
+async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) -> tuple[Event, OpenStream | None]:
+    """Perform one CallProvider action: reserve, call within ``action.timeout_at_ms``, settle.
+
+    Nothing raised while pricing, building, sending, reading or decoding the attempt escapes (but
+    ``CancelledError``): it becomes a failed attempt or a skip (``Call.boundary``). A plain answer
+    is settled here; a streamed one is handed on open, with its reservation, for the relay to settle.
+    """
+    entry = action.entry
+    begun = await call.begin(action)
+    if isinstance(begun, AttemptRefused | AttemptFailed):
+        return begun, None
+    reservation = begun
+    events: AsyncIterator[StreamEvent] | None = None
+    keep_open = False
+    settled = False
+    try:
+        try:
+            provider = ports.providers[entry.provider]
+            at_s = timeout_at_ms(action.timeout_at_ms)  # clock.py: the one instant, converted once
+            if mode is Mode.STREAM:
+                events = provider.stream(
+                    call.req, entry.model, timeout_at=at_s.when, idle_timeout_s=ports.timeouts.idle_timeout_s
+                )
+            with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
+                async with at_s:  # the final wake-up is short
+                    if events is not None:
+                        first = await _first_event(events)
+                    else:
+                        response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)
+        except ProviderCallFailed as exc:
+            failure = exc.failure
+        except TimeoutError:
+            message = f"no {'first event' if mode is Mode.STREAM else 'answer'} within {action.timeout_ms} ms"
+            failure = AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT, message=message)
+        except Exception as exc:  # the attempt boundary: core's table classifies it (never carries on)
+            settled = True
+            return await call.boundary(action, reservation, exc), None
+        else:
+            now_ms = call.now_ms()
+            if events is not None:
+                keep_open = settled = True  # committed: the relay owns the stream and the reservation now
+                first_token_ms = now_ms - action.issued_at_ms
+                opened = OpenStream(first=first, events=events, reservation=reservation, first_token_ms=first_token_ms)
+                return AttemptSucceeded(now_ms=now_ms, first_token_ms=first_token_ms), opened
+            call.cost_pico_usd = ports.ledger.known_cost(entry.provider, entry.model, response.usage)
+            await ports.ledger.settle(reservation, booked_pico_usd=call.cost_pico_usd or 0, succeeded=True)
+            settled = True
+            call.response = response
+            return AttemptSucceeded(now_ms=call.now_ms()), None
+        settled = True
+        return await call.failed(action, reservation, failure), None
+    finally:
+        if not settled:  # cancelled: never leak the reservation
+            await ports.ledger.settle(reservation, booked_pico_usd=0, succeeded=False)
+        if events is not None and not keep_open:
+            await close_events(events)
+
+
+def _error(call: Call, action: Fail, deadline: float, started_ms: int) -> RouterError:
+    error = call.fail(action)
+    if isinstance(error, DeadlineExceeded) and deadline_ms(deadline) <= started_ms:
+        hint = past_deadline_hint(deadline, started_ms / 1000)
+        return DeadlineExceeded(f"caller deadline exceeded: {hint}", attempts=error.attempts)
+    return error
+
+
+async def drive(
+    ports: Ports,
+    call: Call,
+    state: KernelState,
+    action: Action,
+    mode: Mode,
+    *,
+    deadline: float,
+    progress: Callable[[tuple[AttemptRecord, ...]], None] = lambda records: None,
+) -> Committed:
+    """Perform the kernel's actions until it succeeds (the committed attempt) or fails (raised).
+
+    ``progress`` sees the attempt records each time they change.
+    """
+    started_ms = state.plan.started_at_ms
+    kept_open: OpenStream | None = None  # streaming: the committed attempt's open stream ...
+    kept_slot: Slot | None = None  # ... and the in-flight slot it holds until the relay ends
+    while True:
+        if isinstance(action, CallProvider):
+            # admission (admission.py): queue for a local slot; time queued is not the provider's
+            state, action, slot = await ports.admission.admit(state, action)
+            if slot is None or not isinstance(action, CallProvider):
+                continue  # the call ended while it queued: the kernel's Fail is handled below
+            opened: OpenStream | None = None
+            try:
+                event, opened = await perform(ports, call, action, mode)
+            finally:
+                if opened is None:
+                    slot.release()
+            if opened is not None:
+                kept_open, kept_slot = opened, slot
+        elif isinstance(action, Sleep):
+            await sleep_until(action.sleep_until_ms)  # clock.py: the kernel's instant, converted once
+            event = SleepDone(now_ms=call.now_ms())
+        elif isinstance(action, Succeed):
+            if (mode is Mode.STREAM) != (kept_open is not None):  # pragma: no cover - kernel invariant
+                raise AssertionError(f"the kernel succeeded without a committed attempt ({mode.value})")
+            progress(action.records)
+            return Committed(succeed=action, opened=kept_open, slot=kept_slot)
+        else:
+            progress(action.records)
+            raise _error(call, action, deadline, started_ms)
+        before = len(state.records)
+        state, action = kernel.step(state, event)
+        progress(state.records)
+        observe(ports, state.records[before:], call.now_ms(), success_settled_later=mode is Mode.STREAM)
+
+
+async def complete(
+    ports: Ports,
+    req: ChatRequest,
+    resolved: ResolvedModel,
+    *,
+    deadline: float,
+    policy: TenantPolicy,
+    session_id: str,
+) -> ProviderResponse:
+    """One plain call: the driver loop, then the response with its history."""
+    call, state, action = begin(ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id)
+    committed = await drive(ports, call, state, action, Mode.COMPLETE, deadline=deadline)
+    return call.succeed(committed.succeed, call.now_ms() - state.plan.started_at_ms)
