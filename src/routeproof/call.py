@@ -37,7 +37,7 @@ from routeproof.core.types import (
     AttemptFailure,
     ChatRequest,
     FailureKind,
-    ProviderKind,
+    ProviderId,
     ProviderResponse,
     SkipRecord,
 )
@@ -80,7 +80,7 @@ class Call:
         self.skipped: list[SkipRecord] = [s.as_record() for s in chain_plan.skipped]
         self.response: ProviderResponse | None = None
         self.refusal: LedgerRefusal | None = None
-        self.last_kind: ProviderKind | None = None
+        self.last_kind: ProviderId | None = None
         self.last_position: int | None = None
         self.loop = asyncio.get_running_loop()
         self.turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
@@ -274,7 +274,7 @@ class Call:
         )
 
 
-def _failure_error(provider: ProviderKind, failure: AttemptFailure) -> RouterError:
+def _failure_error(provider: ProviderId, failure: AttemptFailure) -> RouterError:
     """The error describing one failed attempt (the ``last_error`` of AllProvidersFailed)."""
     if failure.kind is FailureKind.HTTP_STATUS and failure.http_status is not None:
         return TerminalProviderError(

@@ -14,6 +14,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from typing import TypeVar
 
 import httpx
 
@@ -24,6 +25,7 @@ from routeproof.core import kernel
 from routeproof.core.classify import HealthEffect, health_effect
 from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER, PROVIDER_DEFAULT_TIMEOUT_MS
 from routeproof.core.health import HealthConfig, HealthState, new_health, record_failure, record_success
+from routeproof.core.identity import instance_ids, parse_provider
 from routeproof.core.kernel import (
     Action,
     BackoffPolicy,
@@ -57,8 +59,10 @@ from routeproof.core.routing import ChainPlan, CoolingPolicy, build_chain, call_
 from routeproof.core.tiers import endpoint_tier
 from routeproof.core.types import (
     AttemptRecord,
+    ChainEntry,
     ChatRequest,
     PrivacyTier,
+    ProviderId,
     ProviderKind,
     ProviderResponse,
     ResolvedModel,
@@ -77,13 +81,15 @@ from routeproof.streaming import ProviderStream
 
 __all__ = ["Router"]
 
+_V = TypeVar("_V")
+
 
 class Router:
     """Holds the provider clients, the budget ledger, provider health and the metric instruments."""
 
     def __init__(
         self,
-        providers: Iterable[Provider] | Mapping[ProviderKind, Provider],
+        providers: Iterable[Provider] | Mapping[str, Provider],
         *,
         pricing: PricingTable | None = None,
         budget: BudgetLimits | None = None,
@@ -98,9 +104,9 @@ class Router:
         stream_idle_timeout_s: float | None = 30.0,
         cooling: CoolingPolicy = CoolingPolicy.DEMOTE,
         ledger_store: LedgerStore | None = None,
-        provider_timeouts_ms: Mapping[ProviderKind, int] | None = None,
+        provider_timeouts_ms: Mapping[str, int] | None = None,
         max_attempts_per_provider: int = MAX_ATTEMPTS_PER_PROVIDER,
-        declared_tiers: Mapping[ProviderKind, PrivacyTier] | None = None,
+        declared_tiers: Mapping[str, PrivacyTier] | None = None,
         latency: LatencyConfig | None = None,
         max_in_flight: int | None = None,
         max_in_flight_per_provider: int | None = DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER,
@@ -110,7 +116,6 @@ class Router:
         if not 0 < attempt_timeout_s <= PROVIDER_DEFAULT_TIMEOUT_MS / 1000:
             raise ConfigError(f"attempt_timeout_s must be in (0, 30], got {attempt_timeout_s!r}")
         self._attempt_timeout_ms = max(1, math.floor(attempt_timeout_s * 1000))
-        self._provider_timeouts_ms = _provider_timeouts(provider_timeouts_ms or {})
         if (
             isinstance(max_attempts_per_provider, bool)
             or not isinstance(max_attempts_per_provider, int)
@@ -125,23 +130,23 @@ class Router:
             raise ConfigError(f"stream_idle_timeout_s must be > 0 or None, got {stream_idle_timeout_s!r}")
         self._stream_idle_timeout_s = stream_idle_timeout_s
         self._cooling = cooling
-        items = providers.values() if isinstance(providers, Mapping) else providers
-        self._providers: dict[ProviderKind, Provider] = {}
-        for provider in items:
-            if not provider.kind.is_supported:
-                raise ConfigError(f"provider kind {provider.kind.value!r} is declared but not implemented yet")
-            if provider.kind in self._providers:
-                raise ConfigError(f"two providers of kind {provider.kind.value!r}: one per kind")
-            self._providers[provider.kind] = provider
-        declared = dict(declared_tiers or {})
-        for kind, tier in declared.items():
+        # The provider registry, keyed by instance (core/identity.py): a provider named after its
+        # kind is keyed by the kind member, any other name by a ProviderName bound to its kind.
+        self._providers: dict[ProviderId, Provider] = _registry(providers)
+        self._ids: dict[str, ProviderId] = _names(self._providers)
+        self._provider_timeouts_ms = _provider_timeouts(provider_timeouts_ms or {}, self._ids)
+        declared = _keyed_by_instance(declared_tiers or {}, self._ids, "declared_tiers")
+        for ident, tier in declared.items():
             if not isinstance(tier, PrivacyTier):
-                raise ConfigError(f"declared tier of {kind!r} must be a PrivacyTier, got {tier!r}")
+                raise ConfigError(f"declared tier of {ident.value!r} must be a PrivacyTier, got {tier!r}")
         # A declared tier may lower a provider's privacy (treat a localhost model as Standard), never
         # raise it above what its endpoint proves: the effective tier is the less private of the two.
         self._endpoint_tiers = {
-            kind: max(endpoint_tier(kind, p.base_url, private_allow_list), declared.get(kind, PrivacyTier.SOVEREIGN))
-            for kind, p in self._providers.items()
+            ident: max(
+                endpoint_tier(_kind_of(ident), p.base_url, private_allow_list),
+                declared.get(ident, PrivacyTier.SOVEREIGN),
+            )
+            for ident, p in self._providers.items()
         }
         self._pricing = pricing
         # Plain checks, not contracts: ``python -O`` strips icontract, and these must still hold.
@@ -257,7 +262,7 @@ class Router:
 
     def _plan(self, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
         return plan_chain(
-            build_chain(resolved, policy),
+            self._bound(build_chain(resolved, policy)),
             policy.privacy_tier,
             endpoint_tiers=self._endpoint_tiers,
             configured=frozenset(self._providers),
@@ -267,7 +272,11 @@ class Router:
             slow=self._slow(now_ms, resolved, policy),
         )
 
-    def _slow(self, now_ms: int, resolved: ResolvedModel, policy: TenantPolicy) -> frozenset[ProviderKind]:
+    def _bound(self, chain: tuple[ChainEntry, ...]) -> tuple[ChainEntry, ...]:
+        """The chain with each configured name bound to its registered instance (its kind known)."""
+        return tuple(replace(e, provider=self._ids.get(e.provider, e.provider)) for e in chain)
+
+    def _slow(self, now_ms: int, resolved: ResolvedModel, policy: TenantPolicy) -> frozenset[ProviderId]:
         """This call's providers to demote for the latency SLA; one due a probe is left in front, once."""
         chain = frozenset(e.provider for e in build_chain(resolved, policy))
         slow = breaching(self._latency, now_ms) & chain
@@ -332,19 +341,21 @@ class Router:
 
     # --- pieces the call and the streaming call share ------------------------------------------
 
-    def _price(self, kind: ProviderKind, model: str) -> Price | None:
-        """The price a call is booked at. With a budget every routed model must be priced (the
-        factory checks it at load; a Router built by hand fails here, before anything is sent).
-        Without a budget an unpriced model has an unknown cost (None), never an error."""
+    def _price(self, provider: ProviderId, model: str) -> Price | None:
+        """The price a call is booked at: per (kind, model) of the instance. With a budget every
+        routed model must be priced (the factory checks it at load; a Router built by hand fails
+        here, before anything is sent). Without a budget an unpriced model has an unknown cost
+        (None), never an error."""
         if self._pricing is None:
             return None
+        kind = _kind_of(self._ids.get(provider, provider))
         if self._ledger_store is None:
             price = self._pricing.get(kind, model)
             return price if price is not None or kind is not ProviderKind.LOCAL else FREE
         return self._pricing.price_of_call(kind, model)
 
     async def _reserve(
-        self, kind: ProviderKind, model: str, req: ChatRequest, session_id: str
+        self, kind: ProviderId, model: str, req: ChatRequest, session_id: str
     ) -> Reservation | LedgerRefusal | None:
         """Reserve the attempt's worst case in the ledger store (raises LedgerUnavailable: fail closed)."""
         if self._ledger_store is None:
@@ -365,10 +376,10 @@ class Router:
         else:
             await self._ledger_store.release(reservation, booked_pico_usd, now_ms=now_ms)
 
-    def _cost(self, kind: ProviderKind, model: str, usage: Usage | None) -> int:
+    def _cost(self, kind: ProviderId, model: str, usage: Usage | None) -> int:
         return self._known_cost(kind, model, usage) or 0
 
-    def _known_cost(self, kind: ProviderKind, model: str, usage: Usage | None) -> int | None:
+    def _known_cost(self, kind: ProviderId, model: str, usage: Usage | None) -> int | None:
         """The exact cost of ``usage`` in pico-USD, or None when the model has no price."""
         price = self._price(kind, model)
         if price is None or usage is None:
@@ -391,28 +402,69 @@ class Router:
             if not (success_settled_later and effect is HealthEffect.SUCCESS):
                 self._health_effect(record.provider, effect, now_ms)
 
-    def _health_effect(self, kind: ProviderKind, effect: HealthEffect, now_ms: int) -> None:
+    def _health_effect(self, kind: ProviderId, effect: HealthEffect, now_ms: int) -> None:
         if effect is HealthEffect.SUCCESS:
             self._health = record_success(self._health, kind)
         elif effect is HealthEffect.FAILURE:
             self._health = record_failure(self._health, kind, now_ms)
 
 
-def _provider_timeouts(timeouts: Mapping[ProviderKind, int]) -> dict[ProviderKind, int]:
-    """Validated per-provider attempt timeouts (agent.toml's ``timeout_ms``), in ms."""
-    checked: dict[ProviderKind, int] = {}
-    for kind, timeout_ms in timeouts.items():
-        if not isinstance(kind, ProviderKind):
-            raise ConfigError(f"provider_timeouts_ms keys must be ProviderKind, got {kind!r}")
+def _registry(providers: Iterable[Provider] | Mapping[str, Provider]) -> dict[ProviderId, Provider]:
+    """The providers keyed by instance identity (core/identity.py's ``instance_ids``: the kind for a
+    provider named after its kind or alone of its kind, else its name). A provider without a
+    ``name`` (a test double) is named after its kind."""
+    items = list(providers.values() if isinstance(providers, Mapping) else providers)
+    named: list[tuple[str, Provider]] = []
+    for provider in items:
+        if not provider.kind.is_supported:
+            raise ConfigError(f"provider kind {provider.kind.value!r} is declared but not implemented yet")
+        name = getattr(provider, "name", None)
+        named.append((provider.kind.value if name is None else name, provider))
+    try:
+        ids = instance_ids((name, provider.kind) for name, provider in named)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    return {ids[name]: provider for name, provider in named}
+
+
+def _names(providers: Mapping[ProviderId, Provider]) -> dict[str, ProviderId]:
+    """Every way a chain may address a configured instance: its identity and its name."""
+    names: dict[str, ProviderId] = {ident: ident for ident in providers}
+    for ident, provider in providers.items():
+        names.setdefault(getattr(provider, "name", None) or ident, ident)
+    return names
+
+
+def _kind_of(ident: ProviderId) -> ProviderKind:
+    """The kind of a configured instance (its identity is bound: ``_registry`` made it)."""
+    kind = ident.kind
+    if kind is None:
+        raise ConfigError(f"provider {ident.value!r} is not configured")
+    return kind
+
+
+def _keyed_by_instance(values: Mapping[str, _V], ids: Mapping[str, ProviderId], where: str) -> dict[ProviderId, _V]:
+    """A per-provider parameter keyed by instance: its keys may be kinds, identities or names."""
+    keyed: dict[ProviderId, _V] = {}
+    for key, value in values.items():
+        if not isinstance(key, str):
+            raise ConfigError(f"{where} keys must be provider names or ProviderKind, got {key!r}")
+        keyed[ids.get(key) or parse_provider(key)] = value
+    return keyed
+
+
+def _provider_timeouts(timeouts: Mapping[str, int], ids: Mapping[str, ProviderId]) -> dict[ProviderId, int]:
+    """Validated per-provider attempt timeouts (agent.toml's ``timeout_ms``), in ms, by instance."""
+    checked = _keyed_by_instance(timeouts, ids, "provider_timeouts_ms")
+    for ident, timeout_ms in checked.items():
         if (
             isinstance(timeout_ms, bool)
             or not isinstance(timeout_ms, int)
             or not 0 < timeout_ms <= PROVIDER_DEFAULT_TIMEOUT_MS
         ):
             raise ConfigError(
-                f"timeout_ms of {kind.value!r} must be an int in 1..{PROVIDER_DEFAULT_TIMEOUT_MS}, got {timeout_ms!r}"
+                f"timeout_ms of {ident.value!r} must be an int in 1..{PROVIDER_DEFAULT_TIMEOUT_MS}, got {timeout_ms!r}"
             )
-        checked[kind] = timeout_ms
     return checked
 
 

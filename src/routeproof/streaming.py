@@ -49,7 +49,7 @@ from routeproof.core.types import (
     ChatRequest,
     FailureKind,
     MessageStop,
-    ProviderKind,
+    ProviderId,
     ResolvedModel,
     StreamError,
     StreamEvent,
@@ -95,7 +95,7 @@ class ProviderStream:
         restart_on_interrupt: bool,
     ) -> None:
         self.attempts: tuple[AttemptRecord, ...] = ()
-        self.provider: ProviderKind | None = None
+        self.provider: ProviderId | None = None
         self.model = ""
         self.interrupted = False
         self.first_token_ms: int | None = None
@@ -242,7 +242,7 @@ class ProviderStream:
     async def _relay(
         self,
         call: Call,
-        kind: ProviderKind,
+        kind: ProviderId,
         first: StreamEvent,
         stream: AsyncIterator[StreamEvent],
         *,

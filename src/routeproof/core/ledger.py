@@ -44,7 +44,7 @@ from routeproof.core.pricing import (
     worst_case_cost_pico_usd,
     worst_case_prompt_tokens,
 )
-from routeproof.core.types import ProviderKind
+from routeproof.core.types import ProviderId
 from routeproof.errors import BudgetExhausted
 
 __all__ = [
@@ -102,12 +102,12 @@ class BudgetLimits:
     turn_warning_pico_usd: int | None = None
     session_limit_pico_usd: int | None = None
     monthly_limit_pico_usd: int | None = None
-    provider_daily_pico_usd: tuple[tuple[ProviderKind, int], ...] = ()
+    provider_daily_pico_usd: tuple[tuple[ProviderId, int], ...] = ()
 
-    def provider_limit(self, provider: ProviderKind) -> int | None:
+    def provider_limit(self, provider: ProviderId) -> int | None:
         """The daily limit of ``provider``, or None when it has none."""
         for kind, limit in self.provider_daily_pico_usd:
-            if kind is provider:
+            if kind == provider:
                 return limit
         return None
 
@@ -126,7 +126,7 @@ class Reservation:
 
     reservation_id: int
     session_id: str
-    provider: ProviderKind
+    provider: ProviderId
     amount_pico_usd: int
     turn_warning: bool = False  # the worst case exceeds the per-turn warning threshold
 
@@ -160,7 +160,7 @@ class LedgerState:
     month_index: int = 0
     monthly: Account = Account()
     sessions: tuple[tuple[str, Account], ...] = ()
-    provider_daily: tuple[tuple[ProviderKind, Account], ...] = ()
+    provider_daily: tuple[tuple[ProviderId, Account], ...] = ()
     open_reservations: tuple[Reservation, ...] = ()
     next_reservation_id: int = 0
     overrun_pico_usd: int = 0
@@ -206,7 +206,7 @@ def well_formed(state: LedgerState) -> bool:
         if not _account_ok(account, state.limits.session_limit_pico_usd, slack, open_sum):
             return False
     for provider, account in state.provider_daily:
-        open_sum = sum(r.amount_pico_usd for r in opened if r.provider is provider)
+        open_sum = sum(r.amount_pico_usd for r in opened if r.provider == provider)
         if not _account_ok(account, state.limits.provider_limit(provider), slack, open_sum):
             return False
     return len({s for s, _ in state.sessions}) == len(state.sessions) and len(
@@ -264,7 +264,7 @@ def periods_at(epoch_ms: int) -> tuple[int, int]:
 # --- transitions ---------------------------------------------------------------------------------
 
 
-_K = TypeVar("_K", str, ProviderKind)
+_K = TypeVar("_K", str, ProviderId)
 
 
 def _get(pairs: tuple[tuple[_K, Account], ...], key: _K) -> Account:
@@ -293,7 +293,7 @@ def _try_reserve(
     state: LedgerState,
     *,
     session_id: str,
-    provider: ProviderKind,
+    provider: ProviderId,
     amount_pico_usd: int,
     day_index: int,
     month_index: int,
@@ -465,7 +465,7 @@ def try_reserve(
     state: LedgerState,
     *,
     session_id: str,
-    provider: ProviderKind,
+    provider: ProviderId,
     amount_pico_usd: int,
     day_index: int,
     month_index: int,
@@ -490,7 +490,7 @@ def reserve(
     state: LedgerState,
     *,
     session_id: str,
-    provider: ProviderKind,
+    provider: ProviderId,
     amount_pico_usd: int,
     day_index: int,
     month_index: int,
@@ -568,7 +568,7 @@ def session_account(state: LedgerState, session_id: str) -> Account:
 
 @icontract.require(well_formed)
 @icontract.ensure(lambda result: result.spent_pico_usd >= 0 and result.reserved_pico_usd >= 0)
-def provider_daily_account(state: LedgerState, provider: ProviderKind) -> Account:
+def provider_daily_account(state: LedgerState, provider: ProviderId) -> Account:
     """The provider's counters for the current day (zero when never used)."""
     return _get(state.provider_daily, provider)
 
