@@ -45,6 +45,11 @@ class ProviderKind(enum.StrEnum):
     LOCAL = "local"
     VERTEX = "vertex"  # declared, refused until implemented (see is_supported)
 
+    # str() and format() stay an Enum's ("ProviderKind.LOCAL", as before the StrEnum): only
+    # equality and hashing follow the value. Labels come from as_metric_label, stores use .value.
+    __str__ = enum.Enum.__str__
+    __format__ = enum.Enum.__format__
+
     def as_metric_label(self) -> str:
         """The fixed lowercase metric label: never a repr, stable across renames of the member."""
         return _METRIC_LABELS[self]
