@@ -77,7 +77,8 @@ async def test_two_instances_of_one_kind_fail_over_with_their_own_records_and_he
         ("vllm-a", AttemptStatus.FAILED_OVER),
         ("vllm-b", AttemptStatus.SUCCEEDED),
     ]
-    assert resp.provider == "vllm-b" and resp.provider.kind is OA
+    assert resp.provider == "vllm-b"
+    assert resp.provider.kind is OA
     assert (a.call_count, b.call_count) == (3, 1)
     now_ms = resp.attempts[-1].elapsed_ms  # any instant inside the cooldown
     assert not is_available(router.health, ProviderName("vllm-a"), now_ms)
@@ -137,8 +138,9 @@ async def test_a_daily_budget_binds_one_instance_and_not_its_sibling(
     ledger = router.ledger
     assert ledger is not None
     booked = dict(ledger.provider_daily)
-    assert booked["vllm-b"].spent_pico_usd == resp.cost_pico_usd and booked["vllm-b"].spent_pico_usd > 0
-    assert "vllm-a" not in booked or booked["vllm-a"].spent_pico_usd == 0
+    assert booked[ProviderName("vllm-b")].spent_pico_usd == resp.cost_pico_usd
+    assert booked[ProviderName("vllm-b")].spent_pico_usd > 0
+    assert "vllm-a" not in booked or booked[ProviderName("vllm-a")].spent_pico_usd == 0
 
 
 async def test_ac13_scenario_as_a_chain_of_eight_named_providers(
@@ -213,4 +215,6 @@ async def test_a_provider_name_survives_pickling_with_its_kind() -> None:
     """A ProviderName round-trips through pickle with its kind (records cross processes)."""
     name = ProviderName("vllm-a", OA)
     back = pickle.loads(pickle.dumps(name))
-    assert back == "vllm-a" and back.kind is OA and back.as_metric_label() == "openai"
+    assert back == "vllm-a"
+    assert back.kind is OA
+    assert back.as_metric_label() == "openai"
