@@ -16,7 +16,7 @@ import icontract
 from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER
 from routeproof.core.health import HealthState, earliest_return_ms, health_well_formed, is_available
 from routeproof.core.kernel import BackoffPolicy, CallPlan
-from routeproof.core.tiers import filter_chain
+from routeproof.core.tiers import EndpointTiers, filter_chain
 from routeproof.core.types import (
     ChainEntry,
     PrivacyTier,
@@ -119,7 +119,7 @@ def _plan_chain(
     chain: tuple[ChainEntry, ...],
     tier: PrivacyTier,
     *,
-    endpoint_tiers: Mapping[ProviderId, PrivacyTier],
+    endpoint_tiers: EndpointTiers,
     configured: frozenset[ProviderId],
     health: HealthState,
     now_ms: int,
@@ -180,7 +180,7 @@ def plan_chain(
     chain: tuple[ChainEntry, ...],
     tier: PrivacyTier,
     *,
-    endpoint_tiers: Mapping[ProviderId, PrivacyTier],
+    endpoint_tiers: EndpointTiers,
     configured: frozenset[ProviderId],
     health: HealthState,
     now_ms: int,

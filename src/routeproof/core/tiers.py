@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
+from typing import TypeAlias, cast
 from urllib.parse import urlsplit
 
 import icontract
 
 from routeproof.core.types import ChainEntry, PrivacyTier, ProviderId, ProviderKind
+
+EndpointTiers: TypeAlias = Mapping[ProviderId, PrivacyTier] | Mapping[ProviderKind, PrivacyTier]
+"""Each configured instance's endpoint tier (a kind-keyed map is one for default-named instances)."""
 
 __all__ = [
     "NETWORK_KINDS",
@@ -111,7 +115,7 @@ def endpoint_tier(
 
 
 def _filter_chain(
-    chain: tuple[ChainEntry, ...], tier: PrivacyTier, endpoint_tiers: Mapping[ProviderId, PrivacyTier]
+    chain: tuple[ChainEntry, ...], tier: PrivacyTier, endpoint_tiers: EndpointTiers
 ) -> tuple[tuple[ChainEntry, ...], tuple[ChainEntry, ...]]:
     allowed = _allowed_kinds(tier)
     kept: list[ChainEntry] = []
@@ -131,10 +135,10 @@ def _kind_allowed(entry: ChainEntry, allowed: frozenset[ProviderKind]) -> bool:
     return kind in allowed if kind is not None else allowed == _STANDARD_KINDS
 
 
-def _tier_of(entry: ChainEntry, endpoint_tiers: Mapping[ProviderId, PrivacyTier]) -> PrivacyTier:
+def _tier_of(entry: ChainEntry, endpoint_tiers: EndpointTiers) -> PrivacyTier:
     """The entry's endpoint tier: the configured instance's, else its kind's default (an unbound
     name, kind unknown: Standard, the least private)."""
-    known = endpoint_tiers.get(entry.provider)
+    known = cast("Mapping[ProviderId, PrivacyTier]", endpoint_tiers).get(entry.provider)
     if known is not None:
         return known
     kind = entry.provider.kind
@@ -162,11 +166,12 @@ def _is_subsequence(part: tuple[ChainEntry, ...], whole: tuple[ChainEntry, ...])
 )
 @icontract.ensure(
     lambda tier, endpoint_tiers, result: all(
-        endpoint_tiers.get(e.provider, PrivacyTier.SOVEREIGN) <= tier for e in result[0]
+        cast("Mapping[ProviderId, PrivacyTier]", endpoint_tiers).get(e.provider, PrivacyTier.SOVEREIGN) <= tier
+        for e in result[0]
     )
 )
 def filter_chain(
-    chain: tuple[ChainEntry, ...], tier: PrivacyTier, endpoint_tiers: Mapping[ProviderId, PrivacyTier]
+    chain: tuple[ChainEntry, ...], tier: PrivacyTier, endpoint_tiers: EndpointTiers
 ) -> tuple[tuple[ChainEntry, ...], tuple[ChainEntry, ...]]:
     """Split ``chain`` into (kept, skipped), both in chain order: an entry is kept iff its kind is
     allowed for ``tier`` and its endpoint's tier is ``<= tier``. An instance missing from
