@@ -14,7 +14,6 @@ import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import TypeVar
 
 import httpx
 
@@ -25,7 +24,6 @@ from routeproof.core import kernel
 from routeproof.core.classify import HealthEffect, health_effect
 from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER, PROVIDER_DEFAULT_TIMEOUT_MS
 from routeproof.core.health import HealthConfig, HealthState, new_health, record_failure, record_success
-from routeproof.core.identity import instance_ids, parse_provider
 from routeproof.core.kernel import (
     Action,
     BackoffPolicy,
@@ -77,11 +75,10 @@ from routeproof.errors import (
 from routeproof.ledger_store import LedgerStore, MemoryLedgerStore
 from routeproof.observe import RouterMetrics, log_budget_override
 from routeproof.providers.protocol import Provider
+from routeproof.registry import keyed_by_instance, kind_of, names, provider_timeouts, registry
 from routeproof.streaming import ProviderStream
 
 __all__ = ["Router"]
-
-_V = TypeVar("_V")
 
 
 class Router:
@@ -132,10 +129,10 @@ class Router:
         self._cooling = cooling
         # The provider registry, keyed by instance (core/identity.py): a provider named after its
         # kind is keyed by the kind member, any other name by a ProviderName bound to its kind.
-        self._providers: dict[ProviderId, Provider] = _registry(providers)
-        self._ids: dict[str, ProviderId] = _names(self._providers)
-        self._provider_timeouts_ms = _provider_timeouts(provider_timeouts_ms or {}, self._ids)
-        declared = _keyed_by_instance(declared_tiers or {}, self._ids, "declared_tiers")
+        self._providers: dict[ProviderId, Provider] = registry(providers)
+        self._ids: dict[str, ProviderId] = names(self._providers)
+        self._provider_timeouts_ms = provider_timeouts(provider_timeouts_ms or {}, self._ids)
+        declared = keyed_by_instance(declared_tiers or {}, self._ids, "declared_tiers")
         for ident, tier in declared.items():
             if not isinstance(tier, PrivacyTier):
                 raise ConfigError(f"declared tier of {ident.value!r} must be a PrivacyTier, got {tier!r}")
@@ -143,7 +140,7 @@ class Router:
         # raise it above what its endpoint proves: the effective tier is the less private of the two.
         self._endpoint_tiers = {
             ident: max(
-                endpoint_tier(_kind_of(ident), p.base_url, private_allow_list),
+                endpoint_tier(kind_of(ident), p.base_url, private_allow_list),
                 declared.get(ident, PrivacyTier.SOVEREIGN),
             )
             for ident, p in self._providers.items()
@@ -348,7 +345,7 @@ class Router:
         (None), never an error."""
         if self._pricing is None:
             return None
-        kind = _kind_of(self._ids.get(provider, provider))
+        kind = kind_of(self._ids.get(provider, provider))
         if self._ledger_store is None:
             price = self._pricing.get(kind, model)
             return price if price is not None or kind is not ProviderKind.LOCAL else FREE
@@ -407,65 +404,6 @@ class Router:
             self._health = record_success(self._health, kind)
         elif effect is HealthEffect.FAILURE:
             self._health = record_failure(self._health, kind, now_ms)
-
-
-def _registry(providers: Iterable[Provider] | Mapping[str, Provider]) -> dict[ProviderId, Provider]:
-    """The providers keyed by instance identity (core/identity.py's ``instance_ids``: the kind for a
-    provider named after its kind or alone of its kind, else its name). A provider without a
-    ``name`` (a test double) is named after its kind."""
-    items = list(providers.values() if isinstance(providers, Mapping) else providers)
-    named: list[tuple[str, Provider]] = []
-    for provider in items:
-        if not provider.kind.is_supported:
-            raise ConfigError(f"provider kind {provider.kind.value!r} is declared but not implemented yet")
-        name = getattr(provider, "name", None)
-        named.append((provider.kind.value if name is None else name, provider))
-    try:
-        ids = instance_ids((name, provider.kind) for name, provider in named)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from exc
-    return {ids[name]: provider for name, provider in named}
-
-
-def _names(providers: Mapping[ProviderId, Provider]) -> dict[str, ProviderId]:
-    """Every way a chain may address a configured instance: its identity and its name."""
-    names: dict[str, ProviderId] = {ident: ident for ident in providers}
-    for ident, provider in providers.items():
-        names.setdefault(getattr(provider, "name", None) or ident, ident)
-    return names
-
-
-def _kind_of(ident: ProviderId) -> ProviderKind:
-    """The kind of a configured instance (its identity is bound: ``_registry`` made it)."""
-    kind = ident.kind
-    if kind is None:
-        raise ConfigError(f"provider {ident.value!r} is not configured")
-    return kind
-
-
-def _keyed_by_instance(values: Mapping[str, _V], ids: Mapping[str, ProviderId], where: str) -> dict[ProviderId, _V]:
-    """A per-provider parameter keyed by instance: its keys may be kinds, identities or names."""
-    keyed: dict[ProviderId, _V] = {}
-    for key, value in values.items():
-        if not isinstance(key, str):
-            raise ConfigError(f"{where} keys must be provider names or ProviderKind, got {key!r}")
-        keyed[ids.get(key) or parse_provider(key)] = value
-    return keyed
-
-
-def _provider_timeouts(timeouts: Mapping[str, int], ids: Mapping[str, ProviderId]) -> dict[ProviderId, int]:
-    """Validated per-provider attempt timeouts (agent.toml's ``timeout_ms``), in ms, by instance."""
-    checked = _keyed_by_instance(timeouts, ids, "provider_timeouts_ms")
-    for ident, timeout_ms in checked.items():
-        if (
-            isinstance(timeout_ms, bool)
-            or not isinstance(timeout_ms, int)
-            or not 0 < timeout_ms <= PROVIDER_DEFAULT_TIMEOUT_MS
-        ):
-            raise ConfigError(
-                f"timeout_ms of {ident.value!r} must be an int in 1..{PROVIDER_DEFAULT_TIMEOUT_MS}, got {timeout_ms!r}"
-            )
-    return checked
 
 
 def _backoff_valid(backoff: BackoffPolicy, max_attempts_per_provider: int) -> bool:
