@@ -14,6 +14,7 @@ from routeproof.core.types import (
     AttemptRecord,
     AttemptStatus,
     MessageStop,
+    ProviderId,
     ProviderKind,
     StreamEvent,
     TextDelta,
@@ -56,7 +57,7 @@ class CallResult:
     deadline_s: float = 0.0
     attempts: tuple[AttemptRecord, ...] = ()
     attempts_known: bool = True
-    provider: ProviderKind | None = None
+    provider: ProviderId | None = None
     text: str = ""
     tool_json: tuple[str, ...] = ()
     completion_tokens: int | None = None  # the usage the caller was told (the mocks always report 8)

@@ -38,7 +38,7 @@ from falsification.report import record_verdict
 from falsification.rig import percentile, policy, request, resolved_for, wall
 from falsification.sim import SimProvider
 from routeproof.core.latency import LatencyConfig
-from routeproof.core.types import ProviderKind, TenantPolicy
+from routeproof.core.types import ProviderId, ProviderKind, TenantPolicy
 from routeproof.providers.protocol import Provider
 from routeproof.router import Router
 
@@ -61,7 +61,7 @@ class Call:
 
     start_s: float
     wait_s: float
-    provider: ProviderKind | None
+    provider: ProviderId | None
 
 
 def _p99(calls: list[Call], low_s: float, high_s: float) -> float:

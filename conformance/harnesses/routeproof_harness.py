@@ -8,9 +8,10 @@ what it breaks) so the suite can prove it catches it; ``routeproof conformance b
 A break re-runs the harness under ``python -O`` so icontract's run-time checks are off and the break
 is judged only from the outside, as a user would meet it.
 
-The Router is built from the case description in ONE place, ``build_router``: today routeproof keys
-providers by ``ProviderKind``, so a chain's OpenAI-compatible providers get distinct kinds
-(public: openai, openrouter; private: vllm, ollama).
+The Router is built from the case description in ONE place, ``build_router``: providers are named
+instances (the case's provider names), so a chain may hold any number of OpenAI-compatible
+providers; their kinds take turns (public: openai, openrouter; private: vllm, ollama), so a chain
+that was expressible when routeproof kept one provider per kind is built exactly as it was.
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ from routeproof.core.types import (
     Message,
     MessageStop,
     PrivacyTier,
+    ProviderId,
     ProviderKind,
+    ProviderName,
     RetryReason,
     StreamError,
     TenantPolicy,
@@ -64,6 +67,7 @@ from routeproof.core.types import (
     ToolUseDelta,
     ToolUseStart,
 )
+from routeproof.errors import ConfigError
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
@@ -110,7 +114,7 @@ class Setup:
     """A case's router and the chain its calls route through."""
 
     router: Router
-    chain: tuple[tuple[ProviderKind, str], ...]  # (kind, model) in priority order
+    chain: tuple[tuple[ProviderId, str], ...]  # (provider instance, model) in priority order
     client: httpx.AsyncClient
     attempt_timeout_s: float
 
@@ -123,21 +127,21 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
     """THE adapter: the Router for a ``configure`` message, or the reason it cannot be expressed."""
     client = httpx.AsyncClient(timeout=None)
     providers: list[Provider] = []
-    chain: list[tuple[ProviderKind, str]] = []
-    free_openai = {
-        "public": [ProviderKind.OPENAI, ProviderKind.OPENROUTER],
-        "private": [ProviderKind.VLLM, ProviderKind.OLLAMA],
+    chain: list[tuple[ProviderId, str]] = []
+    openai_kinds = {
+        "public": (ProviderKind.OPENAI, ProviderKind.OPENROUTER),
+        "private": (ProviderKind.VLLM, ProviderKind.OLLAMA),
     }
+    openai_seen = {"public": 0, "private": 0}
     prices: dict[tuple[ProviderKind, str], Price] = {}
     for p in message["providers"]:
         protocol, hosting, url, model = p["protocol"], p.get("hosting", "public"), p["base_url"], p["model"]
         creds = p.get("credentials", {})
         provider: Provider
         if protocol == "openai":
-            kinds = free_openai[hosting]
-            if not kinds:
-                return f"routeproof keys providers by kind: no free OpenAI-compatible {hosting} kind left"
-            kind = kinds.pop(0)
+            kinds = openai_kinds[hosting]
+            kind = kinds[openai_seen[hosting] % len(kinds)]
+            openai_seen[hosting] += 1
             provider = OpenAIProvider(
                 kind=kind, api_key=creds.get("api_key", "k"), client=client, base_url=url, name=p["name"]
             )
@@ -156,35 +160,38 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
                 base_url=url,
                 name=p["name"],
             )
-        if any(k is kind for k, _ in chain):
-            return f"routeproof keys providers by kind: two {kind.value} providers in one chain"
         providers.append(provider)
-        chain.append((kind, model))
+        chain.append((ProviderName(p["name"]), model))  # addressed by name; the Router binds it
         if "price" in p:
-            prices[(kind, model)] = Price(
+            price = Price(
                 input_micro_usd_per_mtok=_usd_per_mtok_to_micro(p["price"]["input_usd_per_mtok"]),
                 output_micro_usd_per_mtok=_usd_per_mtok_to_micro(p["price"]["output_usd_per_mtok"]),
                 cache_read_micro_usd_per_mtok=0,
                 cache_write_micro_usd_per_mtok=0,
             )
+            if prices.setdefault((kind, model), price) != price:
+                return f"routeproof prices per (kind, model): two prices for {kind.value} {model!r}"
     budget_usd = message.get("budget_usd")
     budget = None
     if budget_usd is not None:
-        if len(prices) != len(chain):
+        if any("price" not in p for p in message["providers"]):
             return "a budget needs a price for every provider"
         budget = BudgetLimits(session_limit_pico_usd=int(Decimal(str(budget_usd)) * 10**12))
     timeout_s = min(30.0, per_attempt_deadline_s) if per_attempt_deadline_s else 30.0
-    router = Router(
-        providers,
-        pricing=PricingTable(prices=prices) if prices else None,
-        budget=budget,
-        client=client,
-        attempt_timeout_s=timeout_s,
-    )
+    try:
+        router = Router(
+            providers,
+            pricing=PricingTable(prices=prices) if prices else None,
+            budget=budget,
+            client=client,
+            attempt_timeout_s=timeout_s,
+        )
+    except ConfigError as exc:  # e.g. a provider named after another kind
+        return f"routeproof refuses this configuration: {exc}"
     return Setup(router=router, chain=tuple(chain), client=client, attempt_timeout_s=timeout_s)
 
 
-def policy_for(chain: tuple[tuple[ProviderKind, str], ...], tier: str) -> TenantPolicy:
+def policy_for(chain: tuple[tuple[ProviderId, str], ...], tier: str) -> TenantPolicy:
     """The tenant policy routing the alias through ``chain`` at privacy ``tier``."""
     (first_kind, first_model), *rest = chain
     return TenantPolicy(

@@ -21,7 +21,7 @@ from types import TracebackType
 from routeproof.clock import loop_ms, waypoint
 from routeproof.core.admission import readmit, waited
 from routeproof.core.kernel import Action, CallProvider, KernelState
-from routeproof.core.types import ProviderKind
+from routeproof.core.types import ProviderId
 from routeproof.errors import ConfigError, DeadlineExceeded
 
 __all__ = ["DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER", "Admission", "AdmissionTimeout", "Limiter", "Slot"]
@@ -137,9 +137,9 @@ class Admission:
         self.max_in_flight = _limit("max_in_flight", max_in_flight)
         self.max_in_flight_per_provider = _limit("max_in_flight_per_provider", max_in_flight_per_provider)
         self._router = Limiter(max_in_flight) if max_in_flight is not None else None
-        self._providers: dict[ProviderKind, Limiter] = {}
+        self._providers: dict[ProviderId, Limiter] = {}
 
-    def _limiters(self, kind: ProviderKind) -> tuple[Limiter, ...]:
+    def _limiters(self, kind: ProviderId) -> tuple[Limiter, ...]:
         out: list[Limiter] = []
         if self.max_in_flight_per_provider is not None:
             limiter = self._providers.get(kind)
@@ -150,7 +150,7 @@ class Admission:
             out.append(self._router)  # always after the provider's: one order, no deadlock
         return tuple(out)
 
-    def in_flight(self, kind: ProviderKind | None = None) -> int:
+    def in_flight(self, kind: ProviderId | None = None) -> int:
         """Attempts holding a slot now, on ``kind`` or in all; for tests and metrics."""
         if kind is not None:
             limiter = self._providers.get(kind)

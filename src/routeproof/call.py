@@ -37,7 +37,7 @@ from routeproof.core.routing import ChainPlan
 from routeproof.core.types import (
     AttemptFailure,
     ChatRequest,
-    ProviderKind,
+    ProviderId,
     ProviderResponse,
     SkipRecord,
 )
@@ -77,7 +77,7 @@ class Call:
         self.skipped: list[SkipRecord] = [s.as_record() for s in chain_plan.skipped]
         self.response: ProviderResponse | None = None
         self.refusal: LedgerRefusal | None = None
-        self.last_kind: ProviderKind | None = None
+        self.last_kind: ProviderId | None = None
         self.last_position: int | None = None
         self.loop = asyncio.get_running_loop()
         self.turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
@@ -259,7 +259,7 @@ _ERRORS: dict[ErrorKind, Callable[[Call, Fail], RouterError]] = {
 """How each of core's ``ErrorKind`` is built (one constructor per row)."""
 
 
-def _last_error(provider: ProviderKind, failure: AttemptFailure) -> RouterError:
+def _last_error(provider: ProviderId, failure: AttemptFailure) -> RouterError:
     """The error describing one failed attempt (the ``last_error`` of AllProvidersFailed)."""
     kind = last_error_kind(failure.kind, failure.http_status)  # core/outcomes.py
     if kind is LastErrorKind.TERMINAL_STATUS and failure.http_status is not None:

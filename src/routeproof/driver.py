@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from routeproof.admission import Slot
 from routeproof.call import Call
@@ -88,8 +88,9 @@ class Committed:
 
 
 def _plan(ports: Ports, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
-    chain = build_chain(resolved, policy)
     planning = ports.planning
+    # each configured name bound to its registered instance (its kind known)
+    chain = tuple(replace(e, provider=planning.ids.get(e.provider, e.provider)) for e in build_chain(resolved, policy))
     return plan_chain(
         chain,
         policy.privacy_tier,

@@ -11,6 +11,7 @@ import httpx
 from routeproof.config import BackoffPolicy as ConfiguredBackoff
 from routeproof.config import RoutingConfig, build_providers, load_config
 from routeproof.core.health import HealthConfig
+from routeproof.core.identity import instance_ids, parse_provider
 from routeproof.core.kernel import BackoffPolicy
 from routeproof.core.latency import LatencyConfig
 from routeproof.core.ledger import BudgetLimits
@@ -62,9 +63,9 @@ def router_from_config(
         backoff=backoff,
         private_allow_list=config.private_hosts,
         client=pooled,
-        provider_timeouts_ms={p.kind: p.timeout_ms for p in config.providers},
+        provider_timeouts_ms={p.name: p.timeout_ms for p in config.providers},
         max_attempts_per_provider=config.backoff.max_attempts_per_provider,
-        declared_tiers={p.kind: p.privacy_tier for p in config.providers},
+        declared_tiers={p.name: p.privacy_tier for p in config.providers},
         latency=LatencyConfig(sla_ms=config.failover.latency_sla_ms),
         max_in_flight=admission.max_in_flight or None,  # 0: no limit
         max_in_flight_per_provider=admission.max_in_flight_per_provider or None,
@@ -86,8 +87,10 @@ def tenant_policy(
     first, *rest = ordered
     return TenantPolicy(
         privacy_tier=privacy_tier,
-        primary={alias: (first.kind, first.model)},
-        fallback_chain=tuple(FallbackProvider(kind=p.kind, model_alias_map={alias: p.model}) for p in rest),
+        primary={alias: (parse_provider(first.name), first.model)},
+        fallback_chain=tuple(
+            FallbackProvider(kind=parse_provider(p.name), model_alias_map={alias: p.model}) for p in rest
+        ),
     )
 
 
@@ -97,8 +100,9 @@ def _usd(value: Decimal | None, what: str) -> int | None:
 
 def _budget_limits(config: RoutingConfig) -> BudgetLimits | None:
     """The configured budget scopes in pico-USD, or None when no budget is set at all."""
+    ids = instance_ids((p.name, p.kind) for p in config.providers)  # the ledger scope is per instance
     daily = tuple(
-        (p.kind, parse_usd(p.daily_budget_usd, what=f"driver.providers.{p.name}.daily_budget_usd"))
+        (ids[p.name], parse_usd(p.daily_budget_usd, what=f"driver.providers.{p.name}.daily_budget_usd"))
         for p in config.providers
         if p.daily_budget_usd is not None
     )

@@ -16,7 +16,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from routeproof.core.types import AttemptRecord, AttemptStatus, ProviderKind
+from routeproof.core.types import AttemptRecord, AttemptStatus, ProviderId
 
 __all__ = [
     "CALL_OUTCOMES",
@@ -101,18 +101,18 @@ class RouterMetrics:
         if record.first_token_ms is not None:
             self.first_token.record(record.first_token_ms, {"provider": provider, "model": record.model})
 
-    def failover(self, from_kind: ProviderKind, to_kind: ProviderKind) -> None:
+    def failover(self, from_kind: ProviderId, to_kind: ProviderId) -> None:
         """The call moved from one provider to the next."""
         self.failovers.add(1, {"from": from_kind.as_metric_label(), "to": to_kind.as_metric_label()})
 
-    def call(self, provider: ProviderKind | None, model: str, outcome: str, attempts: int) -> None:
+    def call(self, provider: ProviderId | None, model: str, outcome: str, attempts: int) -> None:
         """The call's one terminal decision, and how many attempts it took."""
         assert outcome in CALL_OUTCOMES, outcome
         label = provider.as_metric_label() if provider is not None else "none"
         self.calls.add(1, {"provider": label, "model": model, "outcome": outcome})
         self.attempts_per_call.record(attempts, {"final_outcome": outcome})
 
-    def turn_warning(self, provider: ProviderKind) -> None:
+    def turn_warning(self, provider: ProviderId) -> None:
         """An attempt's worst case exceeded the per-turn warning threshold (sent anyway)."""
         self.budget_warnings.add(1, {"provider": provider.as_metric_label()})
 
@@ -137,7 +137,7 @@ def call_trace_context() -> Context | None:
 
 @contextmanager
 def attempt_span(
-    provider: ProviderKind, model: str, attempt_num: int, *, parent: Context | None = None
+    provider: ProviderId, model: str, attempt_num: int, *, parent: Context | None = None
 ) -> Iterator[trace.Span]:
     """A CLIENT span around one attempt, current while it runs: the provider injects its context, so
     the outbound ``traceparent`` carries the call's trace id and a new span id of its own.
@@ -170,7 +170,7 @@ def attempt_span(
             yield child
 
 
-def log_auth_failure(provider: ProviderKind, status: int | None) -> None:
+def log_auth_failure(provider: ProviderId, status: int | None) -> None:
     """401/403: the operator pager must trigger (sev-1). No key is logged."""
     logger.error(
         "router_auth_error_terminal provider=%s status=%s",
@@ -180,7 +180,7 @@ def log_auth_failure(provider: ProviderKind, status: int | None) -> None:
     )
 
 
-def log_model_not_found(provider: ProviderKind, model: str) -> None:
+def log_model_not_found(provider: ProviderId, model: str) -> None:
     """404: the alias resolver and the provider's catalogue disagree (sev-2)."""
     logger.warning(
         "router_model_not_found provider=%s model=%s",
@@ -195,7 +195,7 @@ def log_cap_exceeded(attempts: int) -> None:
     logger.error("router_attempts_cap_exceeded attempts=%s", attempts, extra={"severity": "sev-2"})
 
 
-def log_turn_warning(provider: ProviderKind, model: str, worst_case_usd: str) -> None:
+def log_turn_warning(provider: ProviderId, model: str, worst_case_usd: str) -> None:
     """Seed 003's per-turn scope: the worst case of this attempt exceeds the per-turn threshold."""
     logger.warning(
         "router_budget_turn_warning provider=%s model=%s worst_case=%s",

@@ -40,9 +40,10 @@ from routeproof.core.ledger import Refusal as LedgerRefusal
 from routeproof.core.ledger import Reservation
 from routeproof.core.pricing import FREE, Price, PricingTable, cost_pico_usd, worst_case_cost_pico_usd
 from routeproof.core.routing import CoolingPolicy
-from routeproof.core.types import AttemptRecord, ChatRequest, PrivacyTier, ProviderKind, Usage
+from routeproof.core.types import AttemptRecord, ChatRequest, PrivacyTier, ProviderId, Usage
 from routeproof.ledger_store import LedgerStore
 from routeproof.providers.protocol import Provider
+from routeproof.registry import kind_of
 
 __all__ = ["HealthBook", "HealthPort", "Instrumentation", "Ledger", "Planning", "Ports", "StreamTimeouts"]
 
@@ -56,15 +57,15 @@ class Instrumentation(Protocol):
         """One attempt finished."""
         ...
 
-    def failover(self, from_kind: ProviderKind, to_kind: ProviderKind) -> None:
+    def failover(self, from_kind: ProviderId, to_kind: ProviderId) -> None:
         """The call moved from one provider to the next."""
         ...
 
-    def call(self, provider: ProviderKind | None, model: str, outcome: str, attempts: int) -> None:
+    def call(self, provider: ProviderId | None, model: str, outcome: str, attempts: int) -> None:
         """The call's one terminal decision (``outcome`` is a ``CallOutcome`` value)."""
         ...
 
-    def turn_warning(self, provider: ProviderKind) -> None:
+    def turn_warning(self, provider: ProviderId) -> None:
         """An attempt's worst case exceeded the per-turn warning threshold."""
         ...
 
@@ -78,7 +79,7 @@ class HealthPort(Protocol):
     """Where provider health and recent latencies live. Two verbs for health ("apply an effect",
     "read the snapshot") so another store (Redis) can back them; latency likewise."""
 
-    def apply(self, provider: ProviderKind, effect: HealthEffect, now_ms: int) -> None:
+    def apply(self, provider: ProviderId, effect: HealthEffect, now_ms: int) -> None:
         """Apply one attempt's (or one settled stream's) effect on ``provider``'s health."""
         ...
 
@@ -86,7 +87,7 @@ class HealthPort(Protocol):
         """Provider health as it stands (a frozen value)."""
         ...
 
-    def record_latency(self, provider: ProviderKind, now_ms: int, latency_ms: int) -> None:
+    def record_latency(self, provider: ProviderId, now_ms: int, latency_ms: int) -> None:
         """One answered attempt's latency (the latency-SLA trigger's sample)."""
         ...
 
@@ -94,7 +95,7 @@ class HealthPort(Protocol):
         """Recent latencies as they stand (a frozen value)."""
         ...
 
-    def demote_slow(self, chain: frozenset[ProviderKind], now_ms: int) -> frozenset[ProviderKind]:
+    def demote_slow(self, chain: frozenset[ProviderId], now_ms: int) -> frozenset[ProviderId]:
         """This call's providers to demote for the latency SLA; one due a probe is left in front, once."""
         ...
 
@@ -108,7 +109,7 @@ class HealthBook:
         self._health = health
         self._latency = latency
 
-    def apply(self, provider: ProviderKind, effect: HealthEffect, now_ms: int) -> None:
+    def apply(self, provider: ProviderId, effect: HealthEffect, now_ms: int) -> None:
         """Success resets, failure counts (core/health.py); a neutral effect changes nothing."""
         if effect is HealthEffect.SUCCESS:
             self._health = record_success(self._health, provider)
@@ -119,7 +120,7 @@ class HealthBook:
         """Provider health as it stands (a frozen value)."""
         return self._health
 
-    def record_latency(self, provider: ProviderKind, now_ms: int, latency_ms: int) -> None:
+    def record_latency(self, provider: ProviderId, now_ms: int, latency_ms: int) -> None:
         """One answered attempt's latency (core/latency.py)."""
         self._latency = record_latency(self._latency, provider, now_ms, latency_ms)
 
@@ -127,7 +128,7 @@ class HealthBook:
         """Recent latencies as they stand (a frozen value)."""
         return self._latency
 
-    def demote_slow(self, chain: frozenset[ProviderKind], now_ms: int) -> frozenset[ProviderKind]:
+    def demote_slow(self, chain: frozenset[ProviderId], now_ms: int) -> frozenset[ProviderId]:
         """The breaching providers of ``chain``, less those due a probe (each probe recorded once)."""
         slow = breaching(self._latency, now_ms) & chain
         due = frozenset(k for k in slow if probe_due(self._latency, k, now_ms))
@@ -145,24 +146,26 @@ class Ledger:
     store: LedgerStore | None
     pricing: PricingTable | None
     wall_clock: Callable[[], float]
+    ids: Mapping[str, ProviderId]  # each configured name's instance (its kind prices the call)
 
     def wall_ms(self) -> int:
         """Unix time in ms (the ledger store's clock)."""
         return max(0, int(self.wall_clock() * 1000))
 
-    def price(self, kind: ProviderKind, model: str) -> Price | None:
+    def price(self, kind: ProviderId, model: str) -> Price | None:
         """The price a call is booked at. With a budget every routed model must be priced (the
         factory checks it at load; a Router built by hand fails here, before anything is sent).
         Without a budget an unpriced model has an unknown cost (None), never an error."""
         if self.pricing is None:
             return None
+        kind = kind_of(self.ids.get(kind, kind))  # prices are per (kind, model) of the instance
         if self.store is None:
             price = self.pricing.get(kind, model)
             return price if price is not None or kind is not ProviderKind.LOCAL else FREE
         return self.pricing.price_of_call(kind, model)
 
     async def reserve(
-        self, kind: ProviderKind, model: str, req: ChatRequest, session_id: str
+        self, kind: ProviderId, model: str, req: ChatRequest, session_id: str
     ) -> Reservation | LedgerRefusal | None:
         """Reserve the attempt's worst case in the ledger store (raises LedgerUnavailable: fail closed)."""
         if self.store is None:
@@ -182,14 +185,14 @@ class Ledger:
         else:
             await self.store.release(reservation, booked_pico_usd, now_ms=self.wall_ms())
 
-    def known_cost(self, kind: ProviderKind, model: str, usage: Usage | None) -> int | None:
+    def known_cost(self, kind: ProviderId, model: str, usage: Usage | None) -> int | None:
         """The exact cost of ``usage`` in pico-USD, or None when the model has no price."""
         price = self.price(kind, model)
         if price is None or usage is None:
             return None
         return cost_pico_usd(price, usage)
 
-    def cost(self, kind: ProviderKind, model: str, usage: Usage | None) -> int:
+    def cost(self, kind: ProviderId, model: str, usage: Usage | None) -> int:
         """The exact cost of ``usage`` in pico-USD, 0 when unknown."""
         return self.known_cost(kind, model, usage) or 0
 
@@ -198,11 +201,12 @@ class Ledger:
 class Planning:
     """What each call's plan is built from: the chain rules' inputs and the kernel's limits."""
 
-    endpoint_tiers: Mapping[ProviderKind, PrivacyTier]
+    ids: Mapping[str, ProviderId]  # each configured name's registered instance
+    endpoint_tiers: Mapping[ProviderId, PrivacyTier]
     cooling: CoolingPolicy
     backoff: BackoffPolicy
     attempt_timeout_ms: int
-    provider_timeouts_ms: Mapping[ProviderKind, int]
+    provider_timeouts_ms: Mapping[ProviderId, int]
     max_attempts_per_provider: int
 
 
@@ -217,7 +221,7 @@ class StreamTimeouts:
 class Ports:
     """The services one Router hands to its calls (see the module docstring)."""
 
-    providers: Mapping[ProviderKind, Provider]
+    providers: Mapping[ProviderId, Provider]
     ledger: Ledger
     health: HealthPort
     metrics: Instrumentation

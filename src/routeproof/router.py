@@ -36,7 +36,7 @@ from routeproof.core.tiers import endpoint_tier
 from routeproof.core.types import (
     ChatRequest,
     PrivacyTier,
-    ProviderKind,
+    ProviderId,
     ProviderResponse,
     ResolvedModel,
     TenantPolicy,
@@ -47,6 +47,7 @@ from routeproof.ledger_store import LedgerStore, MemoryLedgerStore
 from routeproof.observe import RouterMetrics, log_budget_override
 from routeproof.ports import HealthBook, Instrumentation, Ledger, Planning, Ports, StreamTimeouts
 from routeproof.providers.protocol import Provider
+from routeproof.registry import keyed_by_instance, kind_of, names, provider_timeouts, registry
 from routeproof.streaming import ProviderStream
 
 __all__ = ["Router"]
@@ -57,7 +58,7 @@ class Router:
 
     def __init__(
         self,
-        providers: Iterable[Provider] | Mapping[ProviderKind, Provider],
+        providers: Iterable[Provider] | Mapping[str, Provider],
         *,
         pricing: PricingTable | None = None,
         budget: BudgetLimits | None = None,
@@ -72,9 +73,9 @@ class Router:
         stream_idle_timeout_s: float | None = 30.0,
         cooling: CoolingPolicy = CoolingPolicy.DEMOTE,
         ledger_store: LedgerStore | None = None,
-        provider_timeouts_ms: Mapping[ProviderKind, int] | None = None,
+        provider_timeouts_ms: Mapping[str, int] | None = None,
         max_attempts_per_provider: int = MAX_ATTEMPTS_PER_PROVIDER,
-        declared_tiers: Mapping[ProviderKind, PrivacyTier] | None = None,
+        declared_tiers: Mapping[str, PrivacyTier] | None = None,
         latency: LatencyConfig | None = None,
         max_in_flight: int | None = None,
         max_in_flight_per_provider: int | None = DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER,
@@ -84,7 +85,6 @@ class Router:
         if not 0 < attempt_timeout_s <= PROVIDER_DEFAULT_TIMEOUT_MS / 1000:
             raise ConfigError(f"attempt_timeout_s must be in (0, 30], got {attempt_timeout_s!r}")
         self._attempt_timeout_ms = max(1, math.floor(attempt_timeout_s * 1000))
-        self._provider_timeouts_ms = _provider_timeouts(provider_timeouts_ms or {})
         if (
             isinstance(max_attempts_per_provider, bool)
             or not isinstance(max_attempts_per_provider, int)
@@ -99,23 +99,23 @@ class Router:
             raise ConfigError(f"stream_idle_timeout_s must be > 0 or None, got {stream_idle_timeout_s!r}")
         self._stream_idle_timeout_s = stream_idle_timeout_s
         self._cooling = cooling
-        items = providers.values() if isinstance(providers, Mapping) else providers
-        self._providers: dict[ProviderKind, Provider] = {}
-        for provider in items:
-            if not provider.kind.is_supported:
-                raise ConfigError(f"provider kind {provider.kind.value!r} is declared but not implemented yet")
-            if provider.kind in self._providers:
-                raise ConfigError(f"two providers of kind {provider.kind.value!r}: one per kind")
-            self._providers[provider.kind] = provider
-        declared = dict(declared_tiers or {})
-        for kind, tier in declared.items():
+        # The provider registry, keyed by instance (core/identity.py): a provider named after its
+        # kind is keyed by the kind member, any other name by a ProviderName bound to its kind.
+        self._providers: dict[ProviderId, Provider] = registry(providers)
+        self._ids: dict[str, ProviderId] = names(self._providers)
+        self._provider_timeouts_ms = provider_timeouts(provider_timeouts_ms or {}, self._ids)
+        declared = keyed_by_instance(declared_tiers or {}, self._ids, "declared_tiers")
+        for ident, tier in declared.items():
             if not isinstance(tier, PrivacyTier):
-                raise ConfigError(f"declared tier of {kind!r} must be a PrivacyTier, got {tier!r}")
+                raise ConfigError(f"declared tier of {ident.value!r} must be a PrivacyTier, got {tier!r}")
         # A declared tier may lower a provider's privacy (treat a localhost model as Standard), never
         # raise it above what its endpoint proves: the effective tier is the less private of the two.
         self._endpoint_tiers = {
-            kind: max(endpoint_tier(kind, p.base_url, private_allow_list), declared.get(kind, PrivacyTier.SOVEREIGN))
-            for kind, p in self._providers.items()
+            ident: max(
+                endpoint_tier(kind_of(ident), p.base_url, private_allow_list),
+                declared.get(ident, PrivacyTier.SOVEREIGN),
+            )
+            for ident, p in self._providers.items()
         }
         self._pricing = pricing
         # Plain checks, not contracts: ``python -O`` strips icontract, and these must still hold.
@@ -146,12 +146,15 @@ class Router:
         # The one frozen set of services every call uses (ports.py): built once, here.
         self._ports = Ports(
             providers=MappingProxyType(self._providers),
-            ledger=Ledger(store=self._ledger_store, pricing=self._pricing, wall_clock=wall_clock),
+            ledger=Ledger(
+                store=self._ledger_store, pricing=self._pricing, wall_clock=wall_clock, ids=MappingProxyType(self._ids)
+            ),
             health=health_book,
             metrics=metrics or RouterMetrics(),
             admission=self._admission,
             draw=self._rng.random,
             planning=Planning(
+                ids=MappingProxyType(self._ids),
                 endpoint_tiers=MappingProxyType(self._endpoint_tiers),
                 cooling=self._cooling,
                 backoff=self._backoff,
@@ -273,24 +276,6 @@ class Router:
             session_id=session_id,
             restart_on_interrupt=restart_on_interrupt,
         )
-
-
-def _provider_timeouts(timeouts: Mapping[ProviderKind, int]) -> dict[ProviderKind, int]:
-    """Validated per-provider attempt timeouts (agent.toml's ``timeout_ms``), in ms."""
-    checked: dict[ProviderKind, int] = {}
-    for kind, timeout_ms in timeouts.items():
-        if not isinstance(kind, ProviderKind):
-            raise ConfigError(f"provider_timeouts_ms keys must be ProviderKind, got {kind!r}")
-        if (
-            isinstance(timeout_ms, bool)
-            or not isinstance(timeout_ms, int)
-            or not 0 < timeout_ms <= PROVIDER_DEFAULT_TIMEOUT_MS
-        ):
-            raise ConfigError(
-                f"timeout_ms of {kind.value!r} must be an int in 1..{PROVIDER_DEFAULT_TIMEOUT_MS}, got {timeout_ms!r}"
-            )
-        checked[kind] = timeout_ms
-    return checked
 
 
 def _backoff_valid(backoff: BackoffPolicy, max_attempts_per_provider: int) -> bool:

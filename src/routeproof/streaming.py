@@ -33,7 +33,7 @@ from routeproof.core.types import (
     AttemptRecord,
     ChatRequest,
     MessageStop,
-    ProviderKind,
+    ProviderId,
     ResolvedModel,
     StreamError,
     StreamEvent,
@@ -74,7 +74,7 @@ class ProviderStream:
         restart_on_interrupt: bool,
     ) -> None:
         self.attempts: tuple[AttemptRecord, ...] = ()
-        self.provider: ProviderKind | None = None
+        self.provider: ProviderId | None = None
         self.model = ""
         self.interrupted = False
         self.first_token_ms: int | None = None

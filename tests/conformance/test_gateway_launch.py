@@ -98,16 +98,39 @@ async def test_a_session_budget_is_written_with_its_prices(tmp_path: Path) -> No
     assert parse_gateway_settings(data, environ=env).tenant_for("conformance-warm-up-key") is not None
 
 
+async def test_six_public_openai_compatible_providers_are_six_named_instances() -> None:
+    """Six public OpenAI-compatible providers (cap.six-openai-compatible) load as six named instances,
+    their kinds taking turns as before, where one provider per kind made the case n/a."""
+    message = configure_message(*[("openai", "public")] * 6)
+    written = routeproof_serve_config(message, SERVE)
+    assert not isinstance(written, str), written
+    files, env = written
+    config = parse_config(tomllib.loads(files["agent.toml"], parse_float=Decimal), environ=env, base_dir=Path("."))
+    assert [(p.name, p.kind.value) for p in config.providers] == [
+        (f"p{i}", ("openai", "openrouter")[i % 2]) for i in range(6)
+    ]
+
+
+async def test_two_prices_for_one_kind_and_model_are_a_reason() -> None:
+    """Pricing is per (kind, model): two instances of one kind and model priced apart are n/a, with why."""
+    message = configure_message(("openai", "public"), ("openai", "public"), ("openai", "public"))
+    for i, p in enumerate(message["providers"]):
+        p["model"] = "same-model"
+        p["price"] = {"input_usd_per_mtok": str(1 + i), "output_usd_per_mtok": "2"}
+    written = routeproof_serve_config(message, SERVE)
+    assert isinstance(written, str)
+    assert "two prices for openai 'same-model'" in written
+
+
 @pytest.mark.parametrize(
     ("message", "reason"),
     [
         (configure_message(("openai", "public"), budget_usd="0.01"), "needs a price for every provider"),
-        (configure_message(*[("openai", "public")] * 3), "no free OpenAI-compatible public kind"),
         (configure_message(("anthropic", "private")), "always public"),
     ],
 )
 async def test_what_agent_toml_cannot_express_is_a_reason(message: Mapping[str, Any], reason: str) -> None:
-    """A session budget, a third public OpenAI-compatible provider or a private Anthropic is n/a, with why."""
+    """A session budget without prices or a private Anthropic is n/a, with why."""
     written = routeproof_serve_config(message, SERVE)
     assert isinstance(written, str)
     assert reason in written

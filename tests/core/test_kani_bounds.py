@@ -82,6 +82,7 @@ def test_kani_mpa_001_sovereign_blocks_egress_exhaustive_to_bound_4() -> None:
                     assert len(kept) + len(skipped) == len(entries)
                     assert all(any(k is e for e in entries) for k in kept)
                     for entry in kept:
+                        assert isinstance(entry.provider, ProviderKind)  # a chain of kinds
                         assert entry.provider in allowed_kinds(tier)
                         assert endpoints.get(entry.provider, PrivacyTier.SOVEREIGN) <= tier
                         if tier is PrivacyTier.SOVEREIGN:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from routeproof.core.constants import ATTEMPTS_CAP, FAILOVER_BUDGET_MS, MAX_ATTEMPTS_PER_PROVIDER
 from routeproof.core.kernel import CallPlan, Fail, FailKind, Succeed
-from routeproof.core.types import AttemptFailure, AttemptStatus, ChainEntry, FailureKind, ProviderKind
+from routeproof.core.types import AttemptFailure, AttemptStatus, ChainEntry, FailureKind, ProviderId, ProviderKind
 from tests.core.kernel_sim import Outcome, Run, simulate
 
 KINDS = [ProviderKind.BEDROCK, ProviderKind.ANTHROPIC, ProviderKind.OPENAI, ProviderKind.OLLAMA]
@@ -95,7 +95,7 @@ def test_call_ends_within_the_budget(scenario: tuple[CallPlan, list[Outcome], li
 def test_attempt_counts_and_numbering(scenario: tuple[CallPlan, list[Outcome], list[float]]) -> None:
     """<= 3 attempts per provider, numbered 1, 2, 3 in order; <= 16 records; one record per call."""
     run = run_scenario(scenario)
-    per_provider: dict[tuple[ProviderKind, str], list[int]] = defaultdict(list)
+    per_provider: dict[tuple[ProviderId, str], list[int]] = defaultdict(list)
     for _, call in run.calls:
         per_provider[(call.entry.provider, call.entry.model)].append(call.attempt_num)
     for numbers in per_provider.values():

@@ -128,6 +128,7 @@ def test_filter_never_yields_disallowed_provider(
     """For any chain and tier, every kept entry is allowed and its endpoint tier is <= tier."""
     kept, skipped = filter_chain(chain, tier, tiers)
     for entry in kept:
+        assert isinstance(entry.provider, ProviderKind)  # the chain is of kinds (default-named instances)
         assert entry.provider in allowed_kinds(tier)
         assert tiers.get(entry.provider, endpoint_tier(entry.provider, None)) <= tier
         if tier is PrivacyTier.SOVEREIGN:

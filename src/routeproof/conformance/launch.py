@@ -55,14 +55,17 @@ def routeproof_serve_config(
 ) -> tuple[dict[str, str], dict[str, str]] | str:
     """``agent.toml`` for ``routeproof serve`` routing the profile's model through the case's chain.
 
-    routeproof keys providers by kind, so a chain's OpenAI-compatible providers take distinct kinds
-    (public: openai, openrouter; private: vllm, ollama), as routeproof's harness does; a chain that
-    needs more, a private Anthropic or Bedrock provider, or a budget without prices cannot be expressed.
+    Providers are named instances (the case's names), so a chain may hold any number of
+    OpenAI-compatible providers; their kinds take turns (public: openai, openrouter; private: vllm,
+    ollama), as routeproof's harness does. A private Anthropic or Bedrock provider, two prices for
+    one (kind, model), or a budget without prices cannot be expressed.
     """
     budget_usd = message.get("budget_usd")
     if budget_usd is not None and not all("price" in p for p in message["providers"]):
         return "a session budget needs a price for every provider"
-    free_openai = {"public": ["openai", "openrouter"], "private": ["vllm", "ollama"]}
+    openai_kinds = {"public": ("openai", "openrouter"), "private": ("vllm", "ollama")}
+    openai_seen = {"public": 0, "private": 0}
+    prices: dict[tuple[str, str], tuple[str, str]] = {}
     lines: list[str] = []
     pricing: list[str] = []
     env = {PROVIDER_KEY_ENV: "conformance-test-key"}
@@ -72,9 +75,10 @@ def routeproof_serve_config(
         env[PROVIDER_KEY_ENV] = creds.get("api_key", env[PROVIDER_KEY_ENV])
         extra: list[str] = []
         if protocol == "openai":
-            if not free_openai.get(hosting):
-                return f"routeproof keys providers by kind: no free OpenAI-compatible {hosting} kind left"
-            kind = free_openai[hosting].pop(0)
+            if hosting not in openai_kinds:
+                return f"unknown hosting {hosting!r}"
+            kind = openai_kinds[hosting][openai_seen[hosting] % 2]
+            openai_seen[hosting] += 1
             url += "/v1"  # the mock answers POST {base_url}/v1/chat/completions
             extra.append(f"api_key_env = {_toml_str(PROVIDER_KEY_ENV)}")
         elif hosting != "public":
@@ -89,9 +93,13 @@ def routeproof_serve_config(
             env["AWS_SECRET_ACCESS_KEY"] = creds.get("aws_secret_access_key", "conformance-test-secret")
         else:
             return f"unknown protocol {protocol!r}"
-        if any(f'kind = "{kind}"' in line for line in lines):
-            return f"routeproof keys providers by kind: two {kind} providers in one chain"
         if "price" in p:
+            price_key = (kind, str(p["model"]))
+            price = (str(p["price"]["input_usd_per_mtok"]), str(p["price"]["output_usd_per_mtok"]))
+            if prices.get(price_key, price) != price:
+                return f"routeproof prices per (kind, model): two prices for {kind} {p['model']!r}"
+        if "price" in p and price_key not in prices:  # one [kind."model"] table per (kind, model)
+            prices[price_key] = price
             pricing += [
                 f"[{kind}.{_toml_str(str(p['model']))}]",
                 f"input_per_mtok = {p['price']['input_usd_per_mtok']}",

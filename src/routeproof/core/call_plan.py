@@ -22,7 +22,7 @@ from routeproof.core.constants import (
     PROVIDER_DEFAULT_TIMEOUT_MS,
     RETRY_DELAYS_MS,
 )
-from routeproof.core.types import ChainEntry, ProviderKind
+from routeproof.core.types import ChainEntry, ProviderId
 
 __all__ = ["BackoffPolicy", "Bound", "CallPlan", "FailKind", "Refusal", "plan_valid"]
 
@@ -51,12 +51,12 @@ class CallPlan:
     attempt_timeout_ms: int = PROVIDER_DEFAULT_TIMEOUT_MS
     backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
     context_window_failover: bool = False
-    provider_timeouts_ms: tuple[tuple[ProviderKind, int], ...] = ()  # agent.toml's per-provider timeout_ms
+    provider_timeouts_ms: tuple[tuple[ProviderId, int], ...] = ()  # agent.toml's per-provider timeout_ms
 
-    def timeout_for(self, provider: ProviderKind) -> int:
+    def timeout_for(self, provider: ProviderId) -> int:
         """The per-attempt ceiling for ``provider``: its configured ``timeout_ms``, else the plan's."""
         for kind, timeout_ms in self.provider_timeouts_ms:
-            if kind is provider:
+            if kind == provider:
                 return min(timeout_ms, self.attempt_timeout_ms)
         return self.attempt_timeout_ms
 

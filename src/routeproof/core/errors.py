@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from routeproof.core.types import AttemptFailure, AttemptRecord, ProviderKind
+from routeproof.core.types import AttemptFailure, AttemptRecord, ProviderId
 
 __all__ = [
     "AllProvidersFailed",
@@ -58,7 +58,7 @@ class AllProvidersFailed(RouterError):
 class AuthError(RouterError):
     """401/403: the gateway's credentials are wrong. Terminal, never charged, sev-1."""
 
-    def __init__(self, provider: ProviderKind, status: int, *, attempts: tuple[AttemptRecord, ...] = ()) -> None:
+    def __init__(self, provider: ProviderId, status: int, *, attempts: tuple[AttemptRecord, ...] = ()) -> None:
         super().__init__(f"{provider.as_metric_label()} rejected the credentials (HTTP {status})", attempts=attempts)
         self.provider = provider
         self.status = status
@@ -69,7 +69,7 @@ class TerminalProviderError(RouterError):
 
     def __init__(
         self,
-        provider: ProviderKind,
+        provider: ProviderId,
         status: int,
         message: str = "",
         *,
@@ -89,7 +89,7 @@ class ProviderHTTPError(RouterError):
 
     def __init__(
         self,
-        provider: ProviderKind,
+        provider: ProviderId,
         status: int,
         message: str = "",
         *,
@@ -107,7 +107,7 @@ class InvalidResponse(RouterError):
     """A provider's answer did not have the documented shape, or the router caught its own bug."""
 
     def __init__(
-        self, reason: str, *, provider: ProviderKind | None = None, attempts: tuple[AttemptRecord, ...] = ()
+        self, reason: str, *, provider: ProviderId | None = None, attempts: tuple[AttemptRecord, ...] = ()
     ) -> None:
         where = f"{provider.as_metric_label()}: " if provider is not None else ""
         super().__init__(f"invalid response: {where}{reason}", attempts=attempts)

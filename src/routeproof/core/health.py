@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import icontract
 
 from routeproof.core.constants import FAILURE_THRESHOLD
-from routeproof.core.types import ChainEntry, ProviderKind
+from routeproof.core.types import ChainEntry, ProviderId
 
 __all__ = [
     "DEFAULT_COOLDOWN_MS",
@@ -65,7 +65,7 @@ class HealthState:
     """Health of every provider seen so far; a provider never seen is healthy."""
 
     config: HealthConfig = HealthConfig()
-    providers: tuple[tuple[ProviderKind, ProviderHealth], ...] = ()
+    providers: tuple[tuple[ProviderId, ProviderHealth], ...] = ()
 
 
 def health_well_formed(state: HealthState) -> bool:
@@ -79,14 +79,14 @@ def health_well_formed(state: HealthState) -> bool:
     )
 
 
-def _health_of(state: HealthState, provider: ProviderKind) -> ProviderHealth:
+def _health_of(state: HealthState, provider: ProviderId) -> ProviderHealth:
     for kind, health in state.providers:
-        if kind is provider:
+        if kind == provider:
             return health
     return ProviderHealth()
 
 
-def _with(state: HealthState, provider: ProviderKind, health: ProviderHealth) -> HealthState:
+def _with(state: HealthState, provider: ProviderId, health: ProviderHealth) -> HealthState:
     others = tuple((k, h) for k, h in state.providers if k is not provider)
     return replace(state, providers=(*others, (provider, health)))
 
@@ -97,7 +97,7 @@ def new_health(config: HealthConfig = HealthConfig()) -> HealthState:  # frozen:
     return HealthState(config=config)
 
 
-def _record_failure(state: HealthState, provider: ProviderKind, now_ms: int) -> HealthState:
+def _record_failure(state: HealthState, provider: ProviderId, now_ms: int) -> HealthState:
     old = _health_of(state, provider)
     count = old.consecutive_failures + 1
     until = old.cooldown_until_ms
@@ -107,7 +107,7 @@ def _record_failure(state: HealthState, provider: ProviderKind, now_ms: int) -> 
     return _with(state, provider, ProviderHealth(consecutive_failures=count, cooldown_until_ms=until))
 
 
-def _cooldown_end(state: HealthState, provider: ProviderKind) -> int | None:
+def _cooldown_end(state: HealthState, provider: ProviderId) -> int | None:
     return _health_of(state, provider).cooldown_until_ms
 
 
@@ -133,7 +133,7 @@ def _cooldown_end(state: HealthState, provider: ProviderKind) -> int | None:
     ),
     "reaching the threshold starts a cooldown",
 )
-def record_failure(state: HealthState, provider: ProviderKind, now_ms: int) -> HealthState:
+def record_failure(state: HealthState, provider: ProviderId, now_ms: int) -> HealthState:
     """Count one more consecutive failure of ``provider`` at ``now_ms``; at the threshold, cool it
     down until ``max(current end, now_ms + cooldown_ms)``."""
     return _record_failure(state, provider, now_ms)
@@ -142,12 +142,12 @@ def record_failure(state: HealthState, provider: ProviderKind, now_ms: int) -> H
 @icontract.require(health_well_formed)
 @icontract.ensure(lambda result: health_well_formed(state=result))
 @icontract.ensure(lambda provider, result: _health_of(result, provider) == ProviderHealth())
-def record_success(state: HealthState, provider: ProviderKind) -> HealthState:
+def record_success(state: HealthState, provider: ProviderId) -> HealthState:
     """A success resets ``provider``'s count and ends its cooldown."""
     return _with(state, provider, ProviderHealth())
 
 
-def _is_available(state: HealthState, provider: ProviderKind, now_ms: int) -> bool:
+def _is_available(state: HealthState, provider: ProviderId, now_ms: int) -> bool:
     until = _health_of(state, provider).cooldown_until_ms
     return until is None or now_ms >= until
 
@@ -157,12 +157,12 @@ def _is_available(state: HealthState, provider: ProviderKind, now_ms: int) -> bo
     lambda state, provider, result: result or _health_of(state, provider).consecutive_failures > 0,
     "a provider with no failures is always available",
 )
-def is_available(state: HealthState, provider: ProviderKind, now_ms: int) -> bool:
+def is_available(state: HealthState, provider: ProviderId, now_ms: int) -> bool:
     """Whether later calls may use ``provider`` at ``now_ms`` (no cooldown, or it has ended)."""
     return _is_available(state, provider, now_ms)
 
 
-def _earliest_return_ms(state: HealthState, providers: tuple[ProviderKind, ...], now_ms: int) -> int | None:
+def _earliest_return_ms(state: HealthState, providers: tuple[ProviderId, ...], now_ms: int) -> int | None:
     times = [max(now_ms, _health_of(state, p).cooldown_until_ms or now_ms) for p in providers]
     return min(times) if times else None
 
@@ -174,7 +174,7 @@ def _earliest_return_ms(state: HealthState, providers: tuple[ProviderKind, ...],
     lambda state, providers, result: result is None or any(_is_available(state, p, result) for p in providers),
     "at the instant returned, one of the providers is available",
 )
-def earliest_return_ms(state: HealthState, providers: tuple[ProviderKind, ...], now_ms: int) -> int | None:
+def earliest_return_ms(state: HealthState, providers: tuple[ProviderId, ...], now_ms: int) -> int | None:
     """The earliest instant ``>= now_ms`` at which one of ``providers`` is available: ``now_ms`` if one
     is available now, else the soonest cooldown end; None when ``providers`` is empty. This is the
     ``earliest_at`` of the NoEligibleProvider the router raises when every provider is cooling."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import icontract
 
 from routeproof.core.constants import PROVIDER_DEFAULT_TIMEOUT_MS
-from routeproof.core.types import ProviderKind
+from routeproof.core.types import ProviderId
 
 __all__ = [
     "MAX_SAMPLES",
@@ -90,21 +90,21 @@ class LatencyState:
     """Each provider's recent samples, oldest first."""
 
     config: LatencyConfig = LatencyConfig()
-    samples: tuple[tuple[ProviderKind, tuple[Sample, ...]], ...] = ()
-    probes: tuple[tuple[ProviderKind, int], ...] = ()  # when each provider's last probe started
-    demotions: tuple[tuple[ProviderKind, int], ...] = ()  # calls that demoted it since its last probe
+    samples: tuple[tuple[ProviderId, tuple[Sample, ...]], ...] = ()
+    probes: tuple[tuple[ProviderId, int], ...] = ()  # when each provider's last probe started
+    demotions: tuple[tuple[ProviderId, int], ...] = ()  # calls that demoted it since its last probe
 
-    def demoted_calls(self, provider: ProviderKind) -> int:
+    def demoted_calls(self, provider: ProviderId) -> int:
         """How many calls demoted ``provider`` since its last probe."""
-        return next((n for k, n in self.demotions if k is provider), 0)
+        return next((n for k, n in self.demotions if k == provider), 0)
 
-    def probe_at(self, provider: ProviderKind) -> int | None:
+    def probe_at(self, provider: ProviderId) -> int | None:
         """When ``provider``'s last probe started, or None."""
-        return next((at for k, at in self.probes if k is provider), None)
+        return next((at for k, at in self.probes if k == provider), None)
 
-    def of(self, provider: ProviderKind) -> tuple[Sample, ...]:
+    def of(self, provider: ProviderId) -> tuple[Sample, ...]:
         """``provider``'s samples, oldest first (empty when never recorded)."""
-        return next((s for k, s in self.samples if k is provider), ())
+        return next((s for k, s in self.samples if k == provider), ())
 
 
 def well_formed(state: LatencyState) -> bool:
@@ -127,7 +127,7 @@ def _window(samples: tuple[Sample, ...], now_ms: int, window_ms: int) -> tuple[S
     return tuple(s for s in samples if now_ms - s[0] < window_ms)
 
 
-def judged(state: LatencyState, provider: ProviderKind, now_ms: int) -> tuple[Sample, ...]:
+def judged(state: LatencyState, provider: ProviderId, now_ms: int) -> tuple[Sample, ...]:
     """The samples ``provider`` is judged on at ``now_ms``: the window's, or the newest min_samples."""
     samples = state.of(provider)
     recent = _window(samples, now_ms, state.config.window_ms)
@@ -153,7 +153,7 @@ def _nearest_rank_p99(latencies: list[int]) -> int:
         s in state.of(provider) for s in result.of(provider)[:-1]
     )  # only the new sample is new; old ones are kept or dropped, never changed
 )
-def record_latency(state: LatencyState, provider: ProviderKind, at_ms: int, latency_ms: int) -> LatencyState:
+def record_latency(state: LatencyState, provider: ProviderId, at_ms: int, latency_ms: int) -> LatencyState:
     """Add one answered attempt's latency, dropping samples outside the window or beyond the cap."""
     previous = state.of(provider)
     keep_newest = len(previous) - (state.config.min_samples - 1)  # the newest ones are kept whatever their age
@@ -172,7 +172,7 @@ def record_latency(state: LatencyState, provider: ProviderKind, at_ms: int, late
         <= max(latency for _, latency in judged(state, provider, now_ms))
     )
 )
-def p99_ms(state: LatencyState, provider: ProviderKind, now_ms: int) -> int | None:
+def p99_ms(state: LatencyState, provider: ProviderId, now_ms: int) -> int | None:
     """The nearest-rank p99 of the samples ``provider`` is judged on, or None with no sample."""
     latencies = [latency for _, latency in judged(state, provider, now_ms)]
     return _nearest_rank_p99(latencies) if latencies else None
@@ -184,7 +184,7 @@ def p99_ms(state: LatencyState, provider: ProviderKind, now_ms: int) -> int | No
         not result or len(judged(state, provider, now_ms)) >= state.config.min_samples
     )
 )
-def in_breach(state: LatencyState, provider: ProviderKind, now_ms: int) -> bool:
+def in_breach(state: LatencyState, provider: ProviderId, now_ms: int) -> bool:
     """Whether ``provider``'s p99 exceeds the SLA, judged on at least ``min_samples`` samples."""
     samples = judged(state, provider, now_ms)
     if len(samples) < state.config.min_samples:
@@ -194,7 +194,7 @@ def in_breach(state: LatencyState, provider: ProviderKind, now_ms: int) -> bool:
 
 @icontract.require(well_formed)
 @icontract.ensure(lambda state, provider, now_ms, result: not result or in_breach(state, provider, now_ms))
-def probe_due(state: LatencyState, provider: ProviderKind, now_ms: int) -> bool:
+def probe_due(state: LatencyState, provider: ProviderId, now_ms: int) -> bool:
     """Whether one call may try ``provider`` (in breach) first: no probe in flight, and either its newest
     answer was within the SLA (recovery goes on at the pace of answers) or it has been silent for a
     probe interval."""
@@ -217,7 +217,7 @@ def probe_due(state: LatencyState, provider: ProviderKind, now_ms: int) -> bool:
 @icontract.ensure(lambda provider, now_ms, result: result.probe_at(provider) == now_ms)
 @icontract.ensure(lambda provider, now_ms, result: not probe_due(result, provider, now_ms))
 @icontract.ensure(lambda state, result: result.samples == state.samples)
-def start_probe(state: LatencyState, provider: ProviderKind, now_ms: int) -> LatencyState:
+def start_probe(state: LatencyState, provider: ProviderId, now_ms: int) -> LatencyState:
     """Mark that a call now probes ``provider`` (later calls keep it demoted until its answer)."""
     others = tuple((k, at) for k, at in state.probes if k is not provider)
     counts = tuple((k, n) for k, n in state.demotions if k is not provider)
@@ -227,13 +227,13 @@ def start_probe(state: LatencyState, provider: ProviderKind, now_ms: int) -> Lat
 @icontract.require(well_formed)
 @icontract.ensure(lambda state, provider, result: result.demoted_calls(provider) == state.demoted_calls(provider) + 1)
 @icontract.ensure(lambda state, result: result.samples == state.samples and result.probes == state.probes)
-def record_demotion(state: LatencyState, provider: ProviderKind) -> LatencyState:
+def record_demotion(state: LatencyState, provider: ProviderId) -> LatencyState:
     """One more call demoted ``provider`` (the count that paces its probes)."""
     counts = tuple((k, n) for k, n in state.demotions if k is not provider)
     return replace(state, demotions=(*counts, (provider, state.demoted_calls(provider) + 1)))
 
 
 @icontract.require(well_formed)
-def breaching(state: LatencyState, now_ms: int) -> frozenset[ProviderKind]:
+def breaching(state: LatencyState, now_ms: int) -> frozenset[ProviderId]:
     """Every provider in breach of the SLA at ``now_ms``."""
     return frozenset(k for k, _ in state.samples if in_breach(state, k, now_ms))

@@ -62,7 +62,7 @@ from routeproof.core.pricing import (
     worst_case_cost_pico_usd,
     worst_case_prompt_tokens,
 )
-from routeproof.core.types import ProviderKind
+from routeproof.core.types import ProviderId
 
 __all__ = [
     "MS_PER_DAY",
@@ -124,7 +124,7 @@ def _try_reserve(
     state: LedgerState,
     *,
     session_id: str,
-    provider: ProviderKind,
+    provider: ProviderId,
     amount_pico_usd: int,
     day_index: int,
     month_index: int,
@@ -209,7 +209,7 @@ def try_reserve(
     state: LedgerState,
     *,
     session_id: str,
-    provider: ProviderKind,
+    provider: ProviderId,
     amount_pico_usd: int,
     day_index: int,
     month_index: int,
@@ -234,7 +234,7 @@ def reserve(
     state: LedgerState,
     *,
     session_id: str,
-    provider: ProviderKind,
+    provider: ProviderId,
     amount_pico_usd: int,
     day_index: int,
     month_index: int,
@@ -312,7 +312,7 @@ def session_account(state: LedgerState, session_id: str) -> Account:
 
 @icontract.require(well_formed)
 @icontract.ensure(lambda result: result.spent_pico_usd >= 0 and result.reserved_pico_usd >= 0)
-def provider_daily_account(state: LedgerState, provider: ProviderKind) -> Account:
+def provider_daily_account(state: LedgerState, provider: ProviderId) -> Account:
     """The provider's counters for the current day (zero when never used)."""
     return account_of(state.provider_daily, provider)
 

@@ -16,7 +16,7 @@ import icontract
 
 from routeproof.core.errors import BudgetExhausted
 from routeproof.core.pricing import format_usd
-from routeproof.core.types import ProviderKind
+from routeproof.core.types import ProviderId
 
 __all__ = [
     "MS_PER_DAY",
@@ -56,12 +56,12 @@ class BudgetLimits:
     turn_warning_pico_usd: int | None = None
     session_limit_pico_usd: int | None = None
     monthly_limit_pico_usd: int | None = None
-    provider_daily_pico_usd: tuple[tuple[ProviderKind, int], ...] = ()
+    provider_daily_pico_usd: tuple[tuple[ProviderId, int], ...] = ()
 
-    def provider_limit(self, provider: ProviderKind) -> int | None:
+    def provider_limit(self, provider: ProviderId) -> int | None:
         """The daily limit of ``provider``, or None when it has none."""
         for kind, limit in self.provider_daily_pico_usd:
-            if kind is provider:
+            if kind == provider:
                 return limit
         return None
 
@@ -80,7 +80,7 @@ class Reservation:
 
     reservation_id: int
     session_id: str
-    provider: ProviderKind
+    provider: ProviderId
     amount_pico_usd: int
     turn_warning: bool = False  # the worst case exceeds the per-turn warning threshold
 
@@ -114,7 +114,7 @@ class LedgerState:
     month_index: int = 0
     monthly: Account = Account()
     sessions: tuple[tuple[str, Account], ...] = ()
-    provider_daily: tuple[tuple[ProviderKind, Account], ...] = ()
+    provider_daily: tuple[tuple[ProviderId, Account], ...] = ()
     open_reservations: tuple[Reservation, ...] = ()
     next_reservation_id: int = 0
     overrun_pico_usd: int = 0
@@ -160,7 +160,7 @@ def well_formed(state: LedgerState) -> bool:
         if not _account_ok(account, state.limits.session_limit_pico_usd, slack, open_sum):
             return False
     for provider, account in state.provider_daily:
-        open_sum = sum(r.amount_pico_usd for r in opened if r.provider is provider)
+        open_sum = sum(r.amount_pico_usd for r in opened if r.provider == provider)
         if not _account_ok(account, state.limits.provider_limit(provider), slack, open_sum):
             return False
     return len({s for s, _ in state.sessions}) == len(state.sessions) and len(
@@ -214,7 +214,7 @@ def periods_at(epoch_ms: int) -> tuple[int, int]:
 # --- per-account helpers -------------------------------------------------------------------------
 
 
-_K = TypeVar("_K", str, ProviderKind)
+_K = TypeVar("_K", str, ProviderId)
 
 
 def account_of(pairs: tuple[tuple[_K, Account], ...], key: _K) -> Account:

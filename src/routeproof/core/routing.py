@@ -17,8 +17,16 @@ from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER
 from routeproof.core.errors import UnknownAlias
 from routeproof.core.health import HealthState, earliest_return_ms, filter_healthy, health_well_formed
 from routeproof.core.kernel import BackoffPolicy, CallPlan
-from routeproof.core.tiers import filter_chain
-from routeproof.core.types import ChainEntry, PrivacyTier, ProviderKind, ResolvedModel, SkipRecord, TenantPolicy
+from routeproof.core.tiers import EndpointTiers, filter_chain
+from routeproof.core.types import (
+    ChainEntry,
+    PrivacyTier,
+    ProviderId,
+    ProviderKind,
+    ResolvedModel,
+    SkipRecord,
+    TenantPolicy,
+)
 
 __all__ = ["ChainPlan", "CoolingPolicy", "SkipReason", "Skipped", "build_chain", "call_plan", "plan_chain", "resolve"]
 
@@ -98,7 +106,7 @@ def _build_chain(resolved: ResolvedModel, policy: TenantPolicy) -> tuple[ChainEn
 
 @icontract.ensure(lambda result: len(result) >= 1)
 @icontract.ensure(
-    lambda resolved, result: result[0].provider is resolved.provider and result[0].model == resolved.model
+    lambda resolved, result: result[0].provider == resolved.provider and result[0].model == resolved.model
 )
 @icontract.ensure(lambda result: all(e.fallback_position == i for i, e in enumerate(result)))
 @icontract.ensure(lambda policy, result: len(result) <= 1 + len(policy.fallback_chain))
@@ -111,12 +119,12 @@ def _plan_chain(
     chain: tuple[ChainEntry, ...],
     tier: PrivacyTier,
     *,
-    endpoint_tiers: Mapping[ProviderKind, PrivacyTier],
-    configured: frozenset[ProviderKind],
+    endpoint_tiers: EndpointTiers,
+    configured: frozenset[ProviderId],
     health: HealthState,
     now_ms: int,
     cooling_policy: CoolingPolicy,
-    slow: frozenset[ProviderKind],
+    slow: frozenset[ProviderId],
 ) -> ChainPlan:
     skipped = [Skipped(entry=e, reason=SkipReason.UNSUPPORTED) for e in chain if not e.provider.is_supported]
     kept, by_tier = filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)
@@ -151,7 +159,7 @@ def _healthy_first_in_order(chain: tuple[ChainEntry, ...], result: ChainPlan) ->
 @icontract.require(lambda health: health_well_formed(state=health))
 @icontract.ensure(lambda chain, result: len(result.chain) + len(result.skipped) == len(chain))
 @icontract.ensure(lambda tier, result: tier is not PrivacyTier.SOVEREIGN or all(
-    e.provider is ProviderKind.LOCAL for e in result.chain
+    e.provider.kind is ProviderKind.LOCAL for e in result.chain
 ))  # fmt: skip
 @icontract.ensure(lambda configured, result: all(e.provider in configured for e in result.chain))
 @icontract.ensure(_healthy_first_in_order)
@@ -164,12 +172,12 @@ def plan_chain(
     chain: tuple[ChainEntry, ...],
     tier: PrivacyTier,
     *,
-    endpoint_tiers: Mapping[ProviderKind, PrivacyTier],
-    configured: frozenset[ProviderKind],
+    endpoint_tiers: EndpointTiers,
+    configured: frozenset[ProviderId],
     health: HealthState,
     now_ms: int,
     cooling_policy: CoolingPolicy = CoolingPolicy.DEMOTE,
-    slow: frozenset[ProviderKind] = frozenset(),
+    slow: frozenset[ProviderId] = frozenset(),
 ) -> ChainPlan:
     """Filter ``chain`` by tier and configuration, keeping its order, and put cooling providers last
     (DEMOTE) or leave them out (SKIP); list what was skipped. Providers in ``slow`` (in breach of
@@ -199,7 +207,7 @@ def _call_plan(
     deadline_at_ms: int,
     backoff: BackoffPolicy,
     attempt_timeout_ms: int,
-    provider_timeouts_ms: Mapping[ProviderKind, int],
+    provider_timeouts_ms: Mapping[ProviderId, int],
     max_attempts_per_provider: int,
 ) -> CallPlan:
     return CallPlan(
@@ -238,7 +246,7 @@ def call_plan(
     deadline_at_ms: int,
     backoff: BackoffPolicy,
     attempt_timeout_ms: int,
-    provider_timeouts_ms: Mapping[ProviderKind, int] | None = None,
+    provider_timeouts_ms: Mapping[ProviderId, int] | None = None,
     max_attempts_per_provider: int = MAX_ATTEMPTS_PER_PROVIDER,
 ) -> CallPlan:
     """The kernel's plan for one call over ``chain_plan``'s chain, with the policy's opt-ins."""

@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
+from typing import TypeAlias, cast
 from urllib.parse import urlsplit
 
 import icontract
 
-from routeproof.core.types import ChainEntry, PrivacyTier, ProviderKind
+from routeproof.core.types import ChainEntry, PrivacyTier, ProviderId, ProviderKind
+
+EndpointTiers: TypeAlias = Mapping[ProviderId, PrivacyTier] | Mapping[ProviderKind, PrivacyTier]
+"""Each configured instance's endpoint tier (a kind-keyed map is one for default-named instances)."""
 
 __all__ = [
     "NETWORK_KINDS",
@@ -111,18 +115,34 @@ def endpoint_tier(
 
 
 def _filter_chain(
-    chain: tuple[ChainEntry, ...], tier: PrivacyTier, endpoint_tiers: Mapping[ProviderKind, PrivacyTier]
+    chain: tuple[ChainEntry, ...], tier: PrivacyTier, endpoint_tiers: EndpointTiers
 ) -> tuple[tuple[ChainEntry, ...], tuple[ChainEntry, ...]]:
     allowed = _allowed_kinds(tier)
     kept: list[ChainEntry] = []
     skipped: list[ChainEntry] = []
     for entry in chain:
-        actual = endpoint_tiers.get(entry.provider, _endpoint_tier(entry.provider, None, frozenset()))
-        if entry.provider in allowed and actual <= tier:
+        if _kind_allowed(entry, allowed) and _tier_of(entry, endpoint_tiers) <= tier:
             kept.append(entry)
         else:
             skipped.append(entry)
     return tuple(kept), tuple(skipped)
+
+
+def _kind_allowed(entry: ChainEntry, allowed: frozenset[ProviderKind]) -> bool:
+    """Whether the entry's kind may serve a tier allowing ``allowed``; a name not bound to a
+    configured provider (its kind unknown) only where every supported kind is allowed."""
+    kind = entry.provider.kind
+    return kind in allowed if kind is not None else allowed == _STANDARD_KINDS
+
+
+def _tier_of(entry: ChainEntry, endpoint_tiers: EndpointTiers) -> PrivacyTier:
+    """The entry's endpoint tier: the configured instance's, else its kind's default (an unbound
+    name, kind unknown: Standard, the least private)."""
+    known = cast("Mapping[ProviderId, PrivacyTier]", endpoint_tiers).get(entry.provider)
+    if known is not None:
+        return known
+    kind = entry.provider.kind
+    return _endpoint_tier(kind, None, frozenset()) if kind is not None else PrivacyTier.STANDARD
 
 
 def _is_subsequence(part: tuple[ChainEntry, ...], whole: tuple[ChainEntry, ...]) -> bool:
@@ -138,19 +158,23 @@ def _is_subsequence(part: tuple[ChainEntry, ...], whole: tuple[ChainEntry, ...])
 )
 @icontract.ensure(lambda chain, result: len(result[0]) + len(result[1]) == len(chain))
 @icontract.ensure(lambda chain, result: _is_subsequence(result[0], chain), "kept entries keep the chain's order")
-@icontract.ensure(lambda tier, result: all(e.provider in _allowed_kinds(tier) for e in result[0]))
+@icontract.ensure(lambda tier, result: all(e.provider.kind in _allowed_kinds(tier) for e in result[0]))
 @icontract.ensure(
-    lambda tier, result: tier is not PrivacyTier.SOVEREIGN or all(e.provider not in NETWORK_KINDS for e in result[0])
+    lambda tier, result: (
+        tier is not PrivacyTier.SOVEREIGN or all(e.provider.kind not in NETWORK_KINDS for e in result[0])
+    )
 )
 @icontract.ensure(
     lambda tier, endpoint_tiers, result: all(
-        endpoint_tiers.get(e.provider, PrivacyTier.SOVEREIGN) <= tier for e in result[0]
+        cast("Mapping[ProviderId, PrivacyTier]", endpoint_tiers).get(e.provider, PrivacyTier.SOVEREIGN) <= tier
+        for e in result[0]
     )
 )
 def filter_chain(
-    chain: tuple[ChainEntry, ...], tier: PrivacyTier, endpoint_tiers: Mapping[ProviderKind, PrivacyTier]
+    chain: tuple[ChainEntry, ...], tier: PrivacyTier, endpoint_tiers: EndpointTiers
 ) -> tuple[tuple[ChainEntry, ...], tuple[ChainEntry, ...]]:
     """Split ``chain`` into (kept, skipped), both in chain order: an entry is kept iff its kind is
-    allowed for ``tier`` and its endpoint's tier is ``<= tier``. A kind missing from
-    ``endpoint_tiers`` gets ``endpoint_tier(kind, None)`` (LOCAL Sovereign, all else Standard)."""
+    allowed for ``tier`` and its endpoint's tier is ``<= tier``. An instance missing from
+    ``endpoint_tiers`` gets ``endpoint_tier(kind, None)`` (LOCAL Sovereign, all else Standard);
+    a name bound to no configured provider is Standard."""
     return _filter_chain(chain, tier, endpoint_tiers)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from routeproof.config import RoutingConfig, load_config
+from routeproof.core.identity import parse_provider
 from routeproof.core.routing import resolve
 from routeproof.core.types import (
     ChatRequest,
@@ -48,7 +49,9 @@ def merged_policy(
 def pinned_policy(config: RoutingConfig, provider_name: str, alias: str) -> TenantPolicy:
     """A policy that routes ``alias`` to the one named provider, with no fallback (``--provider``)."""
     provider = config.provider(provider_name)
-    return TenantPolicy(tenant_id=f"pinned:{provider_name}", primary={alias: (provider.kind, provider.model)})
+    return TenantPolicy(
+        tenant_id=f"pinned:{provider_name}", primary={alias: (parse_provider(provider.name), provider.model)}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -137,7 +137,7 @@ def _attempts_table(attempts: tuple[AttemptRecord, ...]) -> Table:
     for i, a in enumerate(attempts, start=1):
         status = a.status.value
         table.add_row(
-            str(i), a.provider.as_metric_label(), a.model, str(a.attempt_num), status,
+            str(i), a.provider.value, a.model, str(a.attempt_num), status,
             "-" if a.http_status is None else str(a.http_status), str(a.elapsed_ms),
         )  # fmt: skip
     return table

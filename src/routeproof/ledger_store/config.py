@@ -20,9 +20,10 @@ from decimal import Decimal
 from pathlib import Path
 
 from routeproof.config import read_toml
+from routeproof.core.identity import instance_ids
 from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import parse_usd
-from routeproof.core.types import ProviderKind
+from routeproof.core.types import ProviderId, ProviderKind
 from routeproof.errors import ConfigError
 from routeproof.ledger_store.protocol import DEFAULT_LEASE_MS, LedgerStore
 
@@ -101,17 +102,24 @@ def load_ledger_config(
     config = parse_ledger_table(
         data.get("ledger"), base_dir=Path(path).parent, environ=os.environ if environ is None else environ
     )
-    daily: list[tuple[ProviderKind, int]] = []
     providers = data.get("driver", {}).get("providers", {}) if isinstance(data.get("driver"), dict) else {}
-    for name, table in providers.items() if isinstance(providers, dict) else ():
-        if not isinstance(table, dict) or table.get("daily_budget_usd") is None:
-            continue
+    tables = {n: t for n, t in providers.items() if isinstance(t, dict)} if isinstance(providers, dict) else {}
+    kinds: list[tuple[str, ProviderKind]] = []
+    for name, table in tables.items():
         kind_name = str(table.get("kind", "local" if name == "realizar" else name))
         try:
-            kind = ProviderKind(kind_name)
+            kinds.append((name, ProviderKind(kind_name)))
         except ValueError as exc:
             raise ConfigError(f"driver.providers.{name}.kind = {kind_name!r}: unknown kind") from exc
-        daily.append((kind, parse_usd(table["daily_budget_usd"], what=f"{name}.daily_budget_usd")))
+    try:
+        ids = instance_ids(kinds)  # the ledger's per-provider scope is per instance, as the Router's
+    except ValueError as exc:
+        raise ConfigError(f"driver.providers: {exc}") from exc
+    daily: list[tuple[ProviderId, int]] = [
+        (ids[name], parse_usd(table["daily_budget_usd"], what=f"{name}.daily_budget_usd"))
+        for name, table in tables.items()
+        if table.get("daily_budget_usd") is not None
+    ]
     return config, BudgetLimits(provider_daily_pico_usd=tuple(daily))
 
 

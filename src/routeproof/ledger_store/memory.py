@@ -20,7 +20,7 @@ from routeproof.core.ledger import (
     roll_over,
     try_reserve,
 )
-from routeproof.core.types import ProviderKind
+from routeproof.core.types import ProviderId
 from routeproof.ledger_store.protocol import LedgerTotals, Settled
 
 __all__ = ["MemoryLedgerStore", "totals_of"]
@@ -88,7 +88,7 @@ class MemoryLedgerStore:
             self._state = commit(self._state, held, held.amount_pico_usd)
 
     async def try_reserve(
-        self, *, session_id: str, provider: ProviderKind, amount_pico_usd: int, now_ms: int
+        self, *, session_id: str, provider: ProviderId, amount_pico_usd: int, now_ms: int
     ) -> Reservation | Refusal:
         """Book ``amount_pico_usd`` in every scope, or say which scope refuses."""
         self._prepare(now_ms)

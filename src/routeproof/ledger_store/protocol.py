@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
 from routeproof.core.ledger import Account, BudgetLimits, Refusal, Reservation
-from routeproof.core.types import ProviderKind
+from routeproof.core.types import ProviderId
 from routeproof.errors import RouterError
 
 __all__ = [
@@ -73,7 +73,7 @@ class LedgerTotals:
     month_index: int
     monthly: Account
     sessions: tuple[tuple[str, Account], ...]
-    provider_daily: tuple[tuple[ProviderKind, Account], ...]
+    provider_daily: tuple[tuple[ProviderId, Account], ...]
     open_reservations: tuple[Reservation, ...]
     overrun_pico_usd: int
 
@@ -97,7 +97,7 @@ class LedgerStore(Protocol):
         ...
 
     async def try_reserve(
-        self, *, session_id: str, provider: ProviderKind, amount_pico_usd: int, now_ms: int
+        self, *, session_id: str, provider: ProviderId, amount_pico_usd: int, now_ms: int
     ) -> Reservation | Refusal:
         """Book ``amount_pico_usd`` in every scope, or say which scope refuses.
 

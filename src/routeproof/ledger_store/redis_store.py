@@ -33,8 +33,9 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
+from routeproof.core.identity import parse_provider
 from routeproof.core.ledger import Account, BudgetLimits, BudgetScope, Refusal, Reservation, periods_at
-from routeproof.core.types import ProviderKind
+from routeproof.core.types import ProviderId
 from routeproof.ledger_store.protocol import (
     DEFAULT_LEASE_MS,
     LedgerTotals,
@@ -258,7 +259,7 @@ class RedisLedgerStore:
     # --- the port --------------------------------------------------------------------------------
 
     async def try_reserve(
-        self, *, session_id: str, provider: ProviderKind, amount_pico_usd: int, now_ms: int
+        self, *, session_id: str, provider: ProviderId, amount_pico_usd: int, now_ms: int
     ) -> Reservation | Refusal:
         """Book ``amount_pico_usd`` in every scope, or say which scope refuses."""
         limits = self._limits
@@ -344,7 +345,7 @@ class RedisLedgerStore:
             monthly=Account(spent_pico_usd=m_spent, reserved_pico_usd=m_reserved),
             sessions=tuple(accounts(_pairs(s_spent), _pairs(s_reserved))),
             provider_daily=tuple(
-                (ProviderKind(p), a)
+                (parse_provider(p), a)
                 for p, a in sorted(accounts(_pairs(d_spent), _pairs(d_reserved)), key=lambda pair: pair[0])
             ),
             open_reservations=tuple(
@@ -353,7 +354,7 @@ class RedisLedgerStore:
                         Reservation(
                             reservation_id=int(rid),
                             session_id=sid,
-                            provider=ProviderKind(p),
+                            provider=parse_provider(p),
                             amount_pico_usd=int(amount),
                             turn_warning=warn == "1",
                         )

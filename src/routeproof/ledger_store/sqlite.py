@@ -21,6 +21,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from routeproof.core.identity import parse_provider
 from routeproof.core.ledger import (
     Account,
     BudgetLimits,
@@ -33,7 +34,7 @@ from routeproof.core.ledger import (
     roll_over,
     try_reserve,
 )
-from routeproof.core.types import ProviderKind
+from routeproof.core.types import ProviderId
 from routeproof.ledger_store.protocol import (
     DEFAULT_LEASE_MS,
     LedgerTotals,
@@ -149,7 +150,7 @@ class SqliteLedgerStore:
     # --- the port --------------------------------------------------------------------------------
 
     async def try_reserve(
-        self, *, session_id: str, provider: ProviderKind, amount_pico_usd: int, now_ms: int
+        self, *, session_id: str, provider: ProviderId, amount_pico_usd: int, now_ms: int
     ) -> Reservation | Refusal:
         """Book ``amount_pico_usd`` in every scope, or say which scope refuses."""
         act = _Act(kind="reserve", session_id=session_id, provider=provider, amount_pico_usd=amount_pico_usd)
@@ -216,7 +217,7 @@ class _Act:
         *,
         kind: str,
         session_id: str = "",
-        provider: ProviderKind | None = None,
+        provider: ProviderId | None = None,
         amount_pico_usd: int = 0,
         reservation: Reservation | None = None,
     ) -> None:
@@ -237,7 +238,7 @@ class _Tx:
         self.limits = limits
         self.now_ms = now_ms
 
-    def _load(self, sessions: set[str], providers: set[ProviderKind]) -> LedgerState:
+    def _load(self, sessions: set[str], providers: set[ProviderId]) -> LedgerState:
         c = self.conn
         day, month, m_spent, m_reserved, overrun = c.execute(
             "SELECT day_index, month_index, monthly_spent, monthly_reserved, overrun FROM ledger_meta"
@@ -249,7 +250,7 @@ class _Tx:
             Reservation(
                 reservation_id=rid,
                 session_id=sid,
-                provider=ProviderKind(p),
+                provider=parse_provider(p),
                 amount_pico_usd=amount,
                 turn_warning=bool(warn),
             )
@@ -333,14 +334,14 @@ class _Tx:
 
     def run(self, act: _Act) -> object:
         sessions: set[str] = set()
-        providers: set[ProviderKind] = set()
+        providers: set[ProviderId] = set()
         if act.kind == "reserve":
             assert act.provider is not None
             sessions.add(act.session_id)
             providers.add(act.provider)
         if act.kind == "totals":
             sessions |= {sid for (sid,) in self.conn.execute("SELECT session_id FROM ledger_sessions")}
-            providers |= {ProviderKind(p) for (p,) in self.conn.execute("SELECT provider FROM ledger_provider_daily")}
+            providers |= {parse_provider(p) for (p,) in self.conn.execute("SELECT provider FROM ledger_provider_daily")}
         state = self._prepare(self._load(sessions, providers))
         result: object = None
         if act.kind == "reserve":

@@ -1,0 +1,168 @@
+"""What a caller asks: messages, content blocks, tools and the provider-neutral request."""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from routeproof.core.frozen import as_enum, as_tuple, require_str, set_field
+
+__all__ = [
+    "TEMPERATURE_RANGE",
+    "ChatRequest",
+    "ContentBlock",
+    "Message",
+    "Role",
+    "TextBlock",
+    "ToolCall",
+    "ToolDefinition",
+    "ToolResultBlock",
+    "ToolUseBlock",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """A tool invocation by the model. ``arguments_json`` is the JSON text of an object."""
+
+    id: str
+    name: str
+    arguments_json: str = "{}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolDefinition:
+    """A tool the model may call; ``input_schema_json`` is the JSON Schema as JSON text."""
+
+    name: str
+    description: str = ""
+    input_schema_json: str = '{"type": "object"}'
+
+
+class Role(enum.Enum):
+    """Who speaks a message. The system prompt is not a message: it is ``ChatRequest.system``."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextBlock:
+    """Plain text content."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        require_str(self.text, "TextBlock.text")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUseBlock:
+    """An assistant's tool call inside a message."""
+
+    id: str
+    name: str
+    input_json: str = "{}"
+
+    def __post_init__(self) -> None:
+        require_str(self.id, "ToolUseBlock.id")
+        require_str(self.name, "ToolUseBlock.name")
+        require_str(self.input_json, "ToolUseBlock.input_json")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResultBlock:
+    """A user turn's answer to one tool call."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+    def __post_init__(self) -> None:
+        require_str(self.tool_use_id, "ToolResultBlock.tool_use_id")
+        require_str(self.content, "ToolResultBlock.content")
+        if not isinstance(self.is_error, bool):
+            raise TypeError(f"ToolResultBlock.is_error must be a bool, got {self.is_error!r}")
+
+
+ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One turn of the conversation: a role and at least one content block."""
+
+    role: Role
+    content: tuple[ContentBlock, ...]
+
+    def __post_init__(self) -> None:
+        set_field(self, "role", as_enum(Role, self.role, "Message.role"))
+        set_field(
+            self, "content", as_tuple(self.content, (TextBlock, ToolUseBlock, ToolResultBlock), "Message.content")
+        )
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        """A user turn with one text block."""
+        return cls(role=Role.USER, content=(TextBlock(text=text),))
+
+    @classmethod
+    def assistant(cls, text: str) -> Message:
+        """An assistant turn with one text block."""
+        return cls(role=Role.ASSISTANT, content=(TextBlock(text=text),))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatRequest:
+    """A provider-neutral chat request (Anthropic Messages semantics)."""
+
+    messages: tuple[Message, ...]
+    max_tokens: int = 1024
+    system: str | None = None
+    tools: tuple[ToolDefinition, ...] = ()
+    temperature: float | None = None
+    stop_sequences: tuple[str, ...] = ()
+    alias: str = ""  # the model alias the caller asked for (TenantPolicy.aliases key)
+    # A parameter the model does not accept (core/capabilities.py) is left out and named in
+    # ProviderResponse.dropped_parameters; with strict_parameters the provider is skipped instead.
+    strict_parameters: bool = False
+
+    def __post_init__(self) -> None:
+        set_field(self, "messages", as_tuple(self.messages, Message, "ChatRequest.messages"))
+        if not self.messages:
+            raise ValueError("ChatRequest.messages must not be empty")
+        for index, message in enumerate(self.messages):
+            if not message.content:
+                raise ValueError(f"ChatRequest.messages[{index}] has no content")
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int):
+            raise TypeError(f"ChatRequest.max_tokens must be an int, got {self.max_tokens!r}")
+        if self.max_tokens <= 0:
+            raise ValueError(f"ChatRequest.max_tokens must be > 0, got {self.max_tokens!r}")
+        if self.system is not None:
+            require_str(self.system, "ChatRequest.system")
+        set_field(self, "tools", as_tuple(self.tools, ToolDefinition, "ChatRequest.tools"))
+        _check_temperature(self.temperature)
+        if isinstance(self.stop_sequences, str):
+            raise TypeError(
+                f"ChatRequest.stop_sequences must be a tuple of str, got the str {self.stop_sequences!r} "
+                f"(it would be split into characters); pass ({self.stop_sequences!r},)"
+            )
+        set_field(self, "stop_sequences", as_tuple(self.stop_sequences, str, "ChatRequest.stop_sequences"))
+        require_str(self.alias, "ChatRequest.alias")
+
+
+TEMPERATURE_RANGE = (0.0, 2.0)
+"""The widest sampling temperature any provider accepts (OpenAI's 0..2; Anthropic's is 0..1)."""
+
+
+def _check_temperature(value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"ChatRequest.temperature must be a number or None, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"ChatRequest.temperature must be finite, got {value!r}")
+    low, high = TEMPERATURE_RANGE
+    if not low <= value <= high:
+        raise ValueError(f"ChatRequest.temperature must be in [{low}, {high}], got {value!r}")
