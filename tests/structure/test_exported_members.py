@@ -39,13 +39,25 @@ def _exported_objects() -> dict[int, str]:
     return found
 
 
-@pytest.mark.parametrize("module", PUBLIC_MODULES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [routeproof, routeproof.providers], ids=lambda m: m.__name__)
 def test_all_is_the_public_namespace(module: types.ModuleType) -> None:
     """Every public, non-module name of the package is in ``__all__`` and every ``__all__`` name exists."""
     public = {name for name in dir(module) if not name.startswith("_")}
     modules = {name for name in public if isinstance(getattr(module, name), types.ModuleType)}
     assert set(module.__all__) == public - modules - {"annotations"}  # the __future__ feature
     assert len(module.__all__) == len(set(module.__all__))
+
+
+def test_the_testing_module_exports_what_it_defines() -> None:
+    """``routeproof.testing`` exports every public class and function it defines, and nothing missing."""
+    module = routeproof.testing
+    defined = {
+        name
+        for name, obj in vars(module).items()
+        if not name.startswith("_") and getattr(obj, "__module__", None) == module.__name__
+    }
+    assert defined <= set(module.__all__)
+    assert all(hasattr(module, name) for name in module.__all__)
 
 
 @pytest.mark.parametrize("module", PUBLIC_MODULES, ids=lambda m: m.__name__)
@@ -130,6 +142,7 @@ def test_every_type_in_a_public_signature_is_exported() -> None:
 
 def test_the_closure_check_sees_an_unexported_type(monkeypatch: pytest.MonkeyPatch) -> None:
     """The check has teeth: a public function whose signature names an internal type is reported."""
+
     def planted(state: KernelState | None) -> list[KernelState]:
         """A public function leaking an internal type."""
         return [state] if state is not None else []
