@@ -175,8 +175,11 @@ def resolve_aws_credentials(profile: str | None, where: str) -> object | None:
     botocore error (an unknown profile, an unreachable container endpoint) is a ``ConfigError``
     naming the profile and the error, never a credential.
     """
-    import botocore.session  # type: ignore[import-untyped]  # lazily: only Bedrock needs it
-    from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped]
+    try:  # lazily: only Bedrock needs it (the ``bedrock`` extra)
+        import botocore.session  # type: ignore[import-untyped]
+        from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped]
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"{where}: Bedrock needs botocore: pip install 'routeproof[bedrock]'") from exc
 
     try:
         session = botocore.session.Session(profile=profile)

@@ -1,11 +1,28 @@
 """Provider clients behind one :class:`~routeproof.providers.protocol.Provider` protocol.
 
 One module per provider (``anthropic``, ``openai``, ``bedrock``, ``local``); none imports another.
-Import the one you need; :func:`routeproof.config.build_providers` builds them from configuration.
+:class:`OpenAIProvider` also serves the OpenAI-compatible kinds (OpenRouter, Ollama, vLLM) by its
+``kind``. :func:`routeproof.config.build_providers` builds them from configuration. The Bedrock
+provider needs the ``bedrock`` extra (botocore); importing it here does not.
 """
 
 from __future__ import annotations
 
+from routeproof.core.capabilities import CapabilityRow, CapabilityTable, ModelCapabilities
+from routeproof.providers.anthropic import AnthropicProvider
+from routeproof.providers.bedrock import AwsCredentials, BedrockProvider
+from routeproof.providers.local import LocalProvider
+from routeproof.providers.openai import OpenAIProvider
 from routeproof.providers.protocol import Provider
 
-__all__ = ["Provider"]
+__all__ = [
+    "AnthropicProvider",
+    "AwsCredentials",
+    "BedrockProvider",
+    "CapabilityRow",
+    "CapabilityTable",
+    "LocalProvider",
+    "ModelCapabilities",
+    "OpenAIProvider",
+    "Provider",
+]

@@ -28,13 +28,6 @@ from typing import Protocol
 
 import httpx
 
-# botocore ships no type information; these three names are all we use of it.
-from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
-from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
-from botocore.credentials import Credentials, RefreshableCredentials  # type: ignore[import-untyped]
-from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped]
-from botocore.utils import percent_encode  # type: ignore[import-untyped]
-
 from routeproof.core.capabilities import CapabilityTable, fit_request
 from routeproof.core.normalize import normalize_bedrock_converse
 from routeproof.core.translate import request_to_bedrock_converse
@@ -46,14 +39,27 @@ from routeproof.core.types import (
     ProviderResponse,
     StreamEvent,
 )
-from routeproof.errors import ProviderCallFailed
+from routeproof.errors import ConfigError, ProviderCallFailed
 from routeproof.providers._http import JSON_HEADERS, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import EVENT_STREAM, stream_events
 from routeproof.providers.bedrock_stream import ConverseStreamDecoder
 from routeproof.providers.capabilities import default_capabilities, fit_for
 from routeproof.transport import Transport, make_client
 
+# botocore (the ``bedrock`` extra) ships no type information; these names are all we use of it.
+# Importing this module never needs it; building a BedrockProvider does (MISSING_EXTRA says how).
+_botocore_missing: ModuleNotFoundError | None = None
+try:
+    from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
+    from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
+    from botocore.credentials import Credentials, RefreshableCredentials  # type: ignore[import-untyped]
+    from botocore.exceptions import BotoCoreError  # type: ignore[import-untyped]
+    from botocore.utils import percent_encode  # type: ignore[import-untyped]
+except ModuleNotFoundError as exc:  # pragma: no cover - the extra is installed wherever tests run
+    _botocore_missing = exc
+
 __all__ = [
+    "MISSING_EXTRA",
     "SIGNING_LOG_FILTER",
     "SIGNING_SERVICE",
     "AwsCredentials",
@@ -63,6 +69,8 @@ __all__ = [
 ]
 
 SIGNING_SERVICE = "bedrock"
+MISSING_EXTRA = "the Bedrock provider needs botocore: pip install 'routeproof[bedrock]'"
+"""The ConfigError message when botocore (the ``bedrock`` extra) is not installed."""
 REDACTED = "<redacted>"
 
 
@@ -155,6 +163,8 @@ class BedrockProvider:
         name: str = "bedrock",
         capabilities: CapabilityTable | None = None,
     ) -> None:
+        if _botocore_missing is not None:
+            raise ConfigError(f"{name!r}: {MISSING_EXTRA}") from _botocore_missing
         if not region:
             raise ValueError(f"{name!r}: a Bedrock region is required")
         if credentials is None:

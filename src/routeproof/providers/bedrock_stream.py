@@ -29,13 +29,16 @@ Anthropic's thinking blocks. After a ``MessageStop`` or ``StreamError`` nothing 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-# botocore ships no type information; the buffer (and its error root) is all we use of it here.
-from botocore.eventstream import EventStreamBuffer, ParserError  # type: ignore[import-untyped]
+# botocore (the ``bedrock`` extra) ships no type information; the buffer (and its error root) is all
+# we use of it here. Only a BedrockProvider makes a decoder, and it refuses to be built without it.
+with contextlib.suppress(ModuleNotFoundError):
+    from botocore.eventstream import EventStreamBuffer, ParserError  # type: ignore[import-untyped]
 
 from routeproof.core.normalize import FieldReader
 from routeproof.core.types import (
