@@ -23,7 +23,7 @@ from routeproof.clock import deadline_ms, loop_ms
 from routeproof.core import kernel
 from routeproof.core.classify import HealthEffect, health_effect
 from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER, PROVIDER_DEFAULT_TIMEOUT_MS
-from routeproof.core.health import HealthConfig, HealthState, new_health, record_failure, record_success
+from routeproof.core.health import HealthConfig, HealthState
 from routeproof.core.kernel import (
     Action,
     BackoffPolicy,
@@ -70,6 +70,7 @@ from routeproof.errors import (
     ConfigError,
     DeadlineExceeded,
 )
+from routeproof.health_store import HealthStore, MemoryHealthStore
 from routeproof.ledger_store import LedgerStore, MemoryLedgerStore
 from routeproof.observe import RouterMetrics, log_budget_override
 from routeproof.providers.protocol import Provider
@@ -104,6 +105,7 @@ class Router:
         latency: LatencyConfig | None = None,
         max_in_flight: int | None = None,
         max_in_flight_per_provider: int | None = DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER,
+        health_store: HealthStore | None = None,
     ) -> None:
         if isinstance(attempt_timeout_s, bool) or not isinstance(attempt_timeout_s, int | float):
             raise ConfigError(f"attempt_timeout_s must be a number of seconds, got {attempt_timeout_s!r}")
@@ -162,7 +164,10 @@ class Router:
         self._ledger_store: LedgerStore | None = (
             ledger_store if ledger_store is not None else MemoryLedgerStore(budget) if budget is not None else None
         )
-        self._health: HealthState = new_health(health or HealthConfig())
+        if health is not None and health_store is not None:
+            raise ConfigError("give the health config to the health store, not to the Router as well")
+        # The one port to provider health: this process only (memory) unless a shared store is given.
+        self._health_store: HealthStore = health_store or MemoryHealthStore(health or HealthConfig())
         if latency is not None and not isinstance(latency, LatencyConfig):
             raise ConfigError(f"latency must be a LatencyConfig, got {latency!r}")
         self._latency: LatencyState = new_latency(latency or LatencyConfig())
@@ -215,7 +220,12 @@ class Router:
     @property
     def health(self) -> HealthState:
         """Provider health as it stands (a frozen value)."""
-        return self._health
+        return self._health_store.snapshot()
+
+    @property
+    def health_store(self) -> HealthStore:
+        """The store provider health lives in (memory unless a shared one was given)."""
+        return self._health_store
 
     async def aclose(self) -> None:
         """Close the providers, the ledger store and the pooled HTTP client."""
@@ -223,6 +233,7 @@ class Router:
             await provider.aclose()
         if self._ledger_store is not None:
             await self._ledger_store.aclose()
+        await self._health_store.aclose()
         if self._client is not None:
             await self._client.aclose()
 
@@ -261,7 +272,7 @@ class Router:
             policy.privacy_tier,
             endpoint_tiers=self._endpoint_tiers,
             configured=frozenset(self._providers),
-            health=self._health,
+            health=self._health_store.snapshot(),
             now_ms=now_ms,
             cooling_policy=self._cooling,
             slow=self._slow(now_ms, resolved, policy),
@@ -392,10 +403,7 @@ class Router:
                 self._health_effect(record.provider, effect, now_ms)
 
     def _health_effect(self, kind: ProviderKind, effect: HealthEffect, now_ms: int) -> None:
-        if effect is HealthEffect.SUCCESS:
-            self._health = record_success(self._health, kind)
-        elif effect is HealthEffect.FAILURE:
-            self._health = record_failure(self._health, kind, now_ms)
+        self._health_store.apply(kind, effect, now_ms=now_ms)
 
 
 def _provider_timeouts(timeouts: Mapping[ProviderKind, int]) -> dict[ProviderKind, int]:
