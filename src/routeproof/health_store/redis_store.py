@@ -159,12 +159,12 @@ class RedisHealthStore:
         """Apply ``effect`` here at once; queue it for the other replicas when it changed anything."""
         before = self._state
         self._state = apply_effect(before, provider, effect, now_ms)
-        if self._state == before:
-            return  # neutral, or a success on a healthy provider: nothing for the others to learn
+        health = _health_of(self._state, provider)
+        if effect is HealthEffect.NEUTRAL or health == _health_of(before, provider):
+            return  # a success on a healthy provider: nothing for the others to learn
         offset_ms = self._offset_ms()
         wall_ms = now_ms + offset_ms
         self._changed_at_wall_ms[provider] = wall_ms
-        health = _health_of(self._state, provider)
         until = health.cooldown_until_ms
         record = {
             "failures": health.consecutive_failures,
@@ -205,10 +205,14 @@ class RedisHealthStore:
                 await asyncio.wait_for(self._drained.wait(), timeout=self._timeout_s)
             except TimeoutError:
                 _log.warning("health store %s: %d effects not sent at close", self._url, len(self._queue))
-        self._closed = True
+        self._closed = True  # the loops also stop on this: a cancel a library turns into an error is not lost
+        for event in (self._wake, self._back):
+            if event is not None:
+                event.set()
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=2 * self._timeout_s)
         await self._redis.aclose()
         await self._reader.aclose()
 
@@ -298,7 +302,7 @@ class RedisHealthStore:
         assert self._synced is not None
         delay_s = _MIN_DELAY_S
         last_id: str | None = None
-        while True:
+        while not self._closed:
             try:
                 if last_id is None:
                     last_id = await self._sync()
@@ -315,6 +319,8 @@ class RedisHealthStore:
                         last_id = str(entry_id)
                         self._apply_remote(fields)
             except RedisError as exc:
+                if self._closed:
+                    return
                 if self._connected:
                     _log.warning(
                         "health store %s unreachable (%s: %s): routing on this replica's own health until it returns",
@@ -332,12 +338,12 @@ class RedisHealthStore:
         assert self._drained is not None
         assert self._back is not None
         delay_s = _MIN_DELAY_S
-        while True:
+        while not self._closed:
             if not self._queue:
                 self._drained.set()
                 await self._wake.wait()
             self._wake.clear()
-            while self._queue:
+            while self._queue and not self._closed:
                 item = self._queue.popleft()
                 try:
                     await self._script(
