@@ -83,7 +83,7 @@ _PROFILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,@/-]{0,63}$")  # an AWS confi
 _AWS_KEY_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
 _TIERS: Mapping[str, PrivacyTier] = MappingProxyType({tier.name.lower(): tier for tier in PrivacyTier})
 
-_TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger"})
+_TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger"}) | {"health"}  # [health]: health_store/config.py
 _DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "budget", "admission"})
 _PROVIDER_KEYS = frozenset(
     {"kind", "base_url", "model", "priority", "privacy_tier", "daily_budget_usd", "api_key_env", "timeout_ms", "region"}
