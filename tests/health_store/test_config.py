@@ -66,3 +66,24 @@ def test_agent_toml_health_table_reaches_the_router(tmp_path: Path) -> None:
     bad.write_text(config.read_text(encoding="utf-8").replace('"redis"', '"zookeeper"'), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"health\.backend = 'zookeeper'"):
         load_router(bad, environ={})
+
+
+def test_routeproof_serve_builds_its_router_with_the_health_table(tmp_path: Path) -> None:
+    """The gateway (Backend.load, what `routeproof serve` runs) uses the [health] store agent.toml names."""
+    from routeproof.gateway.backend import Backend
+
+    example = Path(__file__).resolve().parents[2] / "config" / "gateway.example.toml"
+    config = tmp_path / "agent.toml"
+    config.write_text(
+        example.read_text(encoding="utf-8")
+        + '\n[health]\nbackend = "redis"\nurl = "redis://127.0.0.1:1/0"\nnamespace = "gw"\n',
+        encoding="utf-8",
+    )
+    environ = {
+        "ANTHROPIC_API_KEY": "sk-ant-test-not-a-secret",
+        "OPENAI_API_KEY": "sk-test-not-a-secret",
+        "ROUTEPROOF_KEY_TEAM_A": "gw-key-a-not-a-secret",
+        "ROUTEPROOF_KEY_LAB": "gw-key-lab-not-a-secret",
+    }
+    backend = Backend.load(config, environ=environ)
+    assert backend.router.health_store.description == "redis://127.0.0.1:1/0"
