@@ -64,7 +64,7 @@ __all__ = [
     "secret_problem",
 ]
 
-_TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger"})
+_TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger", "health"})  # [health]: health_store/config.py
 _DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "budget", "admission"})
 _FAILOVER_KEYS = frozenset({"failure_threshold", "latency_sla_ms", "cooldown_ms"})
 _BACKOFF_KEYS = frozenset({"policy", "base_ms", "cap_ms", "max_retries"})

@@ -18,6 +18,7 @@ from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import PricingTable, load_pricing, parse_usd
 from routeproof.core.types import FallbackProvider, PrivacyTier, ProviderKind, TenantPolicy
 from routeproof.errors import ConfigError
+from routeproof.health_store import HealthStoreConfig, load_health_config, open_health_store
 from routeproof.ledger_store import LedgerConfig, load_ledger_config, open_store
 from routeproof.router import Router
 from routeproof.transport import make_client
@@ -26,7 +27,11 @@ __all__ = ["load_router", "router_from_config", "tenant_policy"]
 
 
 def router_from_config(
-    config: RoutingConfig, *, client: httpx.AsyncClient | None = None, ledger: LedgerConfig | None = None
+    config: RoutingConfig,
+    *,
+    client: httpx.AsyncClient | None = None,
+    ledger: LedgerConfig | None = None,
+    health_store: HealthStoreConfig | None = None,
 ) -> Router:
     """A Router over the configured providers, sharing one pooled client that the Router closes;
     its budget ledger lives where ``ledger`` (the ``[ledger]`` table) says, in memory by default."""
@@ -57,8 +62,9 @@ def router_from_config(
         pricing=pricing,
         budget=budget,
         ledger_store=store,
-        health=HealthConfig(
-            failure_threshold=config.failover.failure_threshold, cooldown_ms=config.failover.cooldown_ms
+        health_store=open_health_store(
+            health_store or HealthStoreConfig(),
+            HealthConfig(failure_threshold=config.failover.failure_threshold, cooldown_ms=config.failover.cooldown_ms),
         ),
         backoff=backoff,
         private_allow_list=config.private_hosts,
@@ -74,7 +80,11 @@ def router_from_config(
 
 def load_router(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Router:
     """Load ``agent.toml`` (keys from the environment) and build its Router."""
-    return router_from_config(load_config(path, environ=environ), ledger=load_ledger_config(path, environ=environ)[0])
+    return router_from_config(
+        load_config(path, environ=environ),
+        ledger=load_ledger_config(path, environ=environ)[0],
+        health_store=load_health_config(path, environ=environ),
+    )
 
 
 def tenant_policy(

@@ -26,7 +26,7 @@ from typing import Protocol, runtime_checkable
 
 from routeproof.admission import Admission
 from routeproof.core.classify import HealthEffect
-from routeproof.core.health import HealthState, record_failure, record_success
+from routeproof.core.health import HealthState
 from routeproof.core.kernel import BackoffPolicy
 from routeproof.core.latency import (
     LatencyState,
@@ -40,7 +40,8 @@ from routeproof.core.ledger import Refusal as LedgerRefusal
 from routeproof.core.ledger import Reservation
 from routeproof.core.pricing import FREE, Price, PricingTable, cost_pico_usd, worst_case_cost_pico_usd
 from routeproof.core.routing import CoolingPolicy
-from routeproof.core.types import AttemptRecord, ChatRequest, PrivacyTier, ProviderId, Usage
+from routeproof.core.types import AttemptRecord, ChatRequest, PrivacyTier, ProviderId, ProviderKind, Usage
+from routeproof.health_store import HealthStore
 from routeproof.ledger_store import LedgerStore
 from routeproof.providers.protocol import Provider
 from routeproof.registry import kind_of
@@ -101,24 +102,22 @@ class HealthPort(Protocol):
 
 
 class HealthBook:
-    """The in-process :class:`HealthPort`: frozen core values swapped under the event loop."""
+    """The :class:`HealthPort`: health in a health store (this process's memory, or shared through
+    Redis: health_store/), recent latencies as frozen core values swapped under the event loop."""
 
-    __slots__ = ("_health", "_latency")
+    __slots__ = ("_latency", "_store")
 
-    def __init__(self, health: HealthState, latency: LatencyState) -> None:
-        self._health = health
+    def __init__(self, store: HealthStore, latency: LatencyState) -> None:
+        self._store = store
         self._latency = latency
 
     def apply(self, provider: ProviderId, effect: HealthEffect, now_ms: int) -> None:
-        """Success resets, failure counts (core/health.py); a neutral effect changes nothing."""
-        if effect is HealthEffect.SUCCESS:
-            self._health = record_success(self._health, provider)
-        elif effect is HealthEffect.FAILURE:
-            self._health = record_failure(self._health, provider, now_ms)
+        """Success resets, failure counts (core/health.py, applied by the store); neutral changes nothing."""
+        self._store.apply(provider, effect, now_ms=now_ms)
 
     def snapshot(self) -> HealthState:
         """Provider health as it stands (a frozen value)."""
-        return self._health
+        return self._store.snapshot()
 
     def record_latency(self, provider: ProviderId, now_ms: int, latency_ms: int) -> None:
         """One answered attempt's latency (core/latency.py)."""

@@ -20,7 +20,7 @@ import httpx
 from routeproof.admission import DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER, Admission
 from routeproof.core import kernel
 from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER, PROVIDER_DEFAULT_TIMEOUT_MS
-from routeproof.core.health import HealthConfig, HealthState, new_health
+from routeproof.core.health import HealthConfig, HealthState
 from routeproof.core.kernel import BackoffPolicy
 from routeproof.core.latency import LatencyConfig, LatencyState, new_latency
 from routeproof.core.ledger import (
@@ -43,6 +43,7 @@ from routeproof.core.types import (
 )
 from routeproof.driver import complete
 from routeproof.errors import ConfigError
+from routeproof.health_store import HealthStore, MemoryHealthStore
 from routeproof.ledger_store import LedgerStore, MemoryLedgerStore
 from routeproof.observe import RouterMetrics, log_budget_override
 from routeproof.ports import HealthBook, Instrumentation, Ledger, Planning, Ports, StreamTimeouts
@@ -79,6 +80,7 @@ class Router:
         latency: LatencyConfig | None = None,
         max_in_flight: int | None = None,
         max_in_flight_per_provider: int | None = DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER,
+        health_store: HealthStore | None = None,
     ) -> None:
         if isinstance(attempt_timeout_s, bool) or not isinstance(attempt_timeout_s, int | float):
             raise ConfigError(f"attempt_timeout_s must be a number of seconds, got {attempt_timeout_s!r}")
@@ -136,7 +138,11 @@ class Router:
         self._ledger_store: LedgerStore | None = (
             ledger_store if ledger_store is not None else MemoryLedgerStore(budget) if budget is not None else None
         )
-        health_book = HealthBook(new_health(health or HealthConfig()), self._new_latency(latency))
+        if health is not None and health_store is not None:
+            raise ConfigError("give the health config to the health store, not to the Router as well")
+        # The one store of provider health: this process only (memory) unless a shared one is given.
+        self._health_store: HealthStore = health_store or MemoryHealthStore(health or HealthConfig())
+        health_book = HealthBook(self._health_store, self._new_latency(latency))
         self._health_book = health_book
         self._backoff = backoff or BackoffPolicy()
         self._rng = rng or random.Random()
@@ -224,12 +230,18 @@ class Router:
         """Provider health as it stands (a frozen value)."""
         return self._health_book.snapshot()
 
+    @property
+    def health_store(self) -> HealthStore:
+        """The store provider health lives in (memory unless a shared one was given)."""
+        return self._health_store
+
     async def aclose(self) -> None:
         """Close the providers, the ledger store and the pooled HTTP client."""
         for provider in self._providers.values():
             await provider.aclose()
         if self._ledger_store is not None:
             await self._ledger_store.aclose()
+        await self._health_store.aclose()
         if self._client is not None:
             await self._client.aclose()
 

@@ -22,7 +22,7 @@ from routeproof.core.types import (
     TenantPolicy,
 )
 from routeproof.errors import UnknownAlias
-from routeproof.factory import router_from_config, tenant_policy
+from routeproof.factory import load_router, router_from_config, tenant_policy
 from routeproof.gateway.settings import GatewaySettings, Tenant, load_gateway_settings
 from routeproof.router import Router
 from routeproof.streaming import ProviderStream
@@ -79,7 +79,8 @@ class Backend:
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Backend:
         """Load the router and the gateway table from one ``agent.toml``."""
-        return cls(load_config(path, environ=environ), load_gateway_settings(path, environ=environ))
+        config, settings = load_config(path, environ=environ), load_gateway_settings(path, environ=environ)
+        return cls(config, settings, load_router(path, environ=environ))  # with its [ledger] and [health] stores
 
     @property
     def aliases(self) -> tuple[str, ...]:

@@ -122,6 +122,15 @@ class MemoryLedgerStore:
         """End a failed attempt: free its reservation and book what was billed for it."""
         return self._settle(reservation, billed_pico_usd, succeeded=False, now_ms=now_ms)
 
+    async def renew(self, reservation: Reservation, *, now_ms: int) -> bool:
+        """Extend an open reservation's lease (a no-op without leases); False when it is not open."""
+        self._prepare(now_ms)
+        if reservation not in self._state.open_reservations:
+            return False
+        if self._lease_ms is not None:
+            self._lease_until_ms[reservation.reservation_id] = now_ms + self._lease_ms
+        return True
+
     async def roll_over(self, *, now_ms: int) -> None:
         """Roll the periods and expire lapsed leases."""
         self._prepare(now_ms)

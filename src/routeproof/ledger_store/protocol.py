@@ -113,6 +113,16 @@ class LedgerStore(Protocol):
         """End a failed attempt: free its reservation and book what was billed for it."""
         ...
 
+    async def renew(self, reservation: Reservation, *, now_ms: int) -> bool:
+        """Extend an open reservation's lease to ``now_ms`` + the store's lease (after the same roll and
+        expiry as every operation); False when it is no longer open (its lease had already run out and
+        the crash rule booked it). A long stream calls this while it runs, well within the lease.
+
+        :raises LedgerUnavailable: when the store cannot be reached. The caller may carry on: the lease
+            then ends as it would have, and the crash rule books the worst case (the safe side).
+        """
+        ...
+
     async def roll_over(self, *, now_ms: int) -> None:
         """Roll the periods and expire lapsed leases now, without any other change."""
         ...

@@ -161,6 +161,12 @@ if op == 'reserve' then
   return {'ok', id}
 elseif op == 'settle' then
   return settle(ARGV[5], ARGV[6], ARGV[7])
+elseif op == 'renew' then
+  if redis.call('HEXISTS', ramt, ARGV[5]) == 1 then
+    redis.call('ZADD', leases, 'XX', ARGV[6], ARGV[5])
+    return 1
+  end
+  return 0
 elseif op == 'totals' then
   local opened = {}
   for _, id in ipairs(redis.call('HKEYS', ramt)) do
@@ -318,6 +324,16 @@ class RedisLedgerStore:
     async def release(self, reservation: Reservation, billed_pico_usd: int = 0, *, now_ms: int) -> Settled:
         """End a failed attempt: free its reservation and book what was billed for it."""
         return await self._settle(reservation, billed_pico_usd, now_ms)
+
+    async def renew(self, reservation: Reservation, *, now_ms: int) -> bool:
+        """Extend an open reservation's lease, in one script; False when it is not open."""
+
+        async def renew() -> bool:
+            await self._flush(now_ms)
+            until = str(now_ms + self._lease_ms)
+            return int(await self._eval(now_ms, "renew", str(reservation.reservation_id), until)) == 1
+
+        return await finish_even_if_cancelled(renew, self._background)
 
     async def roll_over(self, *, now_ms: int) -> None:
         """Roll the periods and expire lapsed leases."""

@@ -190,6 +190,14 @@ class SqliteLedgerStore:
             _Act(kind="release", reservation=reservation, amount_pico_usd=billed_pico_usd), now_ms
         )
 
+    async def renew(self, reservation: Reservation, *, now_ms: int) -> bool:
+        """Extend an open reservation's lease, in one transaction; False when it is not open."""
+        act = _Act(kind="renew", reservation=reservation)
+        act.lease_until_ms = now_ms + self._lease_ms
+        outcome = await self._run(now_ms, act)
+        assert isinstance(outcome, bool)
+        return outcome
+
     async def roll_over(self, *, now_ms: int) -> None:
         """Roll the periods and expire lapsed leases."""
         await self._run(now_ms, _Act(kind="roll"))
@@ -377,6 +385,15 @@ class _Tx:
                 result = Settled.BOOKED
             else:
                 result = Settled.EXPIRED
+        elif act.kind == "renew":
+            held = act.reservation
+            assert held is not None
+            result = held in state.open_reservations
+            if result:
+                self.conn.execute(
+                    "UPDATE ledger_reservations SET lease_until_ms = ? WHERE id = ?",
+                    (act.lease_until_ms, held.reservation_id),
+                )
         self._store(state)
         if act.kind == "totals":
             from routeproof.ledger_store.memory import totals_of
