@@ -58,6 +58,7 @@ from routeproof.providers._http import (
     _status_failure,
     failure,
     inject_trace_headers,
+    pool_timeout_s,
     read_capped,
     redact,
     transport_failure,
@@ -162,7 +163,7 @@ async def stream_events(
         raise failure(FailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secret_values)
     # httpx bounds connect/write/pool (precise kinds); reads are bounded here: by timeout_at until
     # the first event, then by idle_timeout_s per read.
-    timeout = httpx.Timeout(remaining_s, read=None)
+    timeout = httpx.Timeout(remaining_s, read=None, pool=pool_timeout_s(remaining_s))
     request = client.build_request("POST", url, content=content, headers=send_headers, timeout=timeout)
     response: httpx.Response | None = None
     chunks: AsyncIterator[bytes] | None = None
