@@ -171,7 +171,9 @@ class Router:
         self._rng = rng or random.Random()
         self._wall_clock = wall_clock
         self._client = client
-        self._admission = Admission(max_in_flight=max_in_flight, max_in_flight_per_provider=max_in_flight_per_provider)
+        self._admission = Admission(
+            max_in_flight=max_in_flight, max_in_flight_per_provider=max_in_flight_per_provider, metrics=self._metrics
+        )
 
     # --- read-only views ---------------------------------------------------------------------
 
