@@ -37,6 +37,7 @@ here: the kernel decides. Messages never carry a secret: every string that reach
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -59,6 +60,7 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "RETRY_AFTER_STATUSES",
     "HttpReply",
+    "build_post",
     "encode_json",
     "failure",
     "inject_trace_headers",
@@ -167,6 +169,32 @@ def inject_trace_headers(headers: dict[str, str]) -> None:
 def encode_json(body: Mapping[str, object]) -> bytes:
     """The request body as compact UTF-8 JSON (the exact bytes that are sent and, for Bedrock, signed)."""
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_url(url: str) -> httpx.URL:
+    """A provider's endpoint URL, parsed once: parsing was most of ``build_request``'s cost."""
+    return httpx.URL(url)
+
+
+def build_post(
+    client: httpx.AsyncClient, url: str, *, content: bytes, headers: Mapping[str, str], timeout: httpx.Timeout
+) -> httpx.Request:
+    """What ``client.build_request("POST", url, ...)`` builds, at about a third of its CPU.
+
+    The URL is parsed once per URL string (:func:`_parsed_url`), and the client's default headers
+    are merged with the call's as httpx merges them (a call header replaces the client's of the same
+    name, case-insensitively). A client with cookies or a base URL, whose merging this does not
+    repeat, goes through ``build_request`` itself.
+    """
+    if client.cookies or not client.base_url.is_relative_url:
+        return client.build_request("POST", url, content=content, headers=headers, timeout=timeout)
+    names = {name.lower() for name in headers}
+    items = [(name, value) for name, value in client.headers.multi_items() if name not in names]
+    items.extend(headers.items())
+    return httpx.Request(
+        "POST", _parsed_url(url), content=content, headers=items, extensions={"timeout": timeout.as_dict()}
+    )
 
 
 def _map_exception(exc: httpx.HTTPError) -> FailureKind | type[LocalCongestion] | None:
@@ -302,8 +330,8 @@ async def _send(
         # Two bounds: httpx's per-phase timeouts give the precise kind (connect vs read), and
         # asyncio.timeout_at bounds the whole exchange even if a server trickles bytes forever.
         async with asyncio.timeout_at(timeout_at):
-            request = client.build_request(
-                "POST", url, content=content, headers=headers,
+            request = build_post(
+                client, url, content=content, headers=headers,
                 timeout=httpx.Timeout(remaining_s, pool=pool_timeout_s(remaining_s)),
             )  # fmt: skip
             response = await client.send(request, stream=True)

@@ -56,6 +56,7 @@ from routeproof.providers._http import (
     DEFAULT_MAX_RESPONSE_BYTES,
     MAX_MESSAGE_CHARS,
     _status_failure,
+    build_post,
     failure,
     inject_trace_headers,
     pool_timeout_s,
@@ -164,7 +165,7 @@ async def stream_events(
     # httpx bounds connect/write/pool (precise kinds); reads are bounded here: by timeout_at until
     # the first event, then by idle_timeout_s per read.
     timeout = httpx.Timeout(remaining_s, read=None, pool=pool_timeout_s(remaining_s))
-    request = client.build_request("POST", url, content=content, headers=send_headers, timeout=timeout)
+    request = build_post(client, url, content=content, headers=send_headers, timeout=timeout)
     response: httpx.Response | None = None
     chunks: AsyncIterator[bytes] | None = None
     completed = False  # a MessageStop was yielded: the rest of the body is read so the connection is reused
