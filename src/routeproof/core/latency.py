@@ -134,6 +134,10 @@ def judged(state: LatencyState, provider: ProviderKind, now_ms: int) -> tuple[Sa
     return recent if len(recent) >= state.config.min_samples else samples[-state.config.min_samples :]
 
 
+def _is_suffix(kept: tuple[Sample, ...], previous: tuple[Sample, ...]) -> bool:
+    return not kept or previous[len(previous) - len(kept) :] == kept
+
+
 def _nearest_rank_p99(latencies: list[int]) -> int:
     ordered = sorted(latencies)
     rank = -(-99 * len(ordered) // 100)  # ceil(0.99 n), 1-based
@@ -149,10 +153,8 @@ def _nearest_rank_p99(latencies: list[int]) -> int:
 @icontract.ensure(lambda result: well_formed(state=result))
 @icontract.ensure(lambda provider, at_ms, latency_ms, result: result.of(provider)[-1] == (at_ms, latency_ms))
 @icontract.ensure(
-    lambda state, provider, at_ms, result: all(
-        s in state.of(provider) for s in result.of(provider)[:-1]
-    )  # only the new sample is new; old ones are kept or dropped, never changed
-)
+    lambda state, provider, result: _is_suffix(result.of(provider)[:-1], state.of(provider))
+)  # only the new sample is new; the old ones kept are the newest, unchanged (O(n), not O(n^2): it runs per call)
 def record_latency(state: LatencyState, provider: ProviderKind, at_ms: int, latency_ms: int) -> LatencyState:
     """Add one answered attempt's latency, dropping samples outside the window or beyond the cap."""
     previous = state.of(provider)
