@@ -21,7 +21,8 @@ Pure: time is the integer milliseconds the shell passes in; every function retur
 
 from __future__ import annotations
 
-import itertools
+import bisect
+import operator
 from dataclasses import dataclass, replace
 
 import icontract
@@ -83,6 +84,7 @@ class LatencyConfig:
 
 
 Sample = tuple[int, int]  # (at_ms, latency_ms)
+_AT, _LATENCY = operator.itemgetter(0), operator.itemgetter(1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,11 +113,15 @@ def well_formed(state: LatencyState) -> bool:
     """At most max_samples per provider, each provider once, non-negative values in time order."""
     kinds = [k for k, _ in state.samples]
     return len(kinds) == len(set(kinds)) and all(
-        len(samples) <= state.config.max_samples
-        and all(at >= 0 and latency >= 0 for at, latency in samples)
-        and all(a[0] <= b[0] for a, b in itertools.pairwise(samples))
-        for _, samples in state.samples
+        len(samples) <= state.config.max_samples and _ordered_non_negative(samples) for _, samples in state.samples
     )
+
+
+def _ordered_non_negative(samples: tuple[Sample, ...]) -> bool:
+    """Times in order (so all >= 0 when the first is) and latencies >= 0, in C-level loops: this
+    runs as a pre- and postcondition on every routed call, over up to max_samples samples."""
+    ats = list(map(_AT, samples))
+    return ats == sorted(ats) and (not ats or ats[0] >= 0) and min(map(_LATENCY, samples), default=0) >= 0
 
 
 def new_latency(config: LatencyConfig) -> LatencyState:
@@ -124,7 +130,8 @@ def new_latency(config: LatencyConfig) -> LatencyState:
 
 
 def _window(samples: tuple[Sample, ...], now_ms: int, window_ms: int) -> tuple[Sample, ...]:
-    return tuple(s for s in samples if now_ms - s[0] < window_ms)
+    """The samples with ``now_ms - at < window_ms``: a suffix, as samples are in time order (bisected)."""
+    return samples[bisect.bisect_right(samples, now_ms - window_ms, key=_AT) :]
 
 
 def judged(state: LatencyState, provider: ProviderKind, now_ms: int) -> tuple[Sample, ...]:
