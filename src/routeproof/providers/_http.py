@@ -22,7 +22,7 @@ a body nested too deep to decode (``RecursionError``)   INVALID_RESPONSE (status
 ======================================================  ==========================================
 
 Waiting for a connection from the client's own pool is local congestion, not the provider's
-fault: the pool wait ends :func:`pool_timeout_s` before the attempt's bound (so it cannot lose the
+fault: the pool wait ends (:func:`pool_timeout_s`) before the attempt's bound (so it cannot lose the
 race to it) and raises ``LocalCongestion``, which the attempt boundary turns into a skip with no
 attempt record and no health effect.
 
@@ -90,14 +90,17 @@ EXCEPTION_TABLE: tuple[tuple[type[httpx.HTTPError], FailureKind | type[LocalCong
 )
 """httpx exception -> failure kind (or ``LocalCongestion``: not the provider's fault), as data."""
 
-POOL_MARGIN_FRACTION = 0.01
-POOL_MARGIN_MIN_S = 0.005
+POOL_MARGIN_FRACTION = 0.05
+POOL_MARGIN_MIN_S = 0.1
 
 
 def pool_timeout_s(remaining_s: float) -> float:
-    """How long an attempt with ``remaining_s`` left may wait for a pooled connection: a little less
-    than all of it (1 %, at least 5 ms: more than a loop timer's lateness), so a slot that never came
-    ends as ``LocalCongestion`` before the attempt's own bound ends it as ATTEMPT_TIMEOUT."""
+    """How long an attempt with ``remaining_s`` left may wait for a pooled connection: less than all
+    of it (5 %, at least 100 ms, never under half), so a slot that never came ends as
+    ``LocalCongestion`` before the attempt's own bound ends it as ATTEMPT_TIMEOUT. If both timers are
+    due in one loop iteration (a loaded machine stalls the loop) the attempt's bound wins, so the
+    margin is sized for a stalled loop, not for timer precision; an attempt that has its connection
+    never waits on this timer, so the margin costs nothing then."""
     return max(remaining_s - max(remaining_s * POOL_MARGIN_FRACTION, POOL_MARGIN_MIN_S), remaining_s / 2)
 
 
