@@ -74,6 +74,42 @@ def test_gateway_added_latency(stack: GatewayStack) -> None:
         print(f"gateway preempted per call: {(preempted_after - preempted_before) / (SEQUENTIAL + 50):.2f} times")
 
 
+ROUNDS = 3
+PER_ROUND = 300
+
+
+def test_gateway_production_mode_side_by_side(stack: GatewayStack, tmp_path: Path) -> None:
+    """Direct to the mock, through the gateway, and through ``serve --optimize`` (python -O), in
+    rotated rounds in one run: each arm's p50 and the gateway's CPU per call, as added ms over direct."""
+    with gateway_stack(tmp_path, optimize=True) as production:
+        auth = {"authorization": f"Bearer {stack.key}"}
+        arms: dict[str, tuple[str, dict[str, str], GatewayStack | None]] = {
+            "direct": (f"{stack.mock_url}/v1/chat/completions", {"authorization": "Bearer sk"}, None),
+            "gateway": (f"{stack.gateway_url}/v1/chat/completions", auth, stack),
+            "gateway --optimize": (f"{production.gateway_url}/v1/chat/completions", auth, production),
+        }
+        samples: dict[str, list[float]] = {name: [] for name in arms}
+        cpu_s: dict[str, float] = dict.fromkeys(arms, 0.0)
+        order = list(arms)
+        for round_index in range(ROUNDS):
+            for name in order[round_index % len(order) :] + order[: round_index % len(order)]:
+                url, headers, running = arms[name]
+                before = running.gateway_cpu_s() if running is not None else None
+                samples[name] += _latencies(url, headers, PER_ROUND)
+                after = running.gateway_cpu_s() if running is not None else None
+                if before is not None and after is not None:
+                    cpu_s[name] += after - before
+    direct50 = statistics.median(samples["direct"]) * 1000
+    print(f"\n{ROUNDS} rotated rounds of {PER_ROUND} sequential calls; load average {os.getloadavg()[0]:.1f}")
+    for name, arm_samples in samples.items():
+        p50 = statistics.median(arm_samples) * 1000
+        cpu = f"; gateway CPU per call {cpu_s[name] / (ROUNDS * (PER_ROUND + 50)) * 1000:.3f} ms" if cpu_s[name] else ""
+        print(
+            f"{name:>20}: p50 {p50:.3f} ms (+{p50 - direct50:.3f} ms over direct), "
+            f"p99 {_p(arm_samples, 0.99):.3f} ms{cpu}"
+        )
+
+
 def test_router_in_process(stack: GatewayStack) -> None:
     """The same routed call made in this process, on uvloop, with no HTTP in front: its p50 and CPU per call."""
     body = json.dumps(PAYLOAD).encode()

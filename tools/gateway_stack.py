@@ -44,6 +44,7 @@ class GatewayStack:
     key: str
     agent_toml: Path
     gateway_pid: int
+    banner: str = ""  # the gateway's first line (its address, aliases and mode)
 
     def gateway_cpu_s(self) -> float | None:
         """CPU seconds (user + system) the gateway process has used so far; None off Linux."""
@@ -84,8 +85,9 @@ def _start(args: list[str], env: dict[str, str], stack: ExitStack) -> tuple[subp
 
 
 @contextmanager
-def gateway_stack(workdir: Path) -> Iterator[GatewayStack]:
-    """Run the mock and the gateway until the block ends, then SIGTERM both."""
+def gateway_stack(workdir: Path, *, optimize: bool = False) -> Iterator[GatewayStack]:
+    """Run the mock and the gateway (``optimize``: ``serve --optimize``, production mode) until the
+    block ends, then SIGTERM both."""
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench", "ROUTEPROOF_BENCH_KEY": GATEWAY_KEY}
     mock_toml = workdir / "mock.toml"
     mock_toml.write_text(MOCK_TOML)
@@ -94,8 +96,14 @@ def gateway_stack(workdir: Path) -> Iterator[GatewayStack]:
         mock_url = mock_line.split()[-1]
         agent = workdir / "agent.toml"
         agent.write_text(AGENT_TOML.format(mock_url=mock_url))
-        serve, serve_line = _start(["serve", "--config", str(agent), "--port", "0"], env, stack)
+        serve_args = ["serve", "--config", str(agent), "--port", "0", *(["--optimize"] if optimize else [])]
+        serve, serve_line = _start(serve_args, env, stack)
         gateway_url = serve_line.split()[3]
         yield GatewayStack(
-            mock_url=mock_url, gateway_url=gateway_url, key=GATEWAY_KEY, agent_toml=agent, gateway_pid=serve.pid
+            mock_url=mock_url,
+            gateway_url=gateway_url,
+            key=GATEWAY_KEY,
+            agent_toml=agent,
+            gateway_pid=serve.pid,
+            banner=serve_line,
         )

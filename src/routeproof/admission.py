@@ -9,6 +9,10 @@ provider's: the attempt is re-issued when its slot is granted (:func:`routeproof
 so queueing writes no attempt record and has no health effect. If the caller's deadline (or the
 30 s budget) passes while an attempt queues, the call ends with :class:`AdmissionTimeout`.
 
+With ``metrics``, the queue depth (``ai_router_admission_queue_depth``, by scope) and the time each
+queued attempt waited (``ai_router_admission_queued_ms``) are reported; an attempt admitted at once
+records nothing, so the fast path stays one comparison.
+
 The shell performs; the rule is in core.
 """
 
@@ -17,12 +21,16 @@ from __future__ import annotations
 import asyncio
 import collections
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from routeproof.clock import loop_ms, waypoint
 from routeproof.core.admission import readmit, waited
 from routeproof.core.kernel import Action, CallProvider, KernelState
 from routeproof.core.types import ProviderId
 from routeproof.errors import ConfigError, DeadlineExceeded
+
+if TYPE_CHECKING:
+    from routeproof.observe import RouterMetrics
 
 __all__ = ["DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER", "Admission", "AdmissionTimeout", "Limiter", "Slot"]
 
@@ -43,10 +51,11 @@ class Limiter:
     queue. With thousands of calls queued on one deadline this is what keeps the error on time.
     """
 
-    __slots__ = ("_ends", "_free", "_waiters", "limit")
+    __slots__ = ("_ends", "_free", "_waiters", "limit", "scope")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, scope: str = "") -> None:
         self.limit = limit
+        self.scope = scope  # the metric label: a provider label, or "router"
         self._free = limit
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._ends: dict[float, list[asyncio.Future[None]]] = {}
@@ -133,10 +142,12 @@ class Admission:
         *,
         max_in_flight: int | None = None,
         max_in_flight_per_provider: int | None = DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER,
+        metrics: RouterMetrics | None = None,
     ) -> None:
         self.max_in_flight = _limit("max_in_flight", max_in_flight)
         self.max_in_flight_per_provider = _limit("max_in_flight_per_provider", max_in_flight_per_provider)
-        self._router = Limiter(max_in_flight) if max_in_flight is not None else None
+        self._metrics = metrics
+        self._router = Limiter(max_in_flight, "router") if max_in_flight is not None else None
         self._providers: dict[ProviderId, Limiter] = {}
 
     def _limiters(self, kind: ProviderId) -> tuple[Limiter, ...]:
@@ -144,7 +155,7 @@ class Admission:
         if self.max_in_flight_per_provider is not None:
             limiter = self._providers.get(kind)
             if limiter is None:
-                limiter = self._providers[kind] = Limiter(self.max_in_flight_per_provider)
+                limiter = self._providers[kind] = Limiter(self.max_in_flight_per_provider, kind.as_metric_label())
             out.append(limiter)
         if self._router is not None:
             out.append(self._router)  # always after the provider's: one order, no deadlock
@@ -165,14 +176,24 @@ class Admission:
         limiters = self._limiters(action.entry.provider)
         held: list[Limiter] = []
         loop = asyncio.get_running_loop()
+        metrics = self._metrics
         try:
             for limiter in limiters:
                 if not limiter.try_acquire():
-                    await limiter.acquire(state.plan.effective_end_ms / 1000)
+                    if metrics is None:
+                        await limiter.acquire(state.plan.effective_end_ms / 1000)
+                    else:
+                        metrics.queue_changed(limiter.scope, 1)
+                        try:
+                            await limiter.acquire(state.plan.effective_end_ms / 1000)
+                        finally:
+                            metrics.queue_changed(limiter.scope, -1)
                 held.append(limiter)
         except TimeoutError as exc:
             Slot(tuple(held)).release()
             queued_ms = loop_ms(loop.time()) - action.issued_at_ms
+            if metrics is not None:
+                metrics.queued_for(action.entry.provider, queued_ms, "timed_out")
             raise AdmissionTimeout(
                 f"caller deadline exceeded after {queued_ms} ms queued for a local in-flight slot "
                 f"({action.entry.provider.value}: limit {self.max_in_flight_per_provider}, "
@@ -186,6 +207,8 @@ class Admission:
         now_ms = loop_ms(loop.time())
         if not waited(action, now_ms):
             return state, action, slot
+        if metrics is not None:
+            metrics.queued_for(action.entry.provider, now_ms - action.issued_at_ms, "admitted")
         state, again = readmit(state, now_ms)
         if not isinstance(again, CallProvider):
             slot.release()

@@ -163,6 +163,11 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--config", type=Path, required=True, help="agent.toml with a [gateway] table")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8080, help="port to bind, 0 for any (default: 8080)")
+    parser.add_argument(
+        "--optimize",
+        action="store_true",
+        help="production mode: re-run under python -O (contract checks and asserts off; as PYTHONOPTIMIZE=1)",
+    )
     parser.set_defaults(handler=_gateway_command("run_serve"))
 
 

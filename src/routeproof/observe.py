@@ -19,6 +19,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from routeproof.core.types import AttemptRecord, AttemptStatus, ProviderId
 
 __all__ = [
+    "ADMISSION_METRIC_NAMES",
     "CALL_OUTCOMES",
     "METRIC_NAMES",
     "RETRY_REASONS",
@@ -50,6 +51,11 @@ METRIC_NAMES = (
     "ai_router_deadline_exceeded_total",
     "ai_router_attempts_per_call",
 )
+ADMISSION_METRIC_NAMES = ("ai_router_admission_queue_depth", "ai_router_admission_queued_ms")
+"""Admission control (``admission.py``): attempts waiting for a local in-flight slot now, by
+``scope`` (a provider label, or ``router`` for the router-wide limit), and how long each attempt that
+queued waited, by provider and ``outcome`` (``admitted`` or ``timed_out``)."""
+ADMISSION_OUTCOMES = ("admitted", "timed_out")
 CALL_OUTCOMES = ("succeeded", "terminal_4xx", "auth_error", "all_failed")
 """The closed outcome label set of ``ai_router_calls_total``."""
 RETRY_REASONS = ("5xx", "429", "timeout", "conn_reset")
@@ -91,6 +97,23 @@ class RouterMetrics:
         self.first_token = meter.create_histogram(
             "ai_router_first_token_ms", description="Time to first token per streaming attempt, in milliseconds"
         )
+        self.queue_depth = meter.create_up_down_counter(
+            "ai_router_admission_queue_depth",
+            description="Attempts waiting for a local in-flight slot now, by scope (provider or router)",
+        )
+        self.queued = meter.create_histogram(
+            "ai_router_admission_queued_ms",
+            description="Time an attempt that queued waited for a local in-flight slot, in milliseconds",
+        )
+
+    def queue_changed(self, scope: str, delta: int) -> None:
+        """``delta`` attempts joined (+) or left (-) the admission queue of ``scope``."""
+        self.queue_depth.add(delta, {"scope": scope})
+
+    def queued_for(self, provider: ProviderId, queued_ms: int, outcome: str) -> None:
+        """An attempt that queued for a slot was admitted or timed out after ``queued_ms``."""
+        assert outcome in ADMISSION_OUTCOMES, outcome
+        self.queued.record(queued_ms, {"provider": provider.as_metric_label(), "outcome": outcome})
 
     def attempt(self, record: AttemptRecord) -> None:
         """One attempt finished: its latency, and a retry when it was retried."""

@@ -148,7 +148,10 @@ class Router:
         self._rng = rng or random.Random()
         self._wall_clock = wall_clock
         self._client = client
-        self._admission = Admission(max_in_flight=max_in_flight, max_in_flight_per_provider=max_in_flight_per_provider)
+        metrics = metrics or RouterMetrics()
+        self._admission = Admission(
+            max_in_flight=max_in_flight, max_in_flight_per_provider=max_in_flight_per_provider, metrics=metrics
+        )
         # The one frozen set of services every call uses (ports.py): built once, here.
         self._ports = Ports(
             providers=MappingProxyType(self._providers),
@@ -156,7 +159,7 @@ class Router:
                 store=self._ledger_store, pricing=self._pricing, wall_clock=wall_clock, ids=MappingProxyType(self._ids)
             ),
             health=health_book,
-            metrics=metrics or RouterMetrics(),
+            metrics=metrics,
             admission=self._admission,
             draw=self._rng.random,
             planning=Planning(

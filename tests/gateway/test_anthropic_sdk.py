@@ -128,3 +128,19 @@ async def test_all_failed_is_502(client: anthropic.AsyncAnthropic, stack: Stack)
     assert caught.value.status_code == 502
     assert body["error"]["type"] == "api_error"
     assert len(body["routeproof"]["attempts"]) == 6
+
+
+async def test_top_p_and_tool_choice_reach_the_provider(client: anthropic.AsyncAnthropic, stack: Stack) -> None:
+    """top_p and tool_choice "any" from the Anthropic SDK reach the provider as sent (this SDK version
+    has no top_p argument, so it goes in extra_body, as the SDK documents for fields it lacks)."""
+    await client.messages.create(
+        model="chat",
+        max_tokens=32,
+        messages=HELLO,
+        tools=[TOOL],
+        tool_choice={"type": "any"},
+        extra_body={"top_p": 0.25},
+    )
+    body = stack.anthropic.journal[-1].body_json
+    assert isinstance(body, dict)
+    assert (body["top_p"], body["tool_choice"]) == (0.25, {"type": "any"})

@@ -83,3 +83,18 @@ def test_serve_providers_and_call_end_to_end(tmp_path: Path) -> None:
         failed_call = _run("call", "--config", str(stack.agent_toml), "--alias", "chat", "hi", env=env)
         assert failed_call.returncode == 1
         assert "AllProvidersFailed" in failed_call.stderr
+
+
+def test_serve_optimize_runs_the_gateway_under_python_o(tmp_path: Path) -> None:
+    """`serve --optimize` re-runs itself under python -O (says so on its first line) and still answers."""
+    with gateway_stack(tmp_path, optimize=True) as stack:
+        assert stack.banner.endswith("[production: python -O, contracts off]")
+        answer = httpx.post(
+            f"{stack.gateway_url}/v1/chat/completions",
+            json={"model": "chat", "messages": [{"role": "user", "content": "hi"}]},
+            headers={"authorization": f"Bearer {stack.key}"},
+            timeout=TIMEOUT_S,
+        )
+        assert answer.status_code == 200
+    with gateway_stack(tmp_path) as plain:
+        assert "production" not in plain.banner

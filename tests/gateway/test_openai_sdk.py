@@ -189,3 +189,29 @@ async def test_mid_stream_cut_raises_in_the_sdk(client: openai.AsyncOpenAI, stac
     with pytest.raises(openai.APIError, match="stream interrupted"):
         await consume()
     assert "".join(seen) == "Hel"
+
+
+async def test_top_p_and_tool_choice_reach_each_provider_in_its_wire_format(
+    client: openai.AsyncOpenAI, stack: Stack
+) -> None:
+    """top_p and a named tool_choice from the OpenAI SDK reach Anthropic as Anthropic's fields and, after
+    failover, OpenAI as OpenAI's; without tools a tool_choice is not sent."""
+    await client.chat.completions.create(model="chat", messages=HELLO, max_tokens=32, tool_choice="none")
+    plain = stack.anthropic.journal[-1].body_json
+    assert isinstance(plain, dict)
+    assert "tool_choice" not in plain
+    assert "top_p" not in plain
+    stack.anthropic.script(Scripted(status=503), Scripted(status=503), Scripted(status=503))
+    await client.chat.completions.create(
+        model="chat",
+        messages=HELLO,
+        max_tokens=32,
+        tools=[TOOL],
+        top_p=0.5,
+        tool_choice={"type": "function", "function": {"name": "search"}},
+    )
+    first, last = stack.anthropic.journal[-1].body_json, stack.openai.journal[-1].body_json
+    assert isinstance(first, dict)
+    assert isinstance(last, dict)
+    assert (first["top_p"], first["tool_choice"]) == (0.5, {"type": "tool", "name": "search"})
+    assert (last["top_p"], last["tool_choice"]) == (0.5, {"type": "function", "function": {"name": "search"}})

@@ -12,7 +12,7 @@ import respx
 from opentelemetry.sdk.trace import TracerProvider
 
 from routeproof.core.types import FailureKind
-from routeproof.errors import ProviderCallFailed
+from routeproof.errors import LocalCongestion, ProviderCallFailed
 from routeproof.providers import _http
 
 from .conftest import HttpCase, request_hello
@@ -23,7 +23,6 @@ EXCEPTIONS: tuple[tuple[type[httpx.HTTPError], FailureKind], ...] = (
     (httpx.ConnectTimeout, FailureKind.CONNECT_TIMEOUT),
     (httpx.ReadTimeout, FailureKind.READ_TIMEOUT),
     (httpx.WriteTimeout, FailureKind.READ_TIMEOUT),
-    (httpx.PoolTimeout, FailureKind.READ_TIMEOUT),
     (httpx.RemoteProtocolError, FailureKind.CONN_RESET),
     (httpx.ReadError, FailureKind.CONN_RESET),
     (httpx.WriteError, FailureKind.CONN_RESET),
@@ -111,6 +110,18 @@ async def test_transport_exception_mapped(
     assert isinstance(error.__cause__, exc_type)
 
 
+@pytest.mark.asyncio
+async def test_pool_timeout_is_local_congestion(
+    case: HttpCase, client: httpx.AsyncClient, respx_mock: respx.MockRouter
+) -> None:
+    """httpx.PoolTimeout (no local connection slot) is LocalCongestion, never a provider failure."""
+    respx_mock.post(case.url).mock(side_effect=httpx.PoolTimeout("boom"))
+    provider = case.make(client)
+    with pytest.raises(LocalCongestion) as info:
+        await provider.complete(request_hello(), case.model, timeout_at=asyncio.get_running_loop().time() + 10)
+    assert isinstance(info.value.__cause__, httpx.PoolTimeout)
+
+
 @pytest.mark.parametrize("status", [429, 503])
 @pytest.mark.asyncio
 async def test_retry_after_seconds(
@@ -190,7 +201,8 @@ async def test_hung_server_bounded_by_timeout_at(
 async def test_httpx_timeout_is_remaining_time(
     case: HttpCase, client: httpx.AsyncClient, respx_mock: respx.MockRouter
 ) -> None:
-    """httpx's connect/read/write/pool timeouts are the time left until timeout_at."""
+    """httpx's connect/read/write timeouts are the time left until timeout_at; the pool wait ends
+    a little before it (pool_timeout_s), so a slot that never came is LocalCongestion."""
     seen: dict[str, float | None] = {}
 
     def capture(request: httpx.Request) -> httpx.Response:
@@ -202,7 +214,11 @@ async def test_httpx_timeout_is_remaining_time(
     await asyncio.sleep(1)  # the loop clock is not at zero
     await provider.complete(request_hello(), case.model, timeout_at=asyncio.get_running_loop().time() + 12.5)
     assert set(seen) == {"connect", "read", "write", "pool"}
+    pool = seen.pop("pool")
     assert all(value == pytest.approx(12.5, abs=0.01) for value in seen.values())
+    assert pool == pytest.approx(_http.pool_timeout_s(12.5), abs=0.01)
+    assert pool is not None
+    assert pool < 12.4
 
 
 @pytest.mark.asyncio

@@ -7,6 +7,8 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof import DeadlineExceeded
 from routeproof.admission import Admission, AdmissionTimeout
@@ -23,6 +25,7 @@ from routeproof.core.types import (
     Usage,
 )
 from routeproof.errors import ConfigError
+from routeproof.observe import RouterMetrics
 from routeproof.router import Router
 from tests.router.fixtures import deadline, policy, request, resolved_for
 
@@ -198,3 +201,53 @@ async def test_streams_hold_their_slot_until_the_stream_ends() -> None:
     assert all(isinstance(events[-1], MessageStop) for events in results)
     assert provider.peak == 1
     assert router._admission.in_flight(OPENAI) == 0
+
+
+def _admission_points(reader: InMemoryMetricReader, name: str) -> dict[tuple[tuple[str, str], ...], object]:
+    """Each data point of ``name``: sorted labels -> the point (value for counters, sum/count for histograms)."""
+    data = reader.get_metrics_data()
+    assert data is not None
+    return {
+        tuple(sorted((k, str(v)) for k, v in (point.attributes or {}).items())): point
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == name
+        for point in metric.data.data_points
+    }
+
+
+async def test_admission_metrics_report_queue_depth_and_time_queued() -> None:
+    """Five calls on a limit of 1: four queue (depth 4 while they wait, 0 after), and their time queued
+    (1, 2, 3 and 4 s) is recorded as admitted; the call admitted at once records nothing."""
+    reader = InMemoryMetricReader()
+    metrics = RouterMetrics(MeterProvider(metric_readers=[reader]).get_meter("admission"))
+    provider = SlowProvider(1.0)
+    router = Router([provider], max_in_flight_per_provider=1, metrics=metrics)
+    calls = asyncio.ensure_future(_calls(router, 5, 30))
+    await asyncio.sleep(0.5)
+    depth = _admission_points(reader, "ai_router_admission_queue_depth")
+    assert [getattr(p, "value", None) for p in depth.values()] == [4]
+    assert list(depth) == [(("scope", "openai"),)]
+    results = await calls
+    assert all(isinstance(r, ProviderResponse) for r in results)
+    (after,) = _admission_points(reader, "ai_router_admission_queue_depth").values()
+    assert getattr(after, "value", None) == 0
+    queued = _admission_points(reader, "ai_router_admission_queued_ms")
+    (point,) = queued.values()
+    assert list(queued) == [(("outcome", "admitted"), ("provider", "openai"))]
+    assert (getattr(point, "count", None), getattr(point, "sum", None)) == (4, 1000 + 2000 + 3000 + 4000)
+
+
+async def test_admission_metrics_report_a_timed_out_wait() -> None:
+    """A call whose deadline passes in the queue records its wait as timed_out, and leaves the queue."""
+    reader = InMemoryMetricReader()
+    metrics = RouterMetrics(MeterProvider(metric_readers=[reader]).get_meter("admission"))
+    router = Router([SlowProvider(10.0)], max_in_flight_per_provider=1, metrics=metrics)
+    await _calls(router, 2, 3)
+    queued = _admission_points(reader, "ai_router_admission_queued_ms")
+    assert list(queued) == [(("outcome", "timed_out"), ("provider", "openai"))]
+    (point,) = queued.values()
+    assert getattr(point, "count", None) == 1
+    (depth,) = _admission_points(reader, "ai_router_admission_queue_depth").values()
+    assert getattr(depth, "value", None) == 0

@@ -7,7 +7,7 @@ from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk.metrics import MeterProvider
 
 from routeproof.core.types import AttemptRecord, AttemptStatus, ProviderKind, RetryReason
-from routeproof.observe import METRIC_NAMES, RouterMetrics
+from routeproof.observe import ADMISSION_METRIC_NAMES, METRIC_NAMES, RouterMetrics
 
 
 def test_prometheus_exporter_shows_the_seed_metric_names() -> None:
@@ -44,3 +44,24 @@ def test_prometheus_exporter_shows_the_seed_metric_names() -> None:
         "ai_router_attempts_per_call": "histogram",
     }
     assert "_milliseconds" not in text
+
+
+def test_prometheus_exporter_shows_the_admission_metric_names() -> None:
+    """The admission metrics export under their ai_router_ names: a gauge and a histogram, no unit suffix."""
+    provider = MeterProvider(metric_readers=[PrometheusMetricReader()])
+    try:
+        metrics = RouterMetrics(provider.get_meter("prometheus-admission"))
+        metrics.queue_changed("openai", 1)
+        metrics.queued_for(ProviderKind.OPENAI, 12, "admitted")
+        text = prometheus_client.generate_latest(prometheus_client.REGISTRY).decode()
+    finally:
+        provider.shutdown()
+    types = dict(line.split()[2:4] for line in text.splitlines() if line.startswith("# TYPE ai_router_admission"))
+    assert {name: types.get(name) for name in ADMISSION_METRIC_NAMES} == {
+        "ai_router_admission_queue_depth": "gauge",
+        "ai_router_admission_queued_ms": "histogram",
+    }
+    depth = [line for line in text.splitlines() if line.startswith("ai_router_admission_queue_depth{")]
+    assert len(depth) == 1
+    assert 'scope="openai"' in depth[0]
+    assert depth[0].endswith(" 1.0")

@@ -12,6 +12,8 @@ exception                        meaning                                        
 ``UnsupportedParameters``        strict mode: the model rejects a parameter the caller   skip ``unsupported_parameter``
                                  set (see ``core/capabilities.py``)
 ``TranslationError``             the request has no equivalent on this provider          skip ``untranslatable``
+``LocalCongestion``              no local connection slot came within the attempt's      skip ``local_congestion``
+                                 time (httpx ``PoolTimeout``): nothing was sent
 ``ConfigError``                  this provider cannot be used as configured (unpriced    skip ``misconfigured``
                                  model, an API key no HTTP header can carry, a bad URL)
 ``InvalidResponse``              the answer did not have the documented shape            failure ``INVALID_RESPONSE``
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 
 import icontract
 
-from routeproof.core.errors import ConfigError, InvalidResponse, TranslationError
+from routeproof.core.errors import ConfigError, InvalidResponse, LocalCongestion, TranslationError
 from routeproof.core.types import AttemptFailure, FailureKind
 
 __all__ = [
@@ -66,11 +68,13 @@ class BoundaryOutcome:
 _SKIP_UNSUPPORTED = BoundaryOutcome(skip_reason="unsupported_parameter")
 _SKIP_UNTRANSLATABLE = BoundaryOutcome(skip_reason="untranslatable")
 _SKIP_MISCONFIGURED = BoundaryOutcome(skip_reason="misconfigured")
+_SKIP_CONGESTED = BoundaryOutcome(skip_reason="local_congestion")
 _INVALID = BoundaryOutcome(failure_kind=FailureKind.INVALID_RESPONSE)
 
 ATTEMPT_EXCEPTION_TABLE: tuple[tuple[type[Exception], BoundaryOutcome], ...] = (
     (UnsupportedParameters, _SKIP_UNSUPPORTED),
     (TranslationError, _SKIP_UNTRANSLATABLE),
+    (LocalCongestion, _SKIP_CONGESTED),
     (ConfigError, _SKIP_MISCONFIGURED),
     (InvalidResponse, _INVALID),
     (RecursionError, _INVALID),
@@ -91,7 +95,9 @@ def _classify(exc: BaseException) -> tuple[BoundaryOutcome | None, AttemptFailur
 
 @icontract.ensure(lambda exc, result: (result[0] is None) == (not isinstance(exc, Exception)))
 @icontract.ensure(lambda result: result[0] is None or (result[0].skip_reason is None) != (result[1] is None))
-@icontract.ensure(lambda exc, result: not isinstance(exc, TranslationError | ConfigError) or result[1] is None)
+@icontract.ensure(
+    lambda exc, result: not isinstance(exc, TranslationError | ConfigError | LocalCongestion) or result[1] is None
+)
 def classify_exception(exc: BaseException) -> tuple[BoundaryOutcome | None, AttemptFailure | None]:
     """The outcome of ``exc`` escaping an attempt and, for a failure, the AttemptFailure to report.
 

@@ -178,20 +178,27 @@ def _fit(req: ChatRequest, caps: ModelCapabilities, extras: WireExtras) -> Fitte
     if req.stop_sequences and limit is not None and len(req.stop_sequences) > limit:
         changes["stop_sequences"] = req.stop_sequences[:limit]
         dropped.append("stop_sequences" if limit == 0 else f"stop_sequences[{limit}:]")
-    if extras.top_p is not None and not caps.top_p:
+    if (extras.top_p is not None or req.top_p is not None) and not caps.top_p:
         extras = replace(extras, top_p=None)
+        if req.top_p is not None:
+            changes["top_p"] = None
         dropped.append("top_p")
     return FittedRequest(request=replace(req, **changes) if changes else req, extras=extras, dropped=tuple(dropped))
 
 
 @icontract.ensure(lambda caps, result: caps.temperature or result.request.temperature is None)
-@icontract.ensure(lambda caps, result: caps.top_p or result.extras.top_p is None)
+@icontract.ensure(lambda caps, result: caps.top_p or (result.extras.top_p is None and result.request.top_p is None))
 @icontract.ensure(
     lambda caps, result: (
         caps.max_stop_sequences is None or len(result.request.stop_sequences) <= caps.max_stop_sequences
     )
 )
-@icontract.ensure(lambda req, result: (result.request == req) == (not any(d != "top_p" for d in result.dropped)))
+@icontract.ensure(
+    lambda req, result: (
+        (result.request == req)
+        == (not any(d != "top_p" for d in result.dropped) and (req.top_p is None or "top_p" not in result.dropped))
+    )
+)
 @icontract.ensure(lambda req, result: result.request.messages is req.messages)
 def fit_request(req: ChatRequest, caps: ModelCapabilities, extras: WireExtras | None = None) -> FittedRequest:
     """``req`` without the parameters ``caps`` says the model rejects, and their names.

@@ -11,6 +11,7 @@ __all__ = [
     "ConfigError",
     "DeadlineExceeded",
     "InvalidResponse",
+    "LocalCongestion",
     "NoEligibleProvider",
     "ProviderCallFailed",
     "ProviderHTTPError",
@@ -155,6 +156,12 @@ class TranslationError(RouterError):
 
 class ConfigError(RouterError):
     """Configuration is invalid; raised at load time, naming the offending value."""
+
+
+class LocalCongestion(RouterError):
+    """An attempt never got a local resource (a connection from the HTTP client's pool) within its
+    time: nothing was sent, so it is not the provider's fault. The attempt boundary
+    (``core/boundary.py``) skips the entry with no attempt record and no health effect."""
 
 
 class ProviderCallFailed(Exception):

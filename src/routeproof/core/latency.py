@@ -21,7 +21,8 @@ Pure: time is the integer milliseconds the shell passes in; every function retur
 
 from __future__ import annotations
 
-import itertools
+import bisect
+import operator
 from dataclasses import dataclass, replace
 
 import icontract
@@ -83,6 +84,7 @@ class LatencyConfig:
 
 
 Sample = tuple[int, int]  # (at_ms, latency_ms)
+_AT, _LATENCY = operator.itemgetter(0), operator.itemgetter(1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,11 +113,15 @@ def well_formed(state: LatencyState) -> bool:
     """At most max_samples per provider, each provider once, non-negative values in time order."""
     kinds = [k for k, _ in state.samples]
     return len(kinds) == len(set(kinds)) and all(
-        len(samples) <= state.config.max_samples
-        and all(at >= 0 and latency >= 0 for at, latency in samples)
-        and all(a[0] <= b[0] for a, b in itertools.pairwise(samples))
-        for _, samples in state.samples
+        len(samples) <= state.config.max_samples and _ordered_non_negative(samples) for _, samples in state.samples
     )
+
+
+def _ordered_non_negative(samples: tuple[Sample, ...]) -> bool:
+    """Times in order (so all >= 0 when the first is) and latencies >= 0, in C-level loops: this
+    runs as a pre- and postcondition on every routed call, over up to max_samples samples."""
+    ats = list(map(_AT, samples))
+    return ats == sorted(ats) and (not ats or ats[0] >= 0) and min(map(_LATENCY, samples), default=0) >= 0
 
 
 def new_latency(config: LatencyConfig) -> LatencyState:
@@ -124,7 +130,8 @@ def new_latency(config: LatencyConfig) -> LatencyState:
 
 
 def _window(samples: tuple[Sample, ...], now_ms: int, window_ms: int) -> tuple[Sample, ...]:
-    return tuple(s for s in samples if now_ms - s[0] < window_ms)
+    """The samples with ``now_ms - at < window_ms``: a suffix, as samples are in time order (bisected)."""
+    return samples[bisect.bisect_right(samples, now_ms - window_ms, key=_AT) :]
 
 
 def judged(state: LatencyState, provider: ProviderId, now_ms: int) -> tuple[Sample, ...]:
@@ -132,6 +139,10 @@ def judged(state: LatencyState, provider: ProviderId, now_ms: int) -> tuple[Samp
     samples = state.of(provider)
     recent = _window(samples, now_ms, state.config.window_ms)
     return recent if len(recent) >= state.config.min_samples else samples[-state.config.min_samples :]
+
+
+def _is_suffix(kept: tuple[Sample, ...], previous: tuple[Sample, ...]) -> bool:
+    return not kept or previous[len(previous) - len(kept) :] == kept
 
 
 def _nearest_rank_p99(latencies: list[int]) -> int:
@@ -149,17 +160,15 @@ def _nearest_rank_p99(latencies: list[int]) -> int:
 @icontract.ensure(lambda result: well_formed(state=result))
 @icontract.ensure(lambda provider, at_ms, latency_ms, result: result.of(provider)[-1] == (at_ms, latency_ms))
 @icontract.ensure(
-    lambda state, provider, at_ms, result: all(
-        s in state.of(provider) for s in result.of(provider)[:-1]
-    )  # only the new sample is new; old ones are kept or dropped, never changed
-)
+    lambda state, provider, result: _is_suffix(result.of(provider)[:-1], state.of(provider))
+)  # only the new sample is new; the old ones kept are the newest, unchanged (O(n), not O(n^2): it runs per call)
 def record_latency(state: LatencyState, provider: ProviderId, at_ms: int, latency_ms: int) -> LatencyState:
     """Add one answered attempt's latency, dropping samples outside the window or beyond the cap."""
     previous = state.of(provider)
     keep_newest = len(previous) - (state.config.min_samples - 1)  # the newest ones are kept whatever their age
     kept = tuple(s for i, s in enumerate(previous) if i >= keep_newest or at_ms - s[0] < state.config.window_ms)
     samples = (*kept, (at_ms, latency_ms))[-state.config.max_samples :]
-    others = tuple((k, s) for k, s in state.samples if k is not provider)
+    others = tuple((k, s) for k, s in state.samples if k != provider)
     return replace(state, samples=(*others, (provider, samples)))
 
 

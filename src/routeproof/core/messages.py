@@ -10,6 +10,7 @@ from routeproof.core.frozen import as_enum, as_tuple, require_str, set_field
 
 __all__ = [
     "TEMPERATURE_RANGE",
+    "TOOL_CHOICE_KINDS",
     "ChatRequest",
     "ContentBlock",
     "Message",
@@ -127,6 +128,8 @@ class ChatRequest:
     # A parameter the model does not accept (core/capabilities.py) is left out and named in
     # ProviderResponse.dropped_parameters; with strict_parameters the provider is skipped instead.
     strict_parameters: bool = False
+    top_p: float | None = None  # nucleus sampling, in [0, 1]; left out for a model that rejects it
+    tool_choice: tuple[str, str] | None = None  # Anthropic form: ("auto"|"any"|"none", "") or ("tool", name)
 
     def __post_init__(self) -> None:
         set_field(self, "messages", as_tuple(self.messages, Message, "ChatRequest.messages"))
@@ -150,6 +153,30 @@ class ChatRequest:
             )
         set_field(self, "stop_sequences", as_tuple(self.stop_sequences, str, "ChatRequest.stop_sequences"))
         require_str(self.alias, "ChatRequest.alias")
+        _check_sampling_extras(self.top_p, self.tool_choice)
+
+
+TOOL_CHOICE_KINDS = ("auto", "any", "none", "tool")
+"""``ChatRequest.tool_choice`` kinds (Anthropic's names; OpenAI's "required" is "any")."""
+
+
+def _check_sampling_extras(top_p: object, tool_choice: object) -> None:
+    if top_p is not None:
+        if isinstance(top_p, bool) or not isinstance(top_p, int | float) or not math.isfinite(top_p):
+            raise TypeError(f"ChatRequest.top_p must be a finite number or None, got {top_p!r}")
+        if not 0 <= top_p <= 1:
+            raise ValueError(f"ChatRequest.top_p must be in [0, 1], got {top_p!r}")
+    if tool_choice is not None and not (
+        isinstance(tool_choice, tuple)
+        and len(tool_choice) == 2
+        and tool_choice[0] in TOOL_CHOICE_KINDS
+        and isinstance(tool_choice[1], str)
+        and (tool_choice[0] == "tool") == bool(tool_choice[1])
+    ):
+        raise ValueError(
+            f"ChatRequest.tool_choice must be (kind, tool name) with kind in {TOOL_CHOICE_KINDS} and a name "
+            f"exactly for 'tool', got {tool_choice!r}"
+        )
 
 
 TEMPERATURE_RANGE = (0.0, 2.0)

@@ -86,7 +86,7 @@ def request_to_anthropic(req: ChatRequest, model: str) -> dict[str, Any]:
 
     :raises TranslationError: when the input is not the documented shape or has no equivalent.
     """
-    return _to_anthropic(req, WireExtras(model=model))
+    return _to_anthropic(req, WireExtras(model=model, top_p=req.top_p, tool_choice=req.tool_choice))
 
 
 @icontract.ensure(lambda req, model, result: result["model"] == model)
@@ -112,7 +112,7 @@ def request_to_openai(req: ChatRequest, model: str, *, capabilities: ModelCapabi
 
     :raises TranslationError: when the input is not the documented shape or has no equivalent.
     """
-    return _to_openai(req, WireExtras(model=model), capabilities)
+    return _to_openai(req, WireExtras(model=model, top_p=req.top_p, tool_choice=req.tool_choice), capabilities)
 
 
 def _results_answer_calls(req: ChatRequest) -> bool:

@@ -194,6 +194,8 @@ def _to_bedrock(req: ChatRequest) -> dict[str, Any]:
         config["temperature"] = req.temperature
     if req.stop_sequences:
         config["stopSequences"] = list(req.stop_sequences)
+    if req.top_p is not None:
+        config["topP"] = req.top_p
     body: dict[str, Any] = {"messages": messages, "inferenceConfig": config}
     if req.system is not None:
         body["system"] = [{"text": req.system}]
@@ -207,4 +209,7 @@ def _to_bedrock(req: ChatRequest) -> dict[str, Any]:
             spec["inputSchema"] = {"json": schema}
             specs.append({"toolSpec": spec})
         body["toolConfig"] = {"tools": specs}
+        if req.tool_choice is not None and req.tool_choice[0] != "none":  # Converse has no "none"
+            kind, name = req.tool_choice
+            body["toolConfig"]["toolChoice"] = {"tool": {"name": name}} if kind == "tool" else {kind: {}}
     return body

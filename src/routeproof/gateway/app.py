@@ -27,7 +27,7 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
 from opentelemetry import trace
@@ -316,6 +316,10 @@ def _parse(api: Api, body: bytes) -> tuple[ChatRequest, str, bool, bool]:
         data = {**data, "max_tokens": DEFAULT_MAX_TOKENS}  # optional in OpenAI's API, required by the router
     try:
         req, extras = parse_anthropic_request(data) if api is Api.ANTHROPIC else parse_openai_request(data)
+        # carried on to each provider's wire format; a tool_choice with no tools has nothing to choose
+        tool_choice = extras.tool_choice if req.tools else None
+        if extras.top_p is not None or tool_choice is not None:
+            req = replace(req, top_p=extras.top_p, tool_choice=tool_choice)
     except (TranslationError, ValueError) as exc:
         raise _Reject(Failure(status=400, code="invalid_request", message=str(exc))) from exc
     options = data.get("stream_options") if isinstance(data, dict) else None

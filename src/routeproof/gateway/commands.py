@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -46,8 +47,28 @@ def _error(command: str, exc: Exception) -> int:
     return 2
 
 
+def production_argv(args: argparse.Namespace) -> list[str] | None:
+    """The command line that re-runs ``serve`` under ``python -O`` (production mode), or None when
+    no re-exec is needed (``--optimize`` not given, or already optimised, e.g. ``PYTHONOPTIMIZE=1``).
+
+    Under ``-O`` icontract's pre/postconditions (``enabled=__debug__`` by default) and ``assert``
+    statements are skipped: the same decisions, without their run-time checks (the test suites keep
+    them on). The re-exec keeps the process id, so a supervisor's signals still reach the server.
+    """
+    if not getattr(args, "optimize", False) or sys.flags.optimize:
+        return None
+    return [
+        sys.executable, "-O", "-m", "routeproof.cli", "serve",
+        "--config", str(args.config), "--host", str(args.host), "--port", str(args.port),
+    ]  # fmt: skip
+
+
 def run_serve(args: argparse.Namespace) -> int:
     """Serve the gateway until SIGINT/SIGTERM, then stop gracefully."""
+    argv = production_argv(args)
+    if argv is not None:
+        sys.stdout.flush()
+        os.execv(argv[0], argv)
     try:
         backend = Backend.load(args.config)
         sock = bind(args.host, args.port)
@@ -55,7 +76,8 @@ def run_serve(args: argparse.Namespace) -> int:
         return _error("serve", exc)
     server = make_server(backend, metrics_reader=install_telemetry())
     host, port = sock.getsockname()[:2]
-    print(f"routeproof gateway on http://{host}:{port} (models: {', '.join(backend.aliases)})", flush=True)
+    mode = " [production: python -O, contracts off]" if sys.flags.optimize else ""
+    print(f"routeproof gateway on http://{host}:{port} (models: {', '.join(backend.aliases)}){mode}", flush=True)
     server.run(sockets=[sock])
     return 0
 

@@ -56,8 +56,10 @@ from routeproof.providers._http import (
     DEFAULT_MAX_RESPONSE_BYTES,
     MAX_MESSAGE_CHARS,
     _status_failure,
+    build_post,
     failure,
     inject_trace_headers,
+    pool_timeout_s,
     read_capped,
     redact,
     transport_failure,
@@ -162,8 +164,8 @@ async def stream_events(
         raise failure(FailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secret_values)
     # httpx bounds connect/write/pool (precise kinds); reads are bounded here: by timeout_at until
     # the first event, then by idle_timeout_s per read.
-    timeout = httpx.Timeout(remaining_s, read=None)
-    request = client.build_request("POST", url, content=content, headers=send_headers, timeout=timeout)
+    timeout = httpx.Timeout(remaining_s, read=None, pool=pool_timeout_s(remaining_s))
+    request = build_post(client, url, content=content, headers=send_headers, timeout=timeout)
     response: httpx.Response | None = None
     chunks: AsyncIterator[bytes] | None = None
     completed = False  # a MessageStop was yielded: the rest of the body is read so the connection is reused
