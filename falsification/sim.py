@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 from routeproof.core.types import (
     AttemptFailure,
+    AttemptFailureKind,
     ChatRequest,
     Choice,
-    FailureKind,
     FinishReason,
     ProviderKind,
     ProviderResponse,
@@ -157,7 +157,7 @@ class SimProvider:
             await asyncio.sleep(rng.uniform(0.05, 0.3))
             status = 503 if what == "5xx" else 429
             raise ProviderCallFailed(
-                AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=status, message=f"simulated {status}")
+                AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=status, message=f"simulated {status}")
             )
         await asyncio.sleep(rng.uniform(*self.latency_s))
         return ProviderResponse(

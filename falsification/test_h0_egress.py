@@ -29,9 +29,9 @@ from routeproof.core.ledger import BudgetLimits, parse_usd
 from routeproof.core.routing import resolve
 from routeproof.core.types import (
     AttemptFailure,
+    AttemptFailureKind,
     ChatRequest,
     ContentBlock,
-    FailureKind,
     FallbackProvider,
     Message,
     PrivacyTier,
@@ -62,11 +62,11 @@ BATCH = 50
 KINDS = tuple(ProviderKind)
 WORDS = ("secret", "patient", "record", "ledger", "über", "提供", "🙂", "", " ", "\n", '"quoted"', "{json}", "x" * 40)
 FAILURES = (
-    AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503, message="busy"),
-    AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=429, message="slow down"),
-    AttemptFailure(kind=FailureKind.CONTEXT_OVERFLOW, http_status=400, message="context length exceeded"),
-    AttemptFailure(kind=FailureKind.CONN_RESET, message="reset"),
-    AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT, message="slow"),
+    AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503, message="busy"),
+    AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=429, message="slow down"),
+    AttemptFailure(kind=AttemptFailureKind.CONTEXT_OVERFLOW, http_status=400, message="context length exceeded"),
+    AttemptFailure(kind=AttemptFailureKind.CONN_RESET, message="reset"),
+    AttemptFailure(kind=AttemptFailureKind.ATTEMPT_TIMEOUT, message="slow"),
 )
 
 

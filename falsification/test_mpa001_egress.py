@@ -13,7 +13,7 @@ from falsification.report import record_verdict
 from falsification.rig import SHAPES, count_egress, mock_providers, policy, request, resolved_for, wall
 from routeproof.core.health import HealthConfig
 from routeproof.core.kernel import BackoffPolicy
-from routeproof.core.types import AttemptFailure, FailureKind, PrivacyTier, ProviderKind, TenantPolicy
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, PrivacyTier, ProviderKind, TenantPolicy
 from routeproof.errors import RouterError
 from routeproof.mock import MockProviderServer
 from routeproof.providers.local import LocalProvider
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.falsify, pytest.mark.asyncio]
 
 A, OA, BR, L = ProviderKind.ANTHROPIC, ProviderKind.OPENAI, ProviderKind.BEDROCK, ProviderKind.LOCAL
 N_PER_POLICY = 40
-BUSY = AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503, message="local busy")
+BUSY = AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503, message="local busy")
 
 
 def _sovereign_policies() -> list[TenantPolicy]:

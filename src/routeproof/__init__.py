@@ -6,11 +6,12 @@ from routeproof.core.constants import ATTEMPTS_CAP, FAILOVER_BUDGET_S, MAX_ATTEM
 from routeproof.core.health import HealthConfig, HealthState, ProviderHealth
 from routeproof.core.kernel import BackoffPolicy
 from routeproof.core.latency import LatencyConfig, LatencyState
-from routeproof.core.ledger import Account, BudgetLimits, BudgetScope, LedgerState, Refusal, Reservation
+from routeproof.core.ledger import Account, BudgetLimits, BudgetRefusal, BudgetScope, LedgerState, Reservation
 from routeproof.core.pricing import Price, PricingTable
 from routeproof.core.routing import CoolingPolicy, resolve
 from routeproof.core.types import (
     AttemptFailure,
+    AttemptFailureKind,
     AttemptRecord,
     AttemptStatus,
     BlockStop,
@@ -19,7 +20,6 @@ from routeproof.core.types import (
     ChatRequest,
     Choice,
     ContentBlock,
-    FailureKind,
     FallbackProvider,
     FinishReason,
     FrozenMap,
@@ -73,6 +73,7 @@ __all__ = [
     "Account",
     "AllProvidersFailed",
     "AttemptFailure",
+    "AttemptFailureKind",
     "AttemptRecord",
     "AttemptStatus",
     "AuthError",
@@ -80,6 +81,7 @@ __all__ = [
     "BlockStop",
     "BudgetExhausted",
     "BudgetLimits",
+    "BudgetRefusal",
     "BudgetScope",
     "CacheState",
     "CacheStatus",
@@ -89,7 +91,6 @@ __all__ = [
     "ContentBlock",
     "CoolingPolicy",
     "DeadlineExceeded",
-    "FailureKind",
     "FallbackProvider",
     "FinishReason",
     "FrozenMap",
@@ -113,7 +114,6 @@ __all__ = [
     "ProviderKind",
     "ProviderResponse",
     "ProviderStream",
-    "Refusal",
     "Reservation",
     "ResolvedModel",
     "RetryReason",

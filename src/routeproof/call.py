@@ -19,8 +19,7 @@ from routeproof.core import kernel
 from routeproof.core.boundary import MAX_DETAIL_CHARS, classify_exception
 from routeproof.core.classify import is_billable
 from routeproof.core.kernel import AttemptFailed, AttemptRefused, CallProvider, Fail, Succeed
-from routeproof.core.ledger import Refusal as LedgerRefusal
-from routeproof.core.ledger import Reservation
+from routeproof.core.ledger import BudgetRefusal, Reservation
 from routeproof.core.outcomes import (
     BUDGET_SKIP_REASON,
     CallOutcome,
@@ -76,7 +75,7 @@ class Call:
         self.chain_plan = chain_plan
         self.skipped: list[SkipRecord] = [s.as_record() for s in chain_plan.skipped]
         self.response: ProviderResponse | None = None
-        self.refusal: LedgerRefusal | None = None
+        self.refusal: BudgetRefusal | None = None
         self.last_kind: ProviderId | None = None
         self.last_position: int | None = None
         self.loop = asyncio.get_running_loop()
@@ -104,10 +103,10 @@ class Call:
         except Exception as exc:  # pricing belongs to the attempt boundary: core's table classifies it
             return await self.boundary(action, None, exc)
         outcome = await ports.ledger.reserve(entry.provider, entry.model, self.req, self.session_id)
-        if isinstance(outcome, LedgerRefusal):
+        if isinstance(outcome, BudgetRefusal):
             self.refusal = outcome
             refusal = refusal_for(outcome.scope)  # core/outcomes.py: skip this provider, or end the call
-            if refusal is kernel.Refusal.SKIP_PROVIDER:
+            if refusal is kernel.RefusalEffect.SKIP_PROVIDER:
                 return self.skip(action, BUDGET_SKIP_REASON)
             return AttemptRefused(now_ms=self.now_ms(), refusal=refusal)
         self.last_kind, self.last_position = entry.provider, action.position
@@ -125,7 +124,7 @@ class Call:
                 provider=entry.provider, model=entry.model, fallback_position=entry.fallback_position, reason=reason
             )
         )
-        return AttemptRefused(now_ms=self.now_ms(), refusal=kernel.Refusal.SKIP_PROVIDER)
+        return AttemptRefused(now_ms=self.now_ms(), refusal=kernel.RefusalEffect.SKIP_PROVIDER)
 
     async def boundary(
         self, action: CallProvider, reservation: Reservation | None, exc: Exception
@@ -183,7 +182,7 @@ class Call:
         entry = action.entry
         provider = entry.provider if entry is not None else None
         model = entry.model if entry is not None else ""
-        row = call_failure(  # core/outcomes.py: the kernel's FailKind -> the error and the outcome
+        row = call_failure(  # core/outcomes.py: the kernel's CallFailureKind -> the error and the outcome
             action.kind,
             has_failure=provider is not None and action.failure is not None,
             has_refusal=self.refusal is not None,

@@ -28,7 +28,7 @@ from routeproof.config_types import (
     SESSION_BUDGET_ENV,
     AdmissionConfig,
     BackoffConfig,
-    BackoffPolicy,
+    BackoffKind,
     BudgetConfig,
     FailoverConfig,
     ProviderConfig,
@@ -51,7 +51,7 @@ __all__ = [
     "SESSION_BUDGET_ENV",
     "AdmissionConfig",
     "BackoffConfig",
-    "BackoffPolicy",
+    "BackoffKind",
     "BudgetConfig",
     "FailoverConfig",
     "ProviderConfig",
@@ -97,15 +97,15 @@ def _admission(raw: object) -> AdmissionConfig:
 def _backoff(raw: object) -> BackoffConfig:
     where = "driver.backoff"
     table = read_table(raw, where, _BACKOFF_KEYS)
-    policy_raw = table.get("policy", BackoffPolicy.BAND.value)
-    if policy_raw not in {p.value for p in BackoffPolicy}:
-        raise fail(f"{where}.policy", policy_raw, f"must be one of {sorted(p.value for p in BackoffPolicy)}")
+    policy_raw = table.get("policy", BackoffKind.BAND.value)
+    if policy_raw not in {p.value for p in BackoffKind}:
+        raise fail(f"{where}.policy", policy_raw, f"must be one of {sorted(p.value for p in BackoffKind)}")
     base_ms = read_int(table, "base_ms", where, FULL_JITTER_BASE_MS, minimum=1)
     cap_ms = read_int(table, "cap_ms", where, FULL_JITTER_CAP_MS, minimum=1)
     if cap_ms < base_ms:
         raise fail(f"{where}.cap_ms", cap_ms, f"must be >= base_ms ({base_ms!r})")
     return BackoffConfig(
-        policy=BackoffPolicy(policy_raw),
+        policy=BackoffKind(policy_raw),
         base_ms=base_ms,
         cap_ms=cap_ms,
         max_retries=read_int(table, "max_retries", where, FULL_JITTER_MAX_RETRIES, minimum=1),

@@ -29,7 +29,7 @@ __all__ = [
     "SESSION_BUDGET_ENV",
     "AdmissionConfig",
     "BackoffConfig",
-    "BackoffPolicy",
+    "BackoffKind",
     "BudgetConfig",
     "FailoverConfig",
     "ProviderConfig",
@@ -51,7 +51,7 @@ SESSION_BUDGET_ENV = ("ROUTEPROOF_SESSION_BUDGET_USD", "BATUTA_LLM_BUDGET")
 """Variables overriding ``[driver.budget] session_usd`` (routeproof's name wins over the seed's)."""
 
 
-class BackoffPolicy(enum.Enum):
+class BackoffKind(enum.Enum):
     """``band``: 200/800 ms with a ±20 % band (TASK-AI-008); ``full_jitter``: the contract's policy."""
 
     BAND = "band"
@@ -94,7 +94,7 @@ class FailoverConfig:
 class BackoffConfig:
     """``[driver.backoff]``; ``base_ms``/``cap_ms``/``max_retries`` apply to ``full_jitter``."""
 
-    policy: BackoffPolicy = BackoffPolicy.BAND
+    policy: BackoffKind = BackoffKind.BAND
     base_ms: int = FULL_JITTER_BASE_MS
     cap_ms: int = FULL_JITTER_CAP_MS
     max_retries: int = FULL_JITTER_MAX_RETRIES

@@ -44,9 +44,9 @@ from routeproof.core.ledger import Reservation
 from routeproof.core.routing import ChainPlan, build_chain, call_plan, plan_chain
 from routeproof.core.types import (
     AttemptFailure,
+    AttemptFailureKind,
     AttemptRecord,
     ChatRequest,
-    FailureKind,
     ProviderResponse,
     ResolvedModel,
     StreamError,
@@ -164,10 +164,10 @@ async def _first_event(events: AsyncIterator[StreamEvent]) -> StreamEvent:
         first = await anext(aiter(events))  # the request (and its traceparent) goes out here
     except StopAsyncIteration:
         raise ProviderCallFailed(
-            AttemptFailure(kind=FailureKind.STREAM_ERROR, message="stream ended before any event")
+            AttemptFailure(kind=AttemptFailureKind.STREAM_ERROR, message="stream ended before any event")
         ) from None
     if isinstance(first, StreamError):  # defensive: providers raise STREAM_ERROR for a first in-band error
-        raise ProviderCallFailed(AttemptFailure(kind=FailureKind.STREAM_ERROR, message=first.message))
+        raise ProviderCallFailed(AttemptFailure(kind=AttemptFailureKind.STREAM_ERROR, message=first.message))
     return first
 
 
@@ -204,7 +204,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
             failure = exc.failure
         except TimeoutError:
             message = f"no {'first event' if mode is Mode.STREAM else 'answer'} within {action.timeout_ms} ms"
-            failure = AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT, message=message)
+            failure = AttemptFailure(kind=AttemptFailureKind.ATTEMPT_TIMEOUT, message=message)
         except Exception as exc:  # the attempt boundary: core's table classifies it (never carries on)
             settled = True
             return await call.boundary(action, reservation, exc), None

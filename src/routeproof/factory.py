@@ -8,8 +8,7 @@ from decimal import Decimal
 
 import httpx
 
-from routeproof.config import BackoffPolicy as ConfiguredBackoff
-from routeproof.config import RoutingConfig, build_providers, load_config
+from routeproof.config import BackoffKind, RoutingConfig, build_providers, load_config
 from routeproof.core.health import HealthConfig
 from routeproof.core.identity import instance_ids, parse_provider
 from routeproof.core.kernel import BackoffPolicy
@@ -48,7 +47,7 @@ def router_from_config(
     pooled = client or make_client(admission.transport)  # transport.py: the measured default
     providers = build_providers(config, pooled)
     backoff = BackoffPolicy(
-        full_jitter=config.backoff.policy is ConfiguredBackoff.FULL_JITTER,
+        full_jitter=config.backoff.policy is BackoffKind.FULL_JITTER,
         base_ms=config.backoff.base_ms,
         cap_ms=config.backoff.cap_ms,
     )

@@ -36,8 +36,7 @@ from routeproof.core.latency import (
     record_latency,
     start_probe,
 )
-from routeproof.core.ledger import Refusal as LedgerRefusal
-from routeproof.core.ledger import Reservation
+from routeproof.core.ledger import BudgetRefusal, Reservation
 from routeproof.core.pricing import FREE, Price, PricingTable, cost_pico_usd, worst_case_cost_pico_usd
 from routeproof.core.routing import CoolingPolicy
 from routeproof.core.types import AttemptRecord, ChatRequest, PrivacyTier, ProviderId, ProviderKind, Usage
@@ -165,7 +164,7 @@ class Ledger:
 
     async def reserve(
         self, kind: ProviderId, model: str, req: ChatRequest, session_id: str
-    ) -> Reservation | LedgerRefusal | None:
+    ) -> Reservation | BudgetRefusal | None:
         """Reserve the attempt's worst case in the ledger store (raises LedgerUnavailable: fail closed)."""
         if self.store is None:
             return None

@@ -30,9 +30,9 @@ import httpx
 
 from routeproof.core.types import (
     AttemptFailure,
+    AttemptFailureKind,
     ChatRequest,
     Choice,
-    FailureKind,
     FinishReason,
     Message,
     MessageStop,
@@ -74,7 +74,9 @@ __all__ = [
     "wire_scenario",
 ]
 
-TIMEOUT_KINDS = frozenset({FailureKind.ATTEMPT_TIMEOUT, FailureKind.READ_TIMEOUT, FailureKind.CONNECT_TIMEOUT})
+TIMEOUT_KINDS = frozenset(
+    {AttemptFailureKind.ATTEMPT_TIMEOUT, AttemptFailureKind.READ_TIMEOUT, AttemptFailureKind.CONNECT_TIMEOUT}
+)
 """The failure kinds a provider may report when ``timeout_at`` passes."""
 
 CHECK_TIMEOUT_S = 0.5
@@ -172,13 +174,13 @@ class ScriptedProvider:
         loop = asyncio.get_running_loop()
         remaining_s = timeout_at - loop.time()
         if remaining_s <= 0:
-            raise ProviderCallFailed(AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT, message="no time left"))
+            raise ProviderCallFailed(AttemptFailure(kind=AttemptFailureKind.ATTEMPT_TIMEOUT, message="no time left"))
         if delay_s is not None and delay_s < remaining_s:
             await asyncio.sleep(delay_s)
             return
         await asyncio.sleep(remaining_s)
         raise ProviderCallFailed(
-            AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT, message=f"no answer within {remaining_s:.3f}s")
+            AttemptFailure(kind=AttemptFailureKind.ATTEMPT_TIMEOUT, message=f"no answer within {remaining_s:.3f}s")
         )
 
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
@@ -327,7 +329,7 @@ async def _check_server_error(subject: Subject) -> None:
     loop = asyncio.get_running_loop()
 
     def is_503(failure: AttemptFailure) -> str | None:
-        ok = failure.kind is FailureKind.HTTP_STATUS and failure.http_status == 503
+        ok = failure.kind is AttemptFailureKind.HTTP_STATUS and failure.http_status == 503
         return None if ok else "a 503 must be ProviderCallFailed(HTTP_STATUS, http_status=503)"
 
     await _expect_failure(
@@ -342,7 +344,7 @@ async def _check_auth_error(subject: Subject) -> None:
     loop = asyncio.get_running_loop()
 
     def is_401(failure: AttemptFailure) -> str | None:
-        ok = failure.kind is FailureKind.HTTP_STATUS and failure.http_status == 401
+        ok = failure.kind is AttemptFailureKind.HTTP_STATUS and failure.http_status == 401
         return None if ok else "a 401 must be ProviderCallFailed(HTTP_STATUS, http_status=401)"
 
     await _expect_failure(

@@ -21,9 +21,9 @@ from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import load_pricing
 from routeproof.core.routing import resolve
 from routeproof.core.types import (
+    AttemptFailureKind,
     AttemptStatus,
     ChatRequest,
-    FailureKind,
     FallbackProvider,
     Message,
     MessageStop,
@@ -185,7 +185,7 @@ async def test_the_exception_table_lists_a_subclass_before_its_base() -> None:
     outcome, failure = classify_exception(InvalidResponse("x"))
     assert outcome is not None
     assert failure is not None
-    assert failure.kind is FailureKind.INVALID_RESPONSE
+    assert failure.kind is AttemptFailureKind.INVALID_RESPONSE
 
 
 # --- real providers against the mock server ------------------------------------------------------------
@@ -236,7 +236,7 @@ async def test_a_body_over_the_response_cap_is_an_invalid_response() -> None:
             await provider.complete(_request(), "gpt-4o", timeout_at=loop.time() + DEADLINE_S)
     failure = getattr(info.value, "failure", None)
     assert failure is not None
-    assert failure.kind is FailureKind.INVALID_RESPONSE
+    assert failure.kind is AttemptFailureKind.INVALID_RESPONSE
     assert "4096-byte cap" in failure.message
 
 
@@ -249,7 +249,7 @@ async def test_an_sse_line_over_the_provider_s_cap_fails_the_attempt_before_its_
             _ = [e async for e in provider.stream(_request(), "gpt-4o", timeout_at=loop.time() + DEADLINE_S)]
     failure = getattr(info.value, "failure", None)
     assert failure is not None
-    assert failure.kind is FailureKind.STREAM_ERROR
+    assert failure.kind is AttemptFailureKind.STREAM_ERROR
     assert "longer than 64" in failure.message
 
 

@@ -20,7 +20,7 @@ from routeproof.core.kernel import (
     start,
     step,
 )
-from routeproof.core.types import AttemptFailure, ChainEntry, FailureKind, ProviderKind
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, ChainEntry, ProviderKind
 
 OK = None
 """An outcome: success."""
@@ -38,11 +38,11 @@ def http(status: int, duration_ms: int = 100, retry_after_ms: int | None = None)
     """An attempt answered with an HTTP error status."""
     return Outcome(
         duration_ms,
-        AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=status, retry_after_ms=retry_after_ms),
+        AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=status, retry_after_ms=retry_after_ms),
     )
 
 
-def transport(kind: FailureKind, duration_ms: int = 100) -> Outcome:
+def transport(kind: AttemptFailureKind, duration_ms: int = 100) -> Outcome:
     """An attempt that failed below HTTP."""
     return Outcome(duration_ms, AttemptFailure(kind=kind))
 
@@ -137,7 +137,9 @@ def simulate(
             outcome = pick(action)
             if outcome.duration_ms >= action.timeout_ms:
                 now += action.timeout_ms
-                event = AttemptFailed(now_ms=now, failure=AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT), draw=0.5)
+                event = AttemptFailed(
+                    now_ms=now, failure=AttemptFailure(kind=AttemptFailureKind.ATTEMPT_TIMEOUT), draw=0.5
+                )
             elif outcome.failure is None:
                 now += outcome.duration_ms
                 event = AttemptSucceeded(now_ms=now)

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from routeproof.core import kernel
 from routeproof.core.admission import readmit, waited
-from routeproof.core.kernel import AttemptFailed, Bound, CallProvider, Fail, FailKind
-from routeproof.core.types import AttemptFailure, FailureKind, ProviderKind
+from routeproof.core.kernel import AttemptFailed, Bound, CallFailureKind, CallProvider, Fail
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, ProviderKind
 from tests.core.kernel_sim import chain, plan
 
 A, B = ProviderKind.ANTHROPIC, ProviderKind.OPENAI
@@ -34,7 +34,7 @@ def test_queueing_past_the_deadline_ends_the_call_without_a_record() -> None:
     state, _ = kernel.start(plan(chain(A), deadline_ms=2_000), 0)
     _, end = readmit(state, 2_000)
     assert isinstance(end, Fail)
-    assert end.kind is FailKind.DEADLINE
+    assert end.kind is CallFailureKind.DEADLINE
     assert end.records == ()
 
 
@@ -43,7 +43,7 @@ def test_a_retry_that_queued_keeps_its_attempt_number(queued_ms: int) -> None:
     """After a failed first attempt, a queued retry is still attempt 2 on the same provider (or the end)."""
     state, first = kernel.start(plan(chain(A), deadline_ms=60_000), 0)
     assert isinstance(first, CallProvider)
-    failure = AttemptFailure(kind=FailureKind.CONN_RESET, message="reset")
+    failure = AttemptFailure(kind=AttemptFailureKind.CONN_RESET, message="reset")
     state, action = kernel.step(state, AttemptFailed(now_ms=10, failure=failure, draw=0.0))
     while not isinstance(action, CallProvider | Fail):
         state, action = kernel.step(state, kernel.SleepDone(now_ms=state.plan.started_at_ms + 2_000))

@@ -17,7 +17,7 @@ from routeproof.core.classify import (
     classify_status,
     parse_retry_after_ms,
 )
-from routeproof.core.types import AttemptFailure, FailureKind, RetryReason
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, RetryReason
 
 
 @pytest.mark.parametrize(
@@ -55,20 +55,20 @@ def test_4xx_is_never_retried_except_408_and_429(status: int) -> None:
 
 def test_every_failure_kind_has_a_rule() -> None:
     """The failure table covers every non-HTTP failure kind."""
-    assert set(FAILURE_TABLE) == set(FailureKind) - {FailureKind.HTTP_STATUS}
+    assert set(FAILURE_TABLE) == set(AttemptFailureKind) - {AttemptFailureKind.HTTP_STATUS}
 
 
 @pytest.mark.parametrize(
     ("kind", "reason"),
     [
-        (FailureKind.CONN_RESET, RetryReason.CONN_RESET),
-        (FailureKind.CONN_REFUSED, RetryReason.CONN_RESET),
-        (FailureKind.CONNECT_TIMEOUT, RetryReason.TIMEOUT),
-        (FailureKind.READ_TIMEOUT, RetryReason.TIMEOUT),
-        (FailureKind.ATTEMPT_TIMEOUT, RetryReason.TIMEOUT),
+        (AttemptFailureKind.CONN_RESET, RetryReason.CONN_RESET),
+        (AttemptFailureKind.CONN_REFUSED, RetryReason.CONN_RESET),
+        (AttemptFailureKind.CONNECT_TIMEOUT, RetryReason.TIMEOUT),
+        (AttemptFailureKind.READ_TIMEOUT, RetryReason.TIMEOUT),
+        (AttemptFailureKind.ATTEMPT_TIMEOUT, RetryReason.TIMEOUT),
     ],
 )
-def test_transport_failures_retry(kind: FailureKind, reason: RetryReason) -> None:
+def test_transport_failures_retry(kind: AttemptFailureKind, reason: RetryReason) -> None:
     """Resets, refusals and timeouts are retried with their reason label."""
     result = classify_failure(AttemptFailure(kind=kind))
     assert (result.verdict, result.reason) == (Verdict.RETRY, reason)
@@ -76,7 +76,7 @@ def test_transport_failures_retry(kind: FailureKind, reason: RetryReason) -> Non
 
 def test_context_overflow_opt_in() -> None:
     """Context overflow is terminal unless the policy opts into context-window failover."""
-    failure = AttemptFailure(kind=FailureKind.CONTEXT_OVERFLOW, http_status=400)
+    failure = AttemptFailure(kind=AttemptFailureKind.CONTEXT_OVERFLOW, http_status=400)
     assert classify_failure(failure).verdict is Verdict.TERMINAL
     assert classify_failure(failure, context_window_failover=True).verdict is Verdict.FAIL_OVER
 

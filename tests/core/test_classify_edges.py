@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from routeproof.core.classify import Verdict, classify_failure, parse_retry_after_ms
-from routeproof.core.types import AttemptFailure, FailureKind, RetryReason
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, RetryReason
 
 
 @pytest.mark.parametrize(
@@ -14,7 +14,7 @@ from routeproof.core.types import AttemptFailure, FailureKind, RetryReason
 )
 def test_http_failures_are_classified_by_their_status(status: int, verdict: Verdict) -> None:
     """classify_failure: an HTTP_STATUS failure gets its status's rule (not the rule of status 0 or 1)."""
-    result = classify_failure(AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=status))
+    result = classify_failure(AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=status))
     assert result.verdict is verdict
     assert result.reason is (RetryReason.FIVE_XX if status == 503 else None)
 

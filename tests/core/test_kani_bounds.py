@@ -55,7 +55,7 @@ from routeproof.core.ledger import (  # the undecorated impls: see the module do
     well_formed,
 )
 from routeproof.core.tiers import NETWORK_KINDS, _filter_chain, allowed_kinds
-from routeproof.core.types import AttemptFailure, ChainEntry, FailureKind, PrivacyTier, ProviderKind
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, ChainEntry, PrivacyTier, ProviderKind
 from tests.core.kernel_sim import chain, plan
 
 pytestmark = pytest.mark.exhaustive
@@ -160,10 +160,10 @@ def test_kani_mpa_003_backoff_capped_exhaustive_to_bound_16() -> None:
 
 _FAILURES: tuple[AttemptFailure | None, ...] = (
     None,  # success
-    AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=400),
-    AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503),
-    AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=429, retry_after_ms=1_000),
-    AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT),
+    AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=400),
+    AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503),
+    AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=429, retry_after_ms=1_000),
+    AttemptFailure(kind=AttemptFailureKind.ATTEMPT_TIMEOUT),
 )
 
 

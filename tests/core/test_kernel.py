@@ -10,16 +10,16 @@ from routeproof.core.kernel import (
     AttemptRefused,
     BackoffPolicy,
     Bound,
+    CallFailureKind,
     CallProvider,
     Fail,
-    FailKind,
-    Refusal,
+    RefusalEffect,
     Sleep,
     Succeed,
     start,
     step,
 )
-from routeproof.core.types import AttemptFailure, AttemptStatus, FailureKind, ProviderKind, RetryReason
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, AttemptStatus, ProviderKind, RetryReason
 from tests.core.kernel_sim import chain, http, ok, plan, simulate, transport
 
 B, A, OA = ProviderKind.BEDROCK, ProviderKind.ANTHROPIC, ProviderKind.OPENAI
@@ -76,13 +76,13 @@ def test_three_5xx_fail_over_to_fallback() -> None:
 @pytest.mark.parametrize(
     ("status", "kind", "record"),
     [
-        (400, FailKind.TERMINAL, AttemptStatus.TERMINAL_400),
-        (404, FailKind.TERMINAL, AttemptStatus.TERMINAL_404),
-        (401, FailKind.AUTH, AttemptStatus.TERMINAL_AUTH),
-        (403, FailKind.AUTH, AttemptStatus.TERMINAL_AUTH),
+        (400, CallFailureKind.TERMINAL, AttemptStatus.TERMINAL_400),
+        (404, CallFailureKind.TERMINAL, AttemptStatus.TERMINAL_404),
+        (401, CallFailureKind.AUTH, AttemptStatus.TERMINAL_AUTH),
+        (403, CallFailureKind.AUTH, AttemptStatus.TERMINAL_AUTH),
     ],
 )
-def test_terminal_statuses_stop_at_once(status: int, kind: FailKind, record: AttemptStatus) -> None:
+def test_terminal_statuses_stop_at_once(status: int, kind: CallFailureKind, record: AttemptStatus) -> None:
     """AC4-6: 400/404 are terminal and 401/403 are auth errors: no retry, no failover, status kept."""
     run = simulate(plan(chain(B, A)), [http(status), ok()])
     assert isinstance(run.final, Fail)
@@ -103,7 +103,7 @@ def test_failover_budget_30s_with_8s_attempts() -> None:
     """AC7: providers that take 8 s to 503 exhaust the 30 s budget; the call ends by 30 s."""
     run = simulate(plan(chain(B, A, OA)), lambda call: http(503, duration_ms=8_000))
     assert isinstance(run.final, Fail)
-    assert run.final.kind is FailKind.ALL_FAILED
+    assert run.final.kind is CallFailureKind.ALL_FAILED
     assert run.end_ms <= 30_000
     assert run.final.records[-1].status is AttemptStatus.TIMEOUT_BEFORE_FIRST_TOKEN
     assert all(t + c.timeout_ms <= 30_000 for t, c in run.calls)
@@ -113,7 +113,7 @@ def test_deadline_cuts_a_slow_provider() -> None:
     """AC8: a 5 s caller deadline against a 10 s provider fails with DEADLINE at 5 s."""
     run = simulate(plan(chain(B), deadline_ms=5_000), [ok(10_000)])
     assert isinstance(run.final, Fail)
-    assert run.final.kind is FailKind.DEADLINE
+    assert run.final.kind is CallFailureKind.DEADLINE
     assert run.end_ms == 5_000
     [(_, call)] = run.calls
     assert call.bound is Bound.DEADLINE
@@ -144,7 +144,7 @@ def test_retry_after_exactly_at_the_budget_edge_does_not_sleep() -> None:
     run = simulate(plan(chain(B), deadline_ms=10_000), [http(429, duration_ms=100, retry_after_ms=9_900), ok()])
     assert run.sleeps == []
     assert isinstance(run.final, Fail)
-    assert run.final.kind is FailKind.DEADLINE
+    assert run.final.kind is CallFailureKind.DEADLINE
 
 
 def test_attempts_cap_16_stops_before_the_17th() -> None:
@@ -152,7 +152,7 @@ def test_attempts_cap_16_stops_before_the_17th() -> None:
     entries = chain(*([B] * 8), models=[f"m{i}" for i in range(8)])
     run = simulate(plan(entries, deadline_ms=600_000), lambda call: http(503, duration_ms=1))
     assert isinstance(run.final, Fail)
-    assert run.final.kind is FailKind.ATTEMPTS_CAP
+    assert run.final.kind is CallFailureKind.ATTEMPTS_CAP
     assert len(run.calls) == 16
     assert len(run.final.records) == 16
     assert "attempts cap exceeded" in ATTEMPTS_CAP_REASON
@@ -164,7 +164,7 @@ def test_attempts_cap_ends_the_call_without_a_trailing_sleep() -> None:
     run = simulate(plan(entries, deadline_ms=600_000), lambda call: http(503, duration_ms=1))
     last_call_at_ms, _ = run.calls[-1]
     assert isinstance(run.final, Fail)
-    assert run.final.kind is FailKind.ATTEMPTS_CAP
+    assert run.final.kind is CallFailureKind.ATTEMPTS_CAP
     assert all(at_ms < last_call_at_ms for at_ms, _ in run.sleeps)
     assert run.end_ms == last_call_at_ms + 1
 
@@ -175,7 +175,7 @@ def test_failover_does_not_reset_the_per_provider_counter() -> None:
     run = simulate(plan(entries), lambda call: http(503, duration_ms=1))
     assert [c.entry.fallback_position for _, c in run.calls] == [0, 0, 0, 1, 1, 1]
     assert isinstance(run.final, Fail)
-    assert run.final.kind is FailKind.ALL_FAILED
+    assert run.final.kind is CallFailureKind.ALL_FAILED
 
 
 def test_no_call_is_issued_at_or_after_the_deadline() -> None:
@@ -185,7 +185,7 @@ def test_no_call_is_issued_at_or_after_the_deadline() -> None:
     assert all(t < 5_000 for t, _ in run.calls)
     assert run.sleeps == []
     assert isinstance(run.final, Fail)
-    assert run.final.kind is FailKind.DEADLINE
+    assert run.final.kind is CallFailureKind.DEADLINE
 
 
 def test_timeout_retries_as_timeout_reason() -> None:
@@ -193,14 +193,16 @@ def test_timeout_retries_as_timeout_reason() -> None:
     run = simulate(plan(chain(B), deadline_ms=600_000), [ok(40_000)])
     # the first attempt times out at 30 s = the budget: budget-bound, so the call ends
     assert isinstance(run.final, Fail)
-    assert run.final.kind is FailKind.ALL_FAILED
-    run = simulate(plan(chain(B)), [transport(FailureKind.READ_TIMEOUT), ok()])
+    assert run.final.kind is CallFailureKind.ALL_FAILED
+    run = simulate(plan(chain(B)), [transport(AttemptFailureKind.READ_TIMEOUT), ok()])
     assert statuses(run.final) == [AttemptStatus.RETRIED_AFTER_TIMEOUT, AttemptStatus.SUCCEEDED]
 
 
 def test_conn_reset_and_refused_retry_as_conn_reset() -> None:
     """Connection reset and refused are retried with reason ``conn_reset``."""
-    run = simulate(plan(chain(B)), [transport(FailureKind.CONN_RESET), transport(FailureKind.CONN_REFUSED), ok()])
+    run = simulate(
+        plan(chain(B)), [transport(AttemptFailureKind.CONN_RESET), transport(AttemptFailureKind.CONN_REFUSED), ok()]
+    )
     assert isinstance(run.final, Succeed)
     assert [r.retry_reason for r in run.final.records[:2]] == [RetryReason.CONN_RESET, RetryReason.CONN_RESET]
     assert statuses(run.final)[:2] == [AttemptStatus.RETRIED_AFTER_CONN_RESET] * 2
@@ -208,16 +210,18 @@ def test_conn_reset_and_refused_retry_as_conn_reset() -> None:
 
 def test_invalid_response_fails_over() -> None:
     """A 200 with a malformed body fails over without a retry."""
-    run = simulate(plan(chain(B, A)), [transport(FailureKind.INVALID_RESPONSE), ok()])
+    run = simulate(plan(chain(B, A)), [transport(AttemptFailureKind.INVALID_RESPONSE), ok()])
     assert statuses(run.final) == [AttemptStatus.FAILED_OVER, AttemptStatus.SUCCEEDED]
 
 
 def test_context_overflow_is_terminal_unless_opted_in() -> None:
     """A context-length 400 is terminal by default and fails over when the policy opts in."""
-    run = simulate(plan(chain(B, A)), [transport(FailureKind.CONTEXT_OVERFLOW), ok()])
+    run = simulate(plan(chain(B, A)), [transport(AttemptFailureKind.CONTEXT_OVERFLOW), ok()])
     assert isinstance(run.final, Fail)
-    assert run.final.kind is FailKind.TERMINAL
-    run = simulate(plan(chain(B, A), context_window_failover=True), [transport(FailureKind.CONTEXT_OVERFLOW), ok()])
+    assert run.final.kind is CallFailureKind.TERMINAL
+    run = simulate(
+        plan(chain(B, A), context_window_failover=True), [transport(AttemptFailureKind.CONTEXT_OVERFLOW), ok()]
+    )
     assert isinstance(run.final, Succeed)
 
 
@@ -225,19 +229,19 @@ def test_empty_chain_is_no_eligible_provider() -> None:
     """An empty chain fails at once with NO_ELIGIBLE."""
     _, action = start(plan(()), 0)
     assert isinstance(action, Fail)
-    assert action.kind is FailKind.NO_ELIGIBLE
+    assert action.kind is CallFailureKind.NO_ELIGIBLE
 
 
 def test_budget_refusals_skip_or_stop() -> None:
     """A provider-scope refusal moves down the chain with no record; a terminal one ends the call."""
     state, action = start(plan(chain(B, A)), 0)
-    state, action = step(state, AttemptRefused(now_ms=0, refusal=Refusal.SKIP_PROVIDER))
+    state, action = step(state, AttemptRefused(now_ms=0, refusal=RefusalEffect.SKIP_PROVIDER))
     assert isinstance(action, CallProvider)
     assert action.entry.provider is A
     assert state.records == ()
-    _, action = step(state, AttemptRefused(now_ms=0, refusal=Refusal.TERMINAL))
+    _, action = step(state, AttemptRefused(now_ms=0, refusal=RefusalEffect.TERMINAL))
     assert isinstance(action, Fail)
-    assert action.kind is FailKind.BUDGET
+    assert action.kind is CallFailureKind.BUDGET
 
 
 def test_no_event_after_the_call_ended() -> None:
@@ -245,7 +249,7 @@ def test_no_event_after_the_call_ended() -> None:
     import icontract
 
     state, action = start(plan(chain(B)), 0)
-    failure = AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=400)
+    failure = AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=400)
     state, action = step(state, AttemptFailed(now_ms=10, failure=failure))
     assert isinstance(action, Fail)
     with pytest.raises(icontract.ViolationError):
@@ -264,18 +268,18 @@ def test_full_jitter_policy_is_selectable() -> None:
 @pytest.mark.parametrize(
     ("bound_deadline_ms", "kind", "status"),
     [
-        (10_000, FailKind.DEADLINE, AttemptStatus.DEADLINE_EXCEEDED_MID_CALL),  # the caller's deadline set it
-        (120_000, FailKind.ALL_FAILED, AttemptStatus.TIMEOUT_BEFORE_FIRST_TOKEN),  # the 30 s budget set it
+        (10_000, CallFailureKind.DEADLINE, AttemptStatus.DEADLINE_EXCEEDED_MID_CALL),  # the caller's deadline set it
+        (120_000, CallFailureKind.ALL_FAILED, AttemptStatus.TIMEOUT_BEFORE_FIRST_TOKEN),  # the 30 s budget set it
     ],
 )
 def test_a_timeout_at_its_own_end_is_blamed_on_the_limit_that_set_it(
-    bound_deadline_ms: int, kind: FailKind, status: AttemptStatus
+    bound_deadline_ms: int, kind: CallFailureKind, status: AttemptStatus
 ) -> None:
     """A timeout firing (a few ms early, by clock rounding) at the attempt's end is that limit's doing."""
     state, action = start(plan(chain(B, A), deadline_ms=bound_deadline_ms), 0)
     assert isinstance(action, CallProvider)
     end = action.issued_at_ms + action.timeout_ms
-    failure = AttemptFailure(kind=FailureKind.READ_TIMEOUT)
+    failure = AttemptFailure(kind=AttemptFailureKind.READ_TIMEOUT)
     _, final = step(state, AttemptFailed(now_ms=end - 3, failure=failure))
     assert isinstance(final, Fail)
     assert final.kind is kind
@@ -287,7 +291,7 @@ def test_a_timeout_at_its_own_end_is_blamed_on_the_limit_that_set_it(
 def test_an_early_timeout_is_an_ordinary_retry() -> None:
     """A provider's own timeout well before the attempt's end is retried like any timeout."""
     state, _ = start(plan(chain(B), deadline_ms=10_000), 0)
-    failure = AttemptFailure(kind=FailureKind.READ_TIMEOUT)
+    failure = AttemptFailure(kind=AttemptFailureKind.READ_TIMEOUT)
     _, nxt = step(state, AttemptFailed(now_ms=1_000, failure=failure))
     assert isinstance(nxt, Sleep)
 
@@ -331,7 +335,9 @@ def test_each_phase_accepts_only_the_events_that_answer_it() -> None:
 
     from routeproof.core.kernel import Phase, SleepDone, answers
 
-    five_oh_three = AttemptFailed(now_ms=10, failure=AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503))
+    five_oh_three = AttemptFailed(
+        now_ms=10, failure=AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503)
+    )
     state, action = start(plan(chain(B)), 0)
     assert (state.phase, isinstance(action, CallProvider)) == (Phase.CALLING, True)
     assert answers(state, five_oh_three)
@@ -345,7 +351,7 @@ def test_each_phase_accepts_only_the_events_that_answer_it() -> None:
     state, action = step(state, SleepDone(now_ms=500))
     assert (state.phase, isinstance(action, CallProvider)) == (Phase.CALLING, True)
     state, action = step(
-        state, AttemptFailed(now_ms=600, failure=AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=400))
+        state, AttemptFailed(now_ms=600, failure=AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=400))
     )
     assert (state.phase, isinstance(action, Fail)) == (Phase.DONE, True)
     assert not answers(state, SleepDone(now_ms=700))

@@ -8,8 +8,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from routeproof.core.constants import ATTEMPTS_CAP, FAILOVER_BUDGET_MS, MAX_ATTEMPTS_PER_PROVIDER
-from routeproof.core.kernel import CallPlan, Fail, FailKind, Succeed
-from routeproof.core.types import AttemptFailure, AttemptStatus, ChainEntry, FailureKind, ProviderId, ProviderKind
+from routeproof.core.kernel import CallFailureKind, CallPlan, Fail, Succeed
+from routeproof.core.types import (
+    AttemptFailure,
+    AttemptFailureKind,
+    AttemptStatus,
+    ChainEntry,
+    ProviderId,
+    ProviderKind,
+)
 from tests.core.kernel_sim import Outcome, Run, simulate
 
 KINDS = [ProviderKind.BEDROCK, ProviderKind.ANTHROPIC, ProviderKind.OPENAI, ProviderKind.OLLAMA]
@@ -30,12 +37,12 @@ def entries(draw: st.DrawFn) -> tuple[ChainEntry, ...]:
 
 failures = st.one_of(
     st.builds(
-        lambda status, ra: AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=status, retry_after_ms=ra),
+        lambda status, ra: AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=status, retry_after_ms=ra),
         st.sampled_from(STATUSES),
         st.one_of(st.none(), st.integers(0, 70_000)),
     ),
-    st.builds(lambda kind: AttemptFailure(kind=kind), st.sampled_from(list(FailureKind))).filter(
-        lambda f: f.kind is not FailureKind.HTTP_STATUS
+    st.builds(lambda kind: AttemptFailure(kind=kind), st.sampled_from(list(AttemptFailureKind))).filter(
+        lambda f: f.kind is not AttemptFailureKind.HTTP_STATUS
     ),
 )
 outcomes = st.builds(Outcome, st.integers(0, 40_000), st.one_of(st.none(), failures, failures, failures))
@@ -133,7 +140,7 @@ def test_nothing_after_a_terminal_outcome(scenario: tuple[CallPlan, list[Outcome
         if record.status in terminal:
             assert index == len(final.records) - 1
             assert isinstance(final, Fail)
-            assert final.kind in (FailKind.TERMINAL, FailKind.AUTH)
+            assert final.kind in (CallFailureKind.TERMINAL, CallFailureKind.AUTH)
         if record.http_status in (401, 403):
             assert record.status is AttemptStatus.TERMINAL_AUTH
 

@@ -11,9 +11,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from routeproof.core.ledger import (
     Account,
     BudgetLimits,
+    BudgetRefusal,
     BudgetScope,
     LedgerState,
-    Refusal,
     Reservation,
     commit,
     new_ledger,
@@ -102,7 +102,7 @@ def test_provider_daily_refusal_lets_another_provider_go_on() -> None:
     state, r = _reserve(state, 900, provider=A)
     state = commit(state, r, 900)
     state, outcome = try_reserve(state, session_id="s", provider=A, amount_pico_usd=200, day_index=0, month_index=0)
-    assert isinstance(outcome, Refusal)
+    assert isinstance(outcome, BudgetRefusal)
     assert outcome.scope is BudgetScope.PROVIDER_DAILY
     with pytest.raises(BudgetExhausted, match="provider_daily"):
         _reserve(state, 200, provider=A)

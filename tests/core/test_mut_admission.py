@@ -7,7 +7,7 @@ from dataclasses import replace
 from routeproof.core import kernel
 from routeproof.core.admission import _same_attempt, pending_as_issued, readmit
 from routeproof.core.kernel import AttemptFailed, CallProvider, Fail, KernelState
-from routeproof.core.types import AttemptFailure, FailureKind, ProviderKind
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, ProviderKind
 from tests.core.kernel_sim import chain, plan
 
 A, B = ProviderKind.ANTHROPIC, ProviderKind.OPENAI
@@ -16,7 +16,7 @@ A, B = ProviderKind.ANTHROPIC, ProviderKind.OPENAI
 def _after_failover() -> tuple[KernelState, CallProvider]:
     """A failed once with a persistent error; B's first attempt is pending."""
     state, _ = kernel.start(plan(chain(A, B)), 0)
-    denied = AttemptFailure(kind=FailureKind.INVALID_RESPONSE, message="garbled")
+    denied = AttemptFailure(kind=AttemptFailureKind.INVALID_RESPONSE, message="garbled")
     state, action = kernel.step(state, AttemptFailed(now_ms=10, failure=denied, draw=0.0))
     assert isinstance(action, CallProvider)
     assert action.entry.provider is B

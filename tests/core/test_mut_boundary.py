@@ -8,7 +8,7 @@ from routeproof.core.boundary import (
     UnsupportedParameters,
     classify_exception,
 )
-from routeproof.core.types import AttemptFailure, FailureKind
+from routeproof.core.types import AttemptFailure, AttemptFailureKind
 from routeproof.errors import TranslationError
 
 
@@ -32,8 +32,8 @@ def test_unsupported_parameters_is_skipped_not_failed() -> None:
 def test_a_failure_message_is_the_type_name_and_the_text() -> None:
     """Any other exception is INVALID_RESPONSE with message 'TypeName: text'."""
     outcome, failure = classify_exception(KeyError("k"))
-    assert outcome == BoundaryOutcome(failure_kind=FailureKind.INVALID_RESPONSE)
-    assert failure == AttemptFailure(kind=FailureKind.INVALID_RESPONSE, message="KeyError: 'k'")
+    assert outcome == BoundaryOutcome(failure_kind=AttemptFailureKind.INVALID_RESPONSE)
+    assert failure == AttemptFailure(kind=AttemptFailureKind.INVALID_RESPONSE, message="KeyError: 'k'")
 
 
 def test_an_exception_without_text_gives_just_the_type_name() -> None:

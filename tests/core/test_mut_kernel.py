@@ -10,20 +10,27 @@ from routeproof.core import kernel
 from routeproof.core.kernel import (
     AttemptFailed,
     BackoffPolicy,
+    CallFailureKind,
     CallPlan,
     CallProvider,
     Fail,
-    FailKind,
     KernelState,
     Sleep,
     SleepDone,
 )
-from routeproof.core.types import AttemptFailure, AttemptRecord, AttemptStatus, FailureKind, ProviderKind, RetryReason
+from routeproof.core.types import (
+    AttemptFailure,
+    AttemptFailureKind,
+    AttemptRecord,
+    AttemptStatus,
+    ProviderKind,
+    RetryReason,
+)
 from tests.core.kernel_sim import chain, plan
 
 A, B = ProviderKind.ANTHROPIC, ProviderKind.OPENAI
-E503 = AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503)
-GARBLED = AttemptFailure(kind=FailureKind.INVALID_RESPONSE, message="garbled")
+E503 = AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503)
+GARBLED = AttemptFailure(kind=AttemptFailureKind.INVALID_RESPONSE, message="garbled")
 
 
 def _fail_once(
@@ -79,21 +86,21 @@ def test_a_failed_over_attempt_records_status_reason_and_first_token() -> None:
 
 def test_a_terminal_failure_ends_the_call_with_its_record_failure_and_entry() -> None:
     """A 404 ends the call: TERMINAL_404 record (status, first token), Fail with the failure and the entry."""
-    failure = AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=404)
+    failure = AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=404)
     p = plan(chain(A, B))
     state, action = _fail_once(p, failure, 50)
     record = _record(AttemptStatus.TERMINAL_404, 50, http_status=404, first_token_ms=7)
-    assert action == Fail(kind=FailKind.TERMINAL, records=(record,), failure=failure, entry=p.chain[0])
+    assert action == Fail(kind=CallFailureKind.TERMINAL, records=(record,), failure=failure, entry=p.chain[0])
     assert state.done is True
     assert state.pending is None
 
 
 def test_a_terminal_failure_with_another_http_status_is_a_terminal_400() -> None:
     """A context overflow (terminal without failover) carrying HTTP 413 is recorded as TERMINAL_400."""
-    failure = AttemptFailure(kind=FailureKind.CONTEXT_OVERFLOW, http_status=413)
+    failure = AttemptFailure(kind=AttemptFailureKind.CONTEXT_OVERFLOW, http_status=413)
     state, action = _fail_once(plan(chain(A)), failure, 50)
     assert isinstance(action, Fail)
-    assert action.kind is FailKind.TERMINAL
+    assert action.kind is CallFailureKind.TERMINAL
     assert state.records[0].status is AttemptStatus.TERMINAL_400
 
 
@@ -104,7 +111,7 @@ def test_a_call_that_ends_after_a_sleep_names_the_last_attempted_entry() -> None
     assert isinstance(action, Sleep)
     state, end = kernel.step(state, SleepDone(now_ms=1_000))
     assert isinstance(end, Fail)
-    assert end.kind is FailKind.DEADLINE
+    assert end.kind is CallFailureKind.DEADLINE
     assert end.entry == p.chain[0]
     assert end.failure is None
     assert state.done is True
@@ -113,10 +120,10 @@ def test_a_call_that_ends_after_a_sleep_names_the_last_attempted_entry() -> None
 def test_an_attempt_timed_out_at_the_deadline_within_tolerance_is_cut_by_the_deadline() -> None:
     """A timeout firing TIMEOUT_TOLERANCE_MS before its deadline-set end counts as the deadline."""
     p = plan(chain(A), deadline_ms=10_000)
-    timeout = AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT)
+    timeout = AttemptFailure(kind=AttemptFailureKind.ATTEMPT_TIMEOUT)
     state, action = _fail_once(p, timeout, 10_000 - kernel.TIMEOUT_TOLERANCE_MS, first_token_ms=None)
     assert isinstance(action, Fail)
-    assert action.kind is FailKind.DEADLINE
+    assert action.kind is CallFailureKind.DEADLINE
     assert state.records[-1].status is AttemptStatus.DEADLINE_EXCEEDED_MID_CALL
 
 
@@ -124,7 +131,7 @@ def test_any_failure_at_the_deadline_is_deadline_exceeded_mid_call() -> None:
     """A 503 answered exactly at the caller's deadline ends the call as DEADLINE, recorded mid-call."""
     state, action = _fail_once(plan(chain(A, B), deadline_ms=10_000), E503, 10_000)
     assert isinstance(action, Fail)
-    assert action.kind is FailKind.DEADLINE
+    assert action.kind is CallFailureKind.DEADLINE
     assert state.records == (
         _record(AttemptStatus.DEADLINE_EXCEEDED_MID_CALL, 10_000, http_status=503, first_token_ms=7),
     )
@@ -134,7 +141,7 @@ def test_a_failure_exactly_at_the_budget_end_fails_over_no_retry_reason() -> Non
     """A 503 at the 30 s budget's end ends the call ALL_FAILED with a FAILED_OVER record, no retry reason."""
     state, action = _fail_once(plan(chain(A, B)), E503, 30_000)
     assert isinstance(action, Fail)
-    assert action.kind is FailKind.ALL_FAILED
+    assert action.kind is CallFailureKind.ALL_FAILED
     assert state.records == (_record(AttemptStatus.FAILED_OVER, 30_000, http_status=503, first_token_ms=7),)
 
 
@@ -143,7 +150,7 @@ def test_failing_over_off_the_chain_without_a_retry_is_all_failed() -> None:
     p = plan(chain(A), deadline_ms=20_000)
     _, action = _fail_once(p, GARBLED, 100)
     assert isinstance(action, Fail)
-    assert action.kind is FailKind.ALL_FAILED
+    assert action.kind is CallFailureKind.ALL_FAILED
     assert action.entry == p.chain[0]
     assert action.failure == GARBLED
 
@@ -152,7 +159,7 @@ def test_a_retry_that_cannot_fit_before_a_deadline_equal_to_the_budget_end_is_de
     """Deadline == budget end: a retry whose sleep does not fit ends the call as DEADLINE."""
     state, action = _fail_once(plan(chain(A), deadline_ms=30_000), E503, 29_900)
     assert isinstance(action, Fail)
-    assert action.kind is FailKind.DEADLINE
+    assert action.kind is CallFailureKind.DEADLINE
     assert state.records[-1].status is AttemptStatus.FAILED_OVER
 
 
@@ -160,7 +167,7 @@ def test_the_attempts_cap_stops_before_sleeping_and_keeps_the_failure() -> None:
     """When a retried attempt fills the attempts cap, the call ends ATTEMPTS_CAP with that failure, no sleep."""
     p = replace(plan(chain(A)), attempts_cap=1)
     state, action = _fail_once(p, E503, 100)
-    assert action == Fail(kind=FailKind.ATTEMPTS_CAP, records=state.records, failure=E503, entry=p.chain[0])
+    assert action == Fail(kind=CallFailureKind.ATTEMPTS_CAP, records=state.records, failure=E503, entry=p.chain[0])
 
 
 def test_the_retry_sleep_uses_the_plans_backoff_settings() -> None:
@@ -239,8 +246,8 @@ def test_a_terminal_budget_refusal_ends_the_call_naming_the_refused_entry() -> N
     """A refused first attempt (session budget) ends the call BUDGET, no failure, naming the refused entry."""
     p = plan(chain(A, B))
     state, _ = kernel.start(p, 0)
-    state, action = kernel.step(state, kernel.AttemptRefused(now_ms=0, refusal=kernel.Refusal.TERMINAL))
-    assert action == Fail(kind=FailKind.BUDGET, records=(), failure=None, entry=p.chain[0])
+    state, action = kernel.step(state, kernel.AttemptRefused(now_ms=0, refusal=kernel.RefusalEffect.TERMINAL))
+    assert action == Fail(kind=CallFailureKind.BUDGET, records=(), failure=None, entry=p.chain[0])
     assert state.done is True
 
 
@@ -323,7 +330,7 @@ def test_a_sleep_ending_at_the_budget_end_ends_the_call() -> None:
     assert isinstance(action, Sleep)
     _, end = kernel.step(state, SleepDone(now_ms=30_000))
     assert isinstance(end, Fail)
-    assert end.kind is FailKind.ALL_FAILED
+    assert end.kind is CallFailureKind.ALL_FAILED
 
 
 def test_a_failover_onto_a_full_attempts_cap_ends_the_call() -> None:
@@ -331,6 +338,6 @@ def test_a_failover_onto_a_full_attempts_cap_ends_the_call() -> None:
     p = replace(plan(chain(A, B)), attempts_cap=1)
     state, action = _fail_once(p, GARBLED, 100)
     assert isinstance(action, Fail)
-    assert action.kind is FailKind.ATTEMPTS_CAP
+    assert action.kind is CallFailureKind.ATTEMPTS_CAP
     assert action.records == state.records
     assert len(state.records) == 1

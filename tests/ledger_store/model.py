@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from routeproof.core.ledger import (
     BudgetLimits,
+    BudgetRefusal,
     LedgerState,
-    Refusal,
     Reservation,
     commit,
     new_ledger,
@@ -51,7 +51,7 @@ class Model:
 
     def try_reserve(
         self, *, session_id: str, provider: ProviderKind, amount_pico_usd: int, now_ms: int
-    ) -> Reservation | Refusal:
+    ) -> Reservation | BudgetRefusal:
         """Roll, expire, reserve."""
         self.prepare(now_ms)
         day, month = periods_at(now_ms)
@@ -95,9 +95,9 @@ def comparable(totals: LedgerTotals) -> tuple[object, ...]:
     )
 
 
-def same_outcome(a: Reservation | Refusal, b: Reservation | Refusal) -> bool:
+def same_outcome(a: Reservation | BudgetRefusal, b: Reservation | BudgetRefusal) -> bool:
     """Equal refusals, or reservations equal in everything but their id."""
-    if isinstance(a, Refusal) or isinstance(b, Refusal):
+    if isinstance(a, BudgetRefusal) or isinstance(b, BudgetRefusal):
         return a == b
     return (a.session_id, a.provider, a.amount_pico_usd, a.turn_warning) == (
         b.session_id,

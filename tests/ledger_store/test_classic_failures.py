@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from routeproof.core.ledger import Account, BudgetLimits, Refusal, Reservation
+from routeproof.core.ledger import Account, BudgetLimits, BudgetRefusal, Reservation
 from routeproof.core.types import ProviderKind
 from routeproof.ledger_store import LedgerStore, LedgerTotals, LedgerUnavailable, Settled, SqliteLedgerStore
 from tests.ledger_store.conftest import new_namespace
@@ -266,7 +266,7 @@ async def test_sqlite_locked_fails_closed_and_queues_the_settlement(tmp_path: Pa
         blocker.execute("ROLLBACK")
         blocker.close()
     refused = await store.try_reserve(session_id="s", provider=ProviderKind.OPENAI, amount_pico_usd=751, now_ms=now_ms)
-    assert isinstance(refused, Refusal)  # the queued commit (250 spent) was written before this check
+    assert isinstance(refused, BudgetRefusal)  # the queued commit (250 spent) was written before this check
     assert refused.spent_pico_usd == 250
     assert refused.reserved_pico_usd == 0
     await store.aclose()

@@ -29,7 +29,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from routeproof.core.ledger import MS_PER_DAY, BudgetLimits, Refusal, Reservation
+from routeproof.core.ledger import MS_PER_DAY, BudgetLimits, BudgetRefusal, Reservation
 from routeproof.core.types import ProviderKind
 from routeproof.ledger_store import LedgerStore, MemoryLedgerStore, Settled, SqliteLedgerStore
 from tests.ledger_store.conftest import new_namespace
@@ -150,7 +150,7 @@ class LedgerMachine(RuleBasedStateMachine):
             else:
                 ops.append(("reserve", (session, provider, amount)))
 
-        def on_store(i: int) -> Coroutine[Any, Any, Reservation | Refusal | Settled]:
+        def on_store(i: int) -> Coroutine[Any, Any, Reservation | BudgetRefusal | Settled]:
             kind, args = ops[i]
             store = self.stores[i % len(self.stores)]
             if kind == "commit":
@@ -159,13 +159,13 @@ class LedgerMachine(RuleBasedStateMachine):
             session, provider, amount = args
             return store.try_reserve(session_id=session, provider=provider, amount_pico_usd=amount, now_ms=self.now_ms)
 
-        async def together() -> list[Reservation | Refusal | Settled]:
+        async def together() -> list[Reservation | BudgetRefusal | Settled]:
             return list(await asyncio.gather(*(on_store(i) for i in range(size))))
 
         got = self.run(together())
         for order in itertools.permutations(range(size)):
             model = self.model.copy()
-            want: dict[int, Reservation | Refusal | Settled] = {}
+            want: dict[int, Reservation | BudgetRefusal | Settled] = {}
             for i in order:
                 kind, args = ops[i]
                 if kind == "commit":
@@ -194,7 +194,7 @@ class LedgerMachine(RuleBasedStateMachine):
         assert comparable(got) == comparable(want)
 
 
-def _same(a: Reservation | Refusal | Settled, b: Reservation | Refusal | Settled) -> bool:
+def _same(a: Reservation | BudgetRefusal | Settled, b: Reservation | BudgetRefusal | Settled) -> bool:
     if isinstance(a, Settled) or isinstance(b, Settled):
         return a == b
     return same_outcome(a, b)

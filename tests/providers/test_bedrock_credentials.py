@@ -20,7 +20,7 @@ from botocore.credentials import RefreshableCredentials  # type: ignore[import-u
 from botocore.exceptions import CredentialRetrievalError  # type: ignore[import-untyped]
 
 from routeproof.config import build_providers, load_config
-from routeproof.core.types import FailureKind
+from routeproof.core.types import AttemptFailureKind
 from routeproof.errors import ConfigError, ProviderCallFailed
 from routeproof.providers.bedrock import SIGNING_LOG_FILTER, BedrockProvider
 
@@ -252,6 +252,6 @@ async def test_a_failed_refresh_fails_the_attempt_over_without_the_message() -> 
         provider = BedrockProvider(region="us-east-1", credentials=credentials, client=client)
         with pytest.raises(ProviderCallFailed) as info:
             await provider.complete(request_hello(), BEDROCK_MODEL, timeout_at=float("inf"))
-    assert info.value.failure.kind is FailureKind.CONN_REFUSED
+    assert info.value.failure.kind is AttemptFailureKind.CONN_REFUSED
     assert "CredentialRetrievalError" in str(info.value)
     assert "refresh-secret" not in str(info.value)

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from routeproof.config import (
-    BackoffPolicy,
+    BackoffKind,
     RoutingConfig,
     build_providers,
     load_config,
@@ -64,7 +64,7 @@ def test_example_loads() -> None:
     bedrock = config.provider("bedrock")
     assert (bedrock.region, bedrock.aws_session_token) == ("us-east-1", ENV["AWS_SESSION_TOKEN"])
     assert (config.failover.failure_threshold, config.failover.cooldown_ms) == (2, 30000)
-    assert config.backoff.policy is BackoffPolicy.BAND
+    assert config.backoff.policy is BackoffKind.BAND
 
 
 def test_defaults(tmp_path: Path) -> None:
@@ -120,7 +120,7 @@ def test_full_jitter_policy(tmp_path: Path) -> None:
     text = MINIMAL + '[driver.backoff]\npolicy = "full_jitter"\nbase_ms = 100\ncap_ms = 5000\nmax_retries = 4\n'
     backoff = _load(tmp_path, text).backoff
     assert (backoff.policy, backoff.base_ms, backoff.cap_ms, backoff.max_retries) == (
-        BackoffPolicy.FULL_JITTER,
+        BackoffKind.FULL_JITTER,
         100,
         5000,
         4,

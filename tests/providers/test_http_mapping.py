@@ -11,21 +11,21 @@ import pytest
 import respx
 from opentelemetry.sdk.trace import TracerProvider
 
-from routeproof.core.types import FailureKind
+from routeproof.core.types import AttemptFailureKind
 from routeproof.errors import LocalCongestion, ProviderCallFailed
 from routeproof.providers import _http
 
 from .conftest import HttpCase, request_hello
 
 RETRYABLE_OR_OTHER_STATUSES = (400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504)
-EXCEPTIONS: tuple[tuple[type[httpx.HTTPError], FailureKind], ...] = (
-    (httpx.ConnectError, FailureKind.CONN_REFUSED),
-    (httpx.ConnectTimeout, FailureKind.CONNECT_TIMEOUT),
-    (httpx.ReadTimeout, FailureKind.READ_TIMEOUT),
-    (httpx.WriteTimeout, FailureKind.READ_TIMEOUT),
-    (httpx.RemoteProtocolError, FailureKind.CONN_RESET),
-    (httpx.ReadError, FailureKind.CONN_RESET),
-    (httpx.WriteError, FailureKind.CONN_RESET),
+EXCEPTIONS: tuple[tuple[type[httpx.HTTPError], AttemptFailureKind], ...] = (
+    (httpx.ConnectError, AttemptFailureKind.CONN_REFUSED),
+    (httpx.ConnectTimeout, AttemptFailureKind.CONNECT_TIMEOUT),
+    (httpx.ReadTimeout, AttemptFailureKind.READ_TIMEOUT),
+    (httpx.WriteTimeout, AttemptFailureKind.READ_TIMEOUT),
+    (httpx.RemoteProtocolError, AttemptFailureKind.CONN_RESET),
+    (httpx.ReadError, AttemptFailureKind.CONN_RESET),
+    (httpx.WriteError, AttemptFailureKind.CONN_RESET),
 )
 
 
@@ -57,7 +57,7 @@ async def test_non_2xx_is_http_status(
     """Every non-2xx answer (but a context overflow) is HTTP_STATUS carrying that status and the message."""
     respx_mock.post(case.url).respond(status, json={"error": {"type": "some_error", "message": "nope"}})
     failure = (await _fail(case, client)).failure
-    assert failure.kind is FailureKind.HTTP_STATUS
+    assert failure.kind is AttemptFailureKind.HTTP_STATUS
     assert failure.http_status == status
     assert "nope" in failure.message
     assert failure.retry_after_ms is None
@@ -79,7 +79,7 @@ async def test_400_context_overflow(
     """A 400 whose body says the context length was exceeded is CONTEXT_OVERFLOW with status 400."""
     respx_mock.post(case.url).respond(400, json=body)
     failure = (await _fail(case, client)).failure
-    assert failure.kind is FailureKind.CONTEXT_OVERFLOW
+    assert failure.kind is AttemptFailureKind.CONTEXT_OVERFLOW
     assert failure.http_status == 400
 
 
@@ -90,7 +90,7 @@ async def test_413_context_words_are_not_overflow(
     """Only a 400 can be CONTEXT_OVERFLOW; another status with the same words stays HTTP_STATUS."""
     respx_mock.post(case.url).respond(413, json={"message": "prompt is too long"})
     failure = (await _fail(case, client)).failure
-    assert (failure.kind, failure.http_status) == (FailureKind.HTTP_STATUS, 413)
+    assert (failure.kind, failure.http_status) == (AttemptFailureKind.HTTP_STATUS, 413)
 
 
 @pytest.mark.parametrize(("exc_type", "kind"), EXCEPTIONS, ids=[e.__name__ for e, _ in EXCEPTIONS])
@@ -100,9 +100,9 @@ async def test_transport_exception_mapped(
     client: httpx.AsyncClient,
     respx_mock: respx.MockRouter,
     exc_type: type[httpx.HTTPError],
-    kind: FailureKind,
+    kind: AttemptFailureKind,
 ) -> None:
-    """Each httpx transport exception maps to its FailureKind, without a status, chained with `from`."""
+    """Each httpx transport exception maps to its AttemptFailureKind, without a status, chained with `from`."""
     respx_mock.post(case.url).mock(side_effect=exc_type("boom"))
     error = await _fail(case, client)
     assert error.failure.kind is kind
@@ -130,7 +130,11 @@ async def test_retry_after_seconds(
     """Retry-After as delay-seconds on 429/503 is reported in milliseconds."""
     respx_mock.post(case.url).respond(status, headers={"Retry-After": "5"}, json={"message": "slow down"})
     failure = (await _fail(case, client)).failure
-    assert (failure.kind, failure.http_status, failure.retry_after_ms) == (FailureKind.HTTP_STATUS, status, 5_000)
+    assert (failure.kind, failure.http_status, failure.retry_after_ms) == (
+        AttemptFailureKind.HTTP_STATUS,
+        status,
+        5_000,
+    )
 
 
 @pytest.mark.asyncio
@@ -172,7 +176,7 @@ async def test_malformed_200_is_invalid_response(
     """A 2xx whose body is not the documented shape is INVALID_RESPONSE with a reason and status 200."""
     respx_mock.post(case.url).respond(200, content=content, headers={"content-type": "application/json"})
     failure = (await _fail(case, client)).failure
-    assert failure.kind is FailureKind.INVALID_RESPONSE
+    assert failure.kind is AttemptFailureKind.INVALID_RESPONSE
     assert failure.http_status == 200
     assert failure.message
 
@@ -192,7 +196,7 @@ async def test_hung_server_bounded_by_timeout_at(
     loop = asyncio.get_running_loop()
     start = loop.time()
     failure = (await _fail(case, client, timeout_s=7.0)).failure
-    assert failure.kind is FailureKind.ATTEMPT_TIMEOUT
+    assert failure.kind is AttemptFailureKind.ATTEMPT_TIMEOUT
     assert loop.time() - start == pytest.approx(7.0, abs=0.01)
 
 
@@ -228,7 +232,7 @@ async def test_no_time_left_sends_nothing(
     """With timeout_at already past, the attempt fails at once and no request is sent."""
     route = respx_mock.post(case.url).respond(200, json=case.ok_body)
     failure = (await _fail(case, client, timeout_s=-1.0)).failure
-    assert failure.kind is FailureKind.ATTEMPT_TIMEOUT
+    assert failure.kind is AttemptFailureKind.ATTEMPT_TIMEOUT
     assert not route.called
 
 

@@ -11,9 +11,9 @@ import pytest
 
 from routeproof.core.types import (
     AttemptFailure,
+    AttemptFailureKind,
     BlockStop,
     ChatRequest,
-    FailureKind,
     FinishReason,
     Message,
     MessageStop,
@@ -119,8 +119,8 @@ def test_count_tokens_is_word_count() -> None:
 async def test_failure_script_then_success() -> None:
     """Scripted failures are raised one per call, in order, before the model answers again."""
     script = [
-        AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503, retry_after_ms=200),
-        AttemptFailure(kind=FailureKind.CONN_RESET),
+        AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503, retry_after_ms=200),
+        AttemptFailure(kind=AttemptFailureKind.CONN_RESET),
     ]
     provider = LocalProvider(failures=script)
     request = ChatRequest(messages=(Message.user("hi"),))
@@ -143,7 +143,7 @@ async def test_latency_bounded_by_timeout_at() -> None:
     start = loop.time()
     with pytest.raises(ProviderCallFailed) as info:
         await provider.complete(ChatRequest(messages=(Message.user("hi"),)), "m", timeout_at=start + 2)
-    assert info.value.failure.kind is FailureKind.ATTEMPT_TIMEOUT
+    assert info.value.failure.kind is AttemptFailureKind.ATTEMPT_TIMEOUT
     assert loop.time() - start == pytest.approx(2, abs=0.01)
 
 
@@ -187,7 +187,7 @@ async def test_stream_tool_events() -> None:
 @pytest.mark.asyncio
 async def test_stream_scripted_failure_before_first_event() -> None:
     """A scripted failure surfaces before any event is yielded."""
-    provider = LocalProvider(failures=[AttemptFailure(kind=FailureKind.READ_TIMEOUT)])
+    provider = LocalProvider(failures=[AttemptFailure(kind=AttemptFailureKind.READ_TIMEOUT)])
     stream = provider.stream(ChatRequest(messages=(Message.user("x"),)), "m", timeout_at=_deadline())
     with pytest.raises(ProviderCallFailed):
         await anext(stream)

@@ -17,7 +17,7 @@ from botocore.credentials import Credentials  # type: ignore[import-untyped]
 
 from routeproof.core.capabilities import kind_default
 from routeproof.core.translate import request_to_anthropic, request_to_bedrock_converse, request_to_openai
-from routeproof.core.types import FailureKind, ProviderKind
+from routeproof.core.types import AttemptFailureKind, ProviderKind
 from routeproof.errors import ProviderCallFailed
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
@@ -213,4 +213,4 @@ async def test_http_stream_past_timeout_is_attempt_timeout(case: HttpCase, clien
     events = case.make(client).stream(request_hello(), case.model, timeout_at=0.0)
     with pytest.raises(ProviderCallFailed) as info:
         await anext(events)
-    assert info.value.failure.kind is FailureKind.ATTEMPT_TIMEOUT
+    assert info.value.failure.kind is AttemptFailureKind.ATTEMPT_TIMEOUT

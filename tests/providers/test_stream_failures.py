@@ -9,7 +9,7 @@ import ssl
 import httpx
 import pytest
 
-from routeproof.core.types import AttemptFailure, FailureKind
+from routeproof.core.types import AttemptFailure, AttemptFailureKind
 from routeproof.errors import ProviderCallFailed
 from routeproof.mock import CutMode, Scripted, Shape
 from routeproof.mock.eventstream import encode_event
@@ -67,7 +67,7 @@ async def test_retryable_status_with_retry_after(shape: Shape, status: int, tls_
     async with mocked(shape, tls_context) as mock:
         mock.server.script(Scripted(status=status, headers=(("Retry-After", "2"),)))
         failure = await fail(mock)
-    assert (failure.kind, failure.http_status, failure.retry_after_ms) == (FailureKind.HTTP_STATUS, status, 2000)
+    assert (failure.kind, failure.http_status, failure.retry_after_ms) == (AttemptFailureKind.HTTP_STATUS, status, 2000)
 
 
 @SHAPES
@@ -79,7 +79,7 @@ async def test_other_status_is_http_status(shape: Shape, status: int, tls_contex
     async with mocked(shape, tls_context) as mock:
         mock.server.script(Scripted(status=status))
         failure = await fail(mock)
-    assert (failure.kind, failure.http_status, failure.retry_after_ms) == (FailureKind.HTTP_STATUS, status, None)
+    assert (failure.kind, failure.http_status, failure.retry_after_ms) == (AttemptFailureKind.HTTP_STATUS, status, None)
     assert f"scripted HTTP {status}" in failure.message
 
 
@@ -91,7 +91,7 @@ async def test_context_overflow(shape: Shape, tls_context: ssl.SSLContext) -> No
     async with mocked(shape, tls_context) as mock:
         mock.server.script(Scripted(status=400, body=overflow_body(shape)))
         failure = await fail(mock)
-    assert (failure.kind, failure.http_status) == (FailureKind.CONTEXT_OVERFLOW, 400)
+    assert (failure.kind, failure.http_status) == (AttemptFailureKind.CONTEXT_OVERFLOW, 400)
 
 
 @SHAPES
@@ -106,7 +106,7 @@ async def test_connection_refused(shape: Shape, client: httpx.AsyncClient) -> No
     stream = provider.stream(text_request(), "m", timeout_at=asyncio.get_running_loop().time() + 2)
     with pytest.raises(ProviderCallFailed) as info:
         await anext(stream)
-    assert info.value.failure.kind is FailureKind.CONN_REFUSED
+    assert info.value.failure.kind is AttemptFailureKind.CONN_REFUSED
 
 
 @SHAPES
@@ -125,7 +125,7 @@ async def test_no_first_event_by_timeout_at(shape: Shape, step: Scripted, tls_co
         started = loop.time()
         failure = await fail(mock, timeout_s=0.2)
         elapsed_s = loop.time() - started
-    assert failure.kind is FailureKind.ATTEMPT_TIMEOUT
+    assert failure.kind is AttemptFailureKind.ATTEMPT_TIMEOUT
     assert 0.2 <= elapsed_s < 0.6
 
 
@@ -137,7 +137,7 @@ async def test_in_band_error_first_is_stream_error(shape: Shape, tls_context: ss
     async with mocked(shape, tls_context) as mock:
         mock.server.script(Scripted(stream_events=(in_band_error(shape, OVERLOADED),)))
         failure = await fail(mock)
-    assert (failure.kind, failure.http_status) == (FailureKind.STREAM_ERROR, 200)
+    assert (failure.kind, failure.http_status) == (AttemptFailureKind.STREAM_ERROR, 200)
     assert OVERLOADED in failure.message
 
 
@@ -161,7 +161,7 @@ async def test_malformed_first_event_is_stream_error(shape: Shape, tls_context: 
     async with mocked(shape, tls_context) as mock:
         mock.server.script(Scripted(stream_events=(broken_first_event(shape),)))
         failure = await fail(mock)
-    assert failure.kind is FailureKind.STREAM_ERROR
+    assert failure.kind is AttemptFailureKind.STREAM_ERROR
     assert "malformed" in failure.message
 
 
@@ -172,7 +172,7 @@ async def test_anthropic_malformed_mock_stream_is_stream_error(tls_context: ssl.
     async with mocked(Shape.ANTHROPIC, tls_context) as mock:
         mock.server.script(Scripted(malformed_body=True))
         failure = await fail(mock)
-    assert failure.kind is FailureKind.STREAM_ERROR
+    assert failure.kind is AttemptFailureKind.STREAM_ERROR
 
 
 @SHAPES
@@ -183,7 +183,7 @@ async def test_empty_body_is_stream_error(shape: Shape, tls_context: ssl.SSLCont
     async with mocked(shape, tls_context) as mock:
         mock.server.script(Scripted(stream_events=()))
         failure = await fail(mock)
-    assert failure.kind is FailureKind.STREAM_ERROR
+    assert failure.kind is AttemptFailureKind.STREAM_ERROR
 
 
 @SHAPES
@@ -198,4 +198,4 @@ async def test_cut_before_first_event_is_conn_reset(
     async with mocked(shape, tls_context) as mock:
         mock.server.script(Scripted(cut_after_bytes=cut_after_bytes, cut_mode=cut_mode))
         failure = await fail(mock)
-    assert failure.kind is FailureKind.CONN_RESET
+    assert failure.kind is AttemptFailureKind.CONN_RESET

@@ -10,7 +10,7 @@ import socket
 import httpx
 import pytest
 
-from routeproof.core.types import ChatRequest, FailureKind, Message, TextDelta
+from routeproof.core.types import AttemptFailureKind, ChatRequest, Message, TextDelta
 from routeproof.errors import ConfigError, ProviderCallFailed
 from routeproof.mock import CutMode, MockProviderServer, Scripted, Shape
 from routeproof.providers.openai import OpenAIProvider
@@ -22,11 +22,11 @@ TRANSPORTS = [Transport.HTTPX, Transport.AIOHTTP]
 REQUEST = ChatRequest(messages=(Message.user("hi"),), max_tokens=16)
 
 FAULTS = {
-    "reset before headers": (Scripted(cut_after_bytes=0, cut_mode=CutMode.RESET), FailureKind.CONN_RESET),
-    "reset in the body": (Scripted(cut_after_bytes=80, cut_mode=CutMode.RESET), FailureKind.CONN_RESET),
-    "early EOF in the body": (Scripted(cut_after_bytes=80, cut_mode=CutMode.CLOSE), FailureKind.CONN_RESET),
-    "stall": (Scripted(hang=True), FailureKind.ATTEMPT_TIMEOUT),
-    "503": (Scripted(status=503), FailureKind.HTTP_STATUS),
+    "reset before headers": (Scripted(cut_after_bytes=0, cut_mode=CutMode.RESET), AttemptFailureKind.CONN_RESET),
+    "reset in the body": (Scripted(cut_after_bytes=80, cut_mode=CutMode.RESET), AttemptFailureKind.CONN_RESET),
+    "early EOF in the body": (Scripted(cut_after_bytes=80, cut_mode=CutMode.CLOSE), AttemptFailureKind.CONN_RESET),
+    "stall": (Scripted(hang=True), AttemptFailureKind.ATTEMPT_TIMEOUT),
+    "503": (Scripted(status=503), AttemptFailureKind.HTTP_STATUS),
 }
 
 
@@ -60,7 +60,7 @@ async def test_connection_refused_is_conn_refused(transport: Transport) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    assert await _complete(transport, f"http://127.0.0.1:{port}") is FailureKind.CONN_REFUSED
+    assert await _complete(transport, f"http://127.0.0.1:{port}") is AttemptFailureKind.CONN_REFUSED
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS, ids=lambda t: t.value)

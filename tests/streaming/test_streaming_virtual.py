@@ -11,8 +11,8 @@ from routeproof import AttemptStatus, Router, TenantPolicy, resolve
 from routeproof.core.health import is_available
 from routeproof.core.types import (
     AttemptFailure,
+    AttemptFailureKind,
     ChatRequest,
-    FailureKind,
     FinishReason,
     Message,
     MessageStop,
@@ -46,7 +46,7 @@ class DripProvider:
     ) -> AsyncIterator[StreamEvent]:
         if self.fail_first:
             self.fail_first -= 1
-            raise ProviderCallFailed(AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503))
+            raise ProviderCallFailed(AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503))
         for index in range(self.words):
             await asyncio.sleep(self.gap_s)
             if index == self.cut_after:

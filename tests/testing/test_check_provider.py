@@ -11,8 +11,8 @@ import pytest
 
 from routeproof import (
     AttemptFailure,
+    AttemptFailureKind,
     ChatRequest,
-    FailureKind,
     Message,
     ProviderCallFailed,
     ProviderKind,
@@ -78,10 +78,10 @@ def _local(scenario: Scenario) -> Subject | None:
     if scenario is Scenario.ANSWER:
         return Subject(provider=LocalProvider())
     if scenario is Scenario.SERVER_ERROR:
-        failure = AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503, message="scripted 503")
+        failure = AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503, message="scripted 503")
         return Subject(provider=LocalProvider(failures=[failure, failure]))
     if scenario is Scenario.AUTH_ERROR_ECHOING_KEY:
-        failure = AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=401, message="scripted 401")
+        failure = AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=401, message="scripted 401")
         return Subject(provider=LocalProvider(failures=[failure, failure]))
     if scenario is Scenario.HANG:
         return Subject(provider=LocalProvider(latency_s=3600.0))
@@ -96,9 +96,9 @@ async def test_the_local_provider_passes_check_provider() -> None:
 def _scripted(scenario: Scenario) -> Subject:
     provider = ScriptedProvider()
     if scenario is Scenario.SERVER_ERROR:
-        provider.script([Failure(failure=AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503))] * 2)
+        provider.script([Failure(failure=AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503))] * 2)
     elif scenario is Scenario.AUTH_ERROR_ECHOING_KEY:
-        provider.script([Failure(failure=AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=401))] * 2)
+        provider.script([Failure(failure=AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=401))] * 2)
     elif scenario is Scenario.HANG:
         provider.script([Reply(delay_s=3600.0)] * 2)
     elif scenario is Scenario.STALL_AFTER_FIRST_EVENT:
@@ -113,7 +113,7 @@ async def test_the_scripted_provider_passes_check_provider() -> None:
 
 async def test_the_scripted_provider_plays_its_script_in_order() -> None:
     """Steps are consumed one per call, then the default answers; every call is journalled."""
-    failure = AttemptFailure(kind=FailureKind.HTTP_STATUS, http_status=503)
+    failure = AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503)
     provider = ScriptedProvider([Failure(failure=failure), Reply(text="second")])
     request = ChatRequest(messages=(Message.user("hi"),))
     timeout_at = asyncio.get_running_loop().time() + 5

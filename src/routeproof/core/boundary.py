@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import icontract
 
 from routeproof.core.errors import ConfigError, InvalidResponse, LocalCongestion, TranslationError
-from routeproof.core.types import AttemptFailure, FailureKind
+from routeproof.core.types import AttemptFailure, AttemptFailureKind
 
 __all__ = [
     "ATTEMPT_EXCEPTION_TABLE",
@@ -62,14 +62,14 @@ class BoundaryOutcome:
     """Either a skip of the provider (``skip_reason``) or a failed attempt (``failure``), never both."""
 
     skip_reason: str | None = None
-    failure_kind: FailureKind | None = None
+    failure_kind: AttemptFailureKind | None = None
 
 
 _SKIP_UNSUPPORTED = BoundaryOutcome(skip_reason="unsupported_parameter")
 _SKIP_UNTRANSLATABLE = BoundaryOutcome(skip_reason="untranslatable")
 _SKIP_MISCONFIGURED = BoundaryOutcome(skip_reason="misconfigured")
 _SKIP_CONGESTED = BoundaryOutcome(skip_reason="local_congestion")
-_INVALID = BoundaryOutcome(failure_kind=FailureKind.INVALID_RESPONSE)
+_INVALID = BoundaryOutcome(failure_kind=AttemptFailureKind.INVALID_RESPONSE)
 
 ATTEMPT_EXCEPTION_TABLE: tuple[tuple[type[Exception], BoundaryOutcome], ...] = (
     (UnsupportedParameters, _SKIP_UNSUPPORTED),

@@ -2,8 +2,8 @@
 
 :class:`CallPlan` (the chain, the clock origin, the caller's deadline, the limits, the backoff) and
 :func:`plan_valid`, the precondition of :func:`routeproof.core.kernel.start`; the enums of the
-kernel's vocabulary: :class:`Bound` (which limit set an attempt's timeout), :class:`FailKind` (why a
-call failed) and :class:`Refusal` (why the shell could not perform an attempt). The kernel
+kernel's vocabulary: :class:`Bound` (which limit set an attempt's timeout), :class:`CallFailureKind` (why a
+call failed) and :class:`RefusalEffect` (why the shell could not perform an attempt). The kernel
 re-exports every name, so ``from routeproof.core.kernel import CallPlan`` keeps working.
 """
 
@@ -24,7 +24,7 @@ from routeproof.core.constants import (
 )
 from routeproof.core.types import ChainEntry, ProviderId
 
-__all__ = ["BackoffPolicy", "Bound", "CallPlan", "FailKind", "Refusal", "plan_valid"]
+__all__ = ["BackoffPolicy", "Bound", "CallFailureKind", "CallPlan", "RefusalEffect", "plan_valid"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,7 +79,7 @@ class Bound(enum.Enum):
     ATTEMPT = "attempt"  # the 30 s per-attempt ceiling
 
 
-class FailKind(enum.Enum):
+class CallFailureKind(enum.Enum):
     """Why a call failed; the shell maps each to one RouterError."""
 
     DEADLINE = "deadline"  # -> DeadlineExceeded
@@ -91,7 +91,7 @@ class FailKind(enum.Enum):
     NO_ELIGIBLE = "no_eligible"  # -> NoEligibleProvider (empty chain)
 
 
-class Refusal(enum.Enum):
+class RefusalEffect(enum.Enum):
     """Why the shell could not perform a CallProvider action."""
 
     SKIP_PROVIDER = "skip_provider"  # e.g. this provider's daily budget: go on down the chain

@@ -17,7 +17,7 @@ import icontract
 
 from routeproof.core.attempt_health import HEALTH_TABLE, HealthEffect, health_effect
 from routeproof.core.retry_after import MAX_RETRY_AFTER_MS, parse_retry_after_ms
-from routeproof.core.types import AttemptFailure, FailureKind, RetryReason
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, RetryReason
 
 __all__ = [
     "FAILURE_TABLE",
@@ -73,24 +73,26 @@ STATUS_TABLE: Mapping[int, Classification] = MappingProxyType(
 )
 """Every HTTP status with its own rule. Any other 4xx or 5xx fails over without a retry."""
 
-FAILURE_TABLE: Mapping[FailureKind, Classification] = MappingProxyType(
+FAILURE_TABLE: Mapping[AttemptFailureKind, Classification] = MappingProxyType(
     {
-        FailureKind.CONN_RESET: Classification(verdict=Verdict.RETRY, reason=RetryReason.CONN_RESET),
-        FailureKind.CONN_REFUSED: Classification(verdict=Verdict.RETRY, reason=RetryReason.CONN_RESET),
-        FailureKind.CONNECT_TIMEOUT: Classification(verdict=Verdict.RETRY, reason=RetryReason.TIMEOUT),
-        FailureKind.READ_TIMEOUT: Classification(verdict=Verdict.RETRY, reason=RetryReason.TIMEOUT),
-        FailureKind.ATTEMPT_TIMEOUT: Classification(verdict=Verdict.RETRY, reason=RetryReason.TIMEOUT),
-        FailureKind.DEADLINE: Classification(verdict=Verdict.DEADLINE),
-        FailureKind.INVALID_RESPONSE: _FAIL_OVER,
-        FailureKind.CONTEXT_OVERFLOW: Classification(verdict=Verdict.TERMINAL),
+        AttemptFailureKind.CONN_RESET: Classification(verdict=Verdict.RETRY, reason=RetryReason.CONN_RESET),
+        AttemptFailureKind.CONN_REFUSED: Classification(verdict=Verdict.RETRY, reason=RetryReason.CONN_RESET),
+        AttemptFailureKind.CONNECT_TIMEOUT: Classification(verdict=Verdict.RETRY, reason=RetryReason.TIMEOUT),
+        AttemptFailureKind.READ_TIMEOUT: Classification(verdict=Verdict.RETRY, reason=RetryReason.TIMEOUT),
+        AttemptFailureKind.ATTEMPT_TIMEOUT: Classification(verdict=Verdict.RETRY, reason=RetryReason.TIMEOUT),
+        AttemptFailureKind.DEADLINE: Classification(verdict=Verdict.DEADLINE),
+        AttemptFailureKind.INVALID_RESPONSE: _FAIL_OVER,
+        AttemptFailureKind.CONTEXT_OVERFLOW: Classification(verdict=Verdict.TERMINAL),
         # An in-band error (Anthropic "overloaded_error") or corrupt SSE before the first token is
         # the provider failing mid-answer: transient, like a 5xx (seed 003: "retry once" and more).
-        FailureKind.STREAM_ERROR: _RETRY_5XX,
+        AttemptFailureKind.STREAM_ERROR: _RETRY_5XX,
     }
 )
 """Every non-HTTP failure kind (``HTTP_STATUS`` goes through ``STATUS_TABLE``)."""
 
-TIMEOUT_KINDS = frozenset({FailureKind.CONNECT_TIMEOUT, FailureKind.READ_TIMEOUT, FailureKind.ATTEMPT_TIMEOUT})
+TIMEOUT_KINDS = frozenset(
+    {AttemptFailureKind.CONNECT_TIMEOUT, AttemptFailureKind.READ_TIMEOUT, AttemptFailureKind.ATTEMPT_TIMEOUT}
+)
 
 _4XX_REASONS = (RetryReason.TIMEOUT, RetryReason.TOO_MANY_REQUESTS)
 
@@ -116,23 +118,23 @@ def classify_status(status: int) -> Classification:
 
 
 def _classify_failure(failure: AttemptFailure, context_window_failover: bool) -> Classification:
-    if failure.kind is FailureKind.HTTP_STATUS:
+    if failure.kind is AttemptFailureKind.HTTP_STATUS:
         return _classify_status(failure.http_status if failure.http_status is not None else 0)
-    if failure.kind is FailureKind.CONTEXT_OVERFLOW and context_window_failover:
+    if failure.kind is AttemptFailureKind.CONTEXT_OVERFLOW and context_window_failover:
         return _FAIL_OVER
     return FAILURE_TABLE[failure.kind]
 
 
 @icontract.require(
     lambda failure: (
-        failure.kind is not FailureKind.HTTP_STATUS
+        failure.kind is not AttemptFailureKind.HTTP_STATUS
         or (failure.http_status is not None and 100 <= failure.http_status <= 999)
     )
 )
 @icontract.ensure(lambda result: (result.reason is not None) == (result.verdict is Verdict.RETRY))
 @icontract.ensure(
     lambda failure, context_window_failover, result: (
-        failure.kind is not FailureKind.CONTEXT_OVERFLOW
+        failure.kind is not AttemptFailureKind.CONTEXT_OVERFLOW
         or result.verdict is (Verdict.FAIL_OVER if context_window_failover else Verdict.TERMINAL)
     )
 )
@@ -144,7 +146,7 @@ def classify_failure(failure: AttemptFailure, *, context_window_failover: bool =
 
 @icontract.ensure(
     lambda failure, result: (
-        not result or not (failure.kind is FailureKind.HTTP_STATUS and failure.http_status in (401, 403))
+        not result or not (failure.kind is AttemptFailureKind.HTTP_STATUS and failure.http_status in (401, 403))
     )
 )
 def is_billable(failure: AttemptFailure) -> bool:

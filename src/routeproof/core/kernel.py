@@ -25,7 +25,7 @@ same provider; otherwise the next provider in the chain (a failover never resets
 attempt count), and when none is left the call fails.
 
 Where the vocabulary lives: the plan and the enums (:class:`CallPlan`, :class:`Bound`,
-:class:`FailKind`, :class:`Refusal`) in :mod:`routeproof.core.call_plan`; the events in
+:class:`CallFailureKind`, :class:`RefusalEffect`) in :mod:`routeproof.core.call_plan`; the events in
 :mod:`routeproof.core.kernel_events`; actions, state and transitions here. Every name is re-exported.
 """
 
@@ -39,15 +39,15 @@ from types import MappingProxyType
 import icontract
 
 from routeproof.core.backoff import retry_delay_ms
-from routeproof.core.call_plan import BackoffPolicy, Bound, CallPlan, FailKind, Refusal, plan_valid
+from routeproof.core.call_plan import BackoffPolicy, Bound, CallFailureKind, CallPlan, RefusalEffect, plan_valid
 from routeproof.core.classify import TIMEOUT_KINDS, Verdict, classify_failure
 from routeproof.core.kernel_events import AttemptFailed, AttemptRefused, AttemptSucceeded, Event, SleepDone
 from routeproof.core.types import (
     AttemptFailure,
+    AttemptFailureKind,
     AttemptRecord,
     AttemptStatus,
     ChainEntry,
-    FailureKind,
     RetryReason,
 )
 
@@ -61,14 +61,14 @@ __all__ = [
     "AttemptSucceeded",
     "BackoffPolicy",
     "Bound",
+    "CallFailureKind",
     "CallPlan",
     "CallProvider",
     "Event",
     "Fail",
-    "FailKind",
     "KernelState",
     "Phase",
-    "Refusal",
+    "RefusalEffect",
     "Sleep",
     "SleepDone",
     "Succeed",
@@ -158,7 +158,7 @@ class Succeed:
 class Fail:
     """The call failed for ``kind``; ``failure``/``entry`` describe the last attempt, if any."""
 
-    kind: FailKind
+    kind: CallFailureKind
     records: tuple[AttemptRecord, ...]
     failure: AttemptFailure | None = None
     entry: ChainEntry | None = None
@@ -214,13 +214,13 @@ def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState,
     while position < len(plan.chain) and state.attempts_on(plan.chain[position]) >= plan.max_attempts_per_provider:
         position += 1  # this provider already had its attempts in this call: failover never resets them
     if position >= len(plan.chain):
-        return _fail(state, FailKind.ALL_FAILED if plan.chain else FailKind.NO_ELIGIBLE)
+        return _fail(state, CallFailureKind.ALL_FAILED if plan.chain else CallFailureKind.NO_ELIGIBLE)
     if now_ms >= plan.deadline_at_ms:
-        return _fail(state, FailKind.DEADLINE)
+        return _fail(state, CallFailureKind.DEADLINE)
     if now_ms >= plan.budget_end_ms:
-        return _fail(state, FailKind.ALL_FAILED)
+        return _fail(state, CallFailureKind.ALL_FAILED)
     if len(state.records) >= plan.attempts_cap:
-        return _fail(state, FailKind.ATTEMPTS_CAP)
+        return _fail(state, CallFailureKind.ATTEMPTS_CAP)
     entry = plan.chain[position]
     limits = (
         (plan.deadline_at_ms - now_ms, Bound.DEADLINE),
@@ -245,7 +245,7 @@ def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState,
 
 def _fail(
     state: KernelState,
-    kind: FailKind,
+    kind: CallFailureKind,
     failure: AttemptFailure | None = None,
     entry: ChainEntry | None = None,
 ) -> tuple[KernelState, Action]:
@@ -288,19 +288,21 @@ def _on_failure(state: KernelState, call: CallProvider, event: AttemptFailed) ->
     timed_out = failure.kind in TIMEOUT_KINDS
     cut_by = call.bound if timed_out and now_ms + TIMEOUT_TOLERANCE_MS >= call.issued_at_ms + call.timeout_ms else None
 
-    def done(status: AttemptStatus, kind: FailKind) -> tuple[KernelState, Action]:
+    def done(status: AttemptStatus, kind: CallFailureKind) -> tuple[KernelState, Action]:
         record = _record(call, now_ms, status, http_status=failure.http_status, first_token_ms=event.first_token_ms)
         return _fail(replace(state, records=(*state.records, record)), kind, failure, call.entry)
 
     if verdict.verdict is Verdict.TERMINAL_AUTH:
-        return done(AttemptStatus.TERMINAL_AUTH, FailKind.AUTH)
+        return done(AttemptStatus.TERMINAL_AUTH, CallFailureKind.AUTH)
     if verdict.verdict is Verdict.TERMINAL:
-        return done(TERMINAL_STATUS.get(failure.http_status or 400, AttemptStatus.TERMINAL_400), FailKind.TERMINAL)
+        return done(
+            TERMINAL_STATUS.get(failure.http_status or 400, AttemptStatus.TERMINAL_400), CallFailureKind.TERMINAL
+        )
     if verdict.verdict is Verdict.DEADLINE or now_ms >= plan.deadline_at_ms or cut_by is Bound.DEADLINE:
-        return done(AttemptStatus.DEADLINE_EXCEEDED_MID_CALL, FailKind.DEADLINE)
+        return done(AttemptStatus.DEADLINE_EXCEEDED_MID_CALL, CallFailureKind.DEADLINE)
     if now_ms >= plan.budget_end_ms or cut_by is Bound.BUDGET:
         status = AttemptStatus.TIMEOUT_BEFORE_FIRST_TOKEN if timed_out else AttemptStatus.FAILED_OVER
-        return done(status, FailKind.ALL_FAILED)
+        return done(status, CallFailureKind.ALL_FAILED)
 
     sleep_did_not_fit = False
     if verdict.verdict is Verdict.RETRY and state.attempts_on(call.entry) < plan.max_attempts_per_provider:
@@ -317,7 +319,7 @@ def _on_failure(state: KernelState, call: CallProvider, event: AttemptFailed) ->
             )
             recorded = replace(state, records=(*state.records, record))
             if len(recorded.records) >= plan.attempts_cap:
-                return _fail(recorded, FailKind.ATTEMPTS_CAP, failure, call.entry)  # no sleep before a stop
+                return _fail(recorded, CallFailureKind.ATTEMPTS_CAP, failure, call.entry)  # no sleep before a stop
             sleep = Sleep(
                 duration_ms=sleep_ms, sleep_until_ms=now_ms + sleep_ms, retry_after=_honours_retry_after(failure)
             )
@@ -337,15 +339,15 @@ def _on_failure(state: KernelState, call: CallProvider, event: AttemptFailed) ->
     )
     if isinstance(action, Fail):
         kind = action.kind
-        if kind is FailKind.ALL_FAILED and sleep_did_not_fit and plan.deadline_at_ms <= plan.budget_end_ms:
-            kind = FailKind.DEADLINE  # nowhere to fail over, and the retry would end past the caller's deadline
+        if kind is CallFailureKind.ALL_FAILED and sleep_did_not_fit and plan.deadline_at_ms <= plan.budget_end_ms:
+            kind = CallFailureKind.DEADLINE  # nowhere to fail over, and the retry would end past the caller's deadline
         return _fail(next_state, kind, failure, call.entry)
     return next_state, action
 
 
 def _honours_retry_after(failure: AttemptFailure) -> bool:
     return (
-        failure.kind is FailureKind.HTTP_STATUS
+        failure.kind is AttemptFailureKind.HTTP_STATUS
         and failure.http_status in RETRY_AFTER_STATUSES
         and failure.retry_after_ms is not None
     )
@@ -388,8 +390,8 @@ def _step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
         records = (*state.records, record)
         return replace(state, records=records, pending=None, done=True), Succeed(records=records, entry=pending.entry)
     if isinstance(event, AttemptRefused):
-        if event.refusal is Refusal.TERMINAL:
-            return _fail(replace(state, pending=None), FailKind.BUDGET, None, pending.entry)
+        if event.refusal is RefusalEffect.TERMINAL:
+            return _fail(replace(state, pending=None), CallFailureKind.BUDGET, None, pending.entry)
         return _issue(replace(state, pending=None), pending.position + 1, event.now_ms)
     return _on_failure(state, pending, event)
 

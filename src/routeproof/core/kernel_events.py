@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from routeproof.core.call_plan import Refusal
+from routeproof.core.call_plan import RefusalEffect
 from routeproof.core.types import AttemptFailure
 
 __all__ = ["AttemptFailed", "AttemptRefused", "AttemptSucceeded", "Event", "SleepDone"]
@@ -42,7 +42,7 @@ class AttemptRefused:
     """The shell could not send the attempt (e.g. a budget scope refused its reservation)."""
 
     now_ms: int
-    refusal: Refusal
+    refusal: RefusalEffect
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

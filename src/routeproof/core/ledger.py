@@ -35,9 +35,9 @@ from routeproof.core.ledger_state import (
     MS_PER_DAY,
     Account,
     BudgetLimits,
+    BudgetRefusal,
     BudgetScope,
     LedgerState,
-    Refusal,
     Reservation,
     account_of,
     fits,
@@ -69,11 +69,11 @@ __all__ = [
     "PICO_USD_PER_USD",
     "Account",
     "BudgetLimits",
+    "BudgetRefusal",
     "BudgetScope",
     "LedgerState",
     "Price",
     "PricingTable",
-    "Refusal",
     "Reservation",
     "account_after_reserve",
     "account_after_roll",
@@ -128,7 +128,7 @@ def _try_reserve(
     amount_pico_usd: int,
     day_index: int,
     month_index: int,
-) -> tuple[LedgerState, Reservation | Refusal]:
+) -> tuple[LedgerState, Reservation | BudgetRefusal]:
     state = _roll(state, day_index, month_index)
     limits = state.limits
     session = account_of(state.sessions, session_id)
@@ -140,7 +140,7 @@ def _try_reserve(
     )
     for scope, account, limit in checks:
         if limit is not None and not fits(account.spent_pico_usd, account.reserved_pico_usd, amount_pico_usd, limit):
-            return state, Refusal(
+            return state, BudgetRefusal(
                 scope=scope,
                 limit_pico_usd=limit,
                 requested_pico_usd=amount_pico_usd,
@@ -195,7 +195,7 @@ def _settle(state: LedgerState, reservation: Reservation, booked_pico_usd: int) 
 @icontract.require(lambda amount_pico_usd: amount_pico_usd >= 0)
 @icontract.ensure(lambda result: well_formed(result[0]))
 @icontract.ensure(
-    lambda state, result: isinstance(result[1], Refusal) or result[0].open_reservations[-1] == result[1],
+    lambda state, result: isinstance(result[1], BudgetRefusal) or result[0].open_reservations[-1] == result[1],
     "a granted reservation is open",
 )
 @icontract.ensure(
@@ -213,9 +213,9 @@ def try_reserve(
     amount_pico_usd: int,
     day_index: int,
     month_index: int,
-) -> tuple[LedgerState, Reservation | Refusal]:
+) -> tuple[LedgerState, Reservation | BudgetRefusal]:
     """Reserve ``amount_pico_usd`` in every scope, or say which scope refuses (session, then monthly,
-    then provider_daily). The state returned with a Refusal has only rolled its periods over."""
+    then provider_daily). The state returned with a BudgetRefusal has only rolled its periods over."""
     return _try_reserve(
         state,
         session_id=session_id,
@@ -253,7 +253,7 @@ def reserve(
         day_index=day_index,
         month_index=month_index,
     )
-    if isinstance(outcome, Refusal):
+    if isinstance(outcome, BudgetRefusal):
         raise outcome.to_error()
     return new_state, outcome
 

@@ -22,9 +22,9 @@ __all__ = [
     "MS_PER_DAY",
     "Account",
     "BudgetLimits",
+    "BudgetRefusal",
     "BudgetScope",
     "LedgerState",
-    "Refusal",
     "Reservation",
     "account_of",
     "fits",
@@ -86,7 +86,7 @@ class Reservation:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Refusal:
+class BudgetRefusal:
     """Why a reservation was refused: the scope, its limit, what was asked, what was already used."""
 
     scope: BudgetScope

@@ -5,7 +5,7 @@ The kernel ends a call with ``Fail(kind, failure, entry)``; the shell turns it i
 ``RouterError``. Every choice on the way is a row here, so the shell only looks up and builds:
 
 * a ledger refusal's scope -> skip this provider, or end the call (:func:`refusal_for`);
-* the kernel's ``FailKind`` (and what the call knows) -> :class:`ErrorKind` and
+* the kernel's ``CallFailureKind`` (and what the call knows) -> :class:`ErrorKind` and
   :class:`CallOutcome` (:func:`call_failure`); an ``ALL_FAILED`` with no attempt record means no
   provider was eligible;
 * a ``NO_ELIGIBLE`` end -> which cause the caller is told (:func:`no_eligible_cause`);
@@ -23,9 +23,9 @@ from types import MappingProxyType
 import icontract
 
 from routeproof.core.classify import Verdict, classify_status
-from routeproof.core.kernel import FailKind, Refusal
+from routeproof.core.kernel import CallFailureKind, RefusalEffect
 from routeproof.core.ledger import BudgetScope
-from routeproof.core.types import FailureKind
+from routeproof.core.types import AttemptFailureKind
 
 __all__ = [
     "BUDGET_SKIP_REASON",
@@ -86,16 +86,20 @@ class CallFailure:
     fallback: ErrorKind = ErrorKind.ALL_FAILED
 
 
-CALL_FAILURES: Mapping[FailKind, CallFailure] = MappingProxyType(
+CALL_FAILURES: Mapping[CallFailureKind, CallFailure] = MappingProxyType(
     {
-        FailKind.DEADLINE: CallFailure(error=ErrorKind.DEADLINE, outcome=CallOutcome.ALL_FAILED),
-        FailKind.AUTH: CallFailure(error=ErrorKind.AUTH, outcome=CallOutcome.AUTH_ERROR, needs=Needs.FAILURE),
-        FailKind.TERMINAL: CallFailure(error=ErrorKind.TERMINAL, outcome=CallOutcome.TERMINAL_4XX, needs=Needs.FAILURE),
-        FailKind.ATTEMPTS_CAP: CallFailure(error=ErrorKind.ATTEMPTS_CAP, outcome=CallOutcome.ALL_FAILED),
-        FailKind.BUDGET: CallFailure(error=ErrorKind.BUDGET, outcome=CallOutcome.ALL_FAILED, needs=Needs.REFUSAL),
-        FailKind.NO_ELIGIBLE: CallFailure(error=ErrorKind.NO_ELIGIBLE, outcome=CallOutcome.ALL_FAILED),
+        CallFailureKind.DEADLINE: CallFailure(error=ErrorKind.DEADLINE, outcome=CallOutcome.ALL_FAILED),
+        CallFailureKind.AUTH: CallFailure(error=ErrorKind.AUTH, outcome=CallOutcome.AUTH_ERROR, needs=Needs.FAILURE),
+        CallFailureKind.TERMINAL: CallFailure(
+            error=ErrorKind.TERMINAL, outcome=CallOutcome.TERMINAL_4XX, needs=Needs.FAILURE
+        ),
+        CallFailureKind.ATTEMPTS_CAP: CallFailure(error=ErrorKind.ATTEMPTS_CAP, outcome=CallOutcome.ALL_FAILED),
+        CallFailureKind.BUDGET: CallFailure(
+            error=ErrorKind.BUDGET, outcome=CallOutcome.ALL_FAILED, needs=Needs.REFUSAL
+        ),
+        CallFailureKind.NO_ELIGIBLE: CallFailure(error=ErrorKind.NO_ELIGIBLE, outcome=CallOutcome.ALL_FAILED),
         # all failed with no attempt record: nothing could be sent, so no provider was eligible
-        FailKind.ALL_FAILED: CallFailure(
+        CallFailureKind.ALL_FAILED: CallFailure(
             error=ErrorKind.ALL_FAILED,
             outcome=CallOutcome.ALL_FAILED,
             needs=Needs.RECORDS,
@@ -103,7 +107,7 @@ CALL_FAILURES: Mapping[FailKind, CallFailure] = MappingProxyType(
         ),
     }
 )
-"""The kernel's ``FailKind`` -> the error and the outcome (one row per kind)."""
+"""The kernel's ``CallFailureKind`` -> the error and the outcome (one row per kind)."""
 
 
 def _met(needs: Needs, *, has_failure: bool, has_refusal: bool, has_records: bool) -> bool:
@@ -115,10 +119,10 @@ def _met(needs: Needs, *, has_failure: bool, has_refusal: bool, has_records: boo
     }[needs]
 
 
-@icontract.ensure(lambda kind, result: kind is not FailKind.DEADLINE or result.error is ErrorKind.DEADLINE)
+@icontract.ensure(lambda kind, result: kind is not CallFailureKind.DEADLINE or result.error is ErrorKind.DEADLINE)
 @icontract.ensure(
     lambda kind, has_records, result: (
-        not (kind is FailKind.ALL_FAILED and not has_records) or result.error is ErrorKind.NO_ELIGIBLE
+        not (kind is CallFailureKind.ALL_FAILED and not has_records) or result.error is ErrorKind.NO_ELIGIBLE
     ),
     "all failed with no attempt record means no eligible provider",
 )
@@ -129,7 +133,7 @@ def _met(needs: Needs, *, has_failure: bool, has_refusal: bool, has_records: boo
     "only an auth error or a terminal 4xx has its own outcome label",
 )
 @icontract.ensure(lambda result: result.outcome is not CallOutcome.SUCCEEDED)
-def call_failure(kind: FailKind, *, has_failure: bool, has_refusal: bool, has_records: bool) -> CallFailure:
+def call_failure(kind: CallFailureKind, *, has_failure: bool, has_refusal: bool, has_records: bool) -> CallFailure:
     """The error a call ending with ``kind`` raises, and its metric outcome (a resolved row)."""
     row = CALL_FAILURES[kind]
     if _met(row.needs, has_failure=has_failure, has_refusal=has_refusal, has_records=has_records):
@@ -137,19 +141,21 @@ def call_failure(kind: FailKind, *, has_failure: bool, has_refusal: bool, has_re
     return CallFailure(error=row.fallback, outcome=CallOutcome.ALL_FAILED)
 
 
-REFUSAL_BY_SCOPE: Mapping[BudgetScope, Refusal] = MappingProxyType(
+REFUSAL_BY_SCOPE: Mapping[BudgetScope, RefusalEffect] = MappingProxyType(
     {
-        BudgetScope.PROVIDER_DAILY: Refusal.SKIP_PROVIDER,  # another provider's budget may still allow it
-        BudgetScope.SESSION: Refusal.TERMINAL,  # no provider can take the call
-        BudgetScope.MONTHLY: Refusal.TERMINAL,
-        BudgetScope.TURN: Refusal.TERMINAL,  # a turn threshold warns, it never refuses: kept closed
+        BudgetScope.PROVIDER_DAILY: RefusalEffect.SKIP_PROVIDER,  # another provider's budget may still allow it
+        BudgetScope.SESSION: RefusalEffect.TERMINAL,  # no provider can take the call
+        BudgetScope.MONTHLY: RefusalEffect.TERMINAL,
+        BudgetScope.TURN: RefusalEffect.TERMINAL,  # a turn threshold warns, it never refuses: kept closed
     }
 )
 """Which ledger refusal skips a provider and which ends the call."""
 
 
-@icontract.ensure(lambda scope, result: (result is Refusal.SKIP_PROVIDER) == (scope is BudgetScope.PROVIDER_DAILY))
-def refusal_for(scope: BudgetScope) -> Refusal:
+@icontract.ensure(
+    lambda scope, result: (result is RefusalEffect.SKIP_PROVIDER) == (scope is BudgetScope.PROVIDER_DAILY)
+)
+def refusal_for(scope: BudgetScope) -> RefusalEffect:
     """What the kernel is told when the ledger refuses an attempt in ``scope``."""
     return REFUSAL_BY_SCOPE[scope]
 
@@ -190,15 +196,15 @@ _TERMINAL_VERDICTS = frozenset({Verdict.TERMINAL, Verdict.TERMINAL_AUTH})
 @icontract.ensure(
     lambda kind, http_status, result: (
         result is not LastErrorKind.TERMINAL_STATUS
-        or (kind is FailureKind.HTTP_STATUS and http_status is not None and http_status < 500)
+        or (kind is AttemptFailureKind.HTTP_STATUS and http_status is not None and http_status < 500)
     ),
     "a 5xx is never described as terminal",
 )
-def last_error_kind(kind: FailureKind, http_status: int | None) -> LastErrorKind:
+def last_error_kind(kind: AttemptFailureKind, http_status: int | None) -> LastErrorKind:
     """The description of a failed attempt whose failure is ``kind`` (with ``http_status``)."""
-    if kind is FailureKind.HTTP_STATUS and http_status is not None:
+    if kind is AttemptFailureKind.HTTP_STATUS and http_status is not None:
         terminal = classify_status(http_status).verdict in _TERMINAL_VERDICTS
         return LastErrorKind.TERMINAL_STATUS if terminal else LastErrorKind.PROVIDER_STATUS
-    if kind is FailureKind.INVALID_RESPONSE:
+    if kind is AttemptFailureKind.INVALID_RESPONSE:
         return LastErrorKind.INVALID_RESPONSE
     return LastErrorKind.OTHER

@@ -10,13 +10,13 @@ from routeproof.core.messages import ToolCall
 
 __all__ = [
     "AttemptFailure",
+    "AttemptFailureKind",
     "AttemptRecord",
     "AttemptStatus",
     "CacheState",
     "CacheStatus",
     "ChainEntry",
     "Choice",
-    "FailureKind",
     "FinishReason",
     "ProviderResponse",
     "RetryReason",
@@ -161,7 +161,7 @@ class SkipRecord:
     reason: str
 
 
-class FailureKind(enum.Enum):
+class AttemptFailureKind(enum.Enum):
     """How an attempt failed, as seen at the provider boundary (the kernel's classify input)."""
 
     HTTP_STATUS = "http_status"  # the provider answered with a non-2xx status
@@ -180,7 +180,7 @@ class FailureKind(enum.Enum):
 class AttemptFailure:
     """Why one attempt did not produce a response; made in exactly one place per provider."""
 
-    kind: FailureKind
+    kind: AttemptFailureKind
     http_status: int | None = None
     retry_after_ms: int | None = None  # parsed Retry-After, None when absent or unusable
     message: str = ""

@@ -32,13 +32,13 @@ from routeproof.core.messages import (
 from routeproof.core.policy import FallbackProvider, ResolvedModel, TenantPolicy
 from routeproof.core.responses import (
     AttemptFailure,
+    AttemptFailureKind,
     AttemptRecord,
     AttemptStatus,
     CacheState,
     CacheStatus,
     ChainEntry,
     Choice,
-    FailureKind,
     FinishReason,
     ProviderResponse,
     RetryReason,
@@ -58,6 +58,7 @@ from routeproof.core.stream_events import (
 __all__ = [
     "TEMPERATURE_RANGE",
     "AttemptFailure",
+    "AttemptFailureKind",
     "AttemptRecord",
     "AttemptStatus",
     "BlockStop",
@@ -67,7 +68,6 @@ __all__ = [
     "ChatRequest",
     "Choice",
     "ContentBlock",
-    "FailureKind",
     "FallbackProvider",
     "FinishReason",
     "FrozenMap",

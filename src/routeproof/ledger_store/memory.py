@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from routeproof.core.ledger import (
     BudgetLimits,
+    BudgetRefusal,
     LedgerState,
-    Refusal,
     Reservation,
     commit,
     new_ledger,
@@ -89,7 +89,7 @@ class MemoryLedgerStore:
 
     async def try_reserve(
         self, *, session_id: str, provider: ProviderId, amount_pico_usd: int, now_ms: int
-    ) -> Reservation | Refusal:
+    ) -> Reservation | BudgetRefusal:
         """Book ``amount_pico_usd`` in every scope, or say which scope refuses."""
         self._prepare(now_ms)
         day, month = periods_at(max(0, now_ms))

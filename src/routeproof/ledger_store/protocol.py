@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
-from routeproof.core.ledger import Account, BudgetLimits, Refusal, Reservation
+from routeproof.core.ledger import Account, BudgetLimits, BudgetRefusal, Reservation
 from routeproof.core.types import ProviderId
 from routeproof.errors import RouterError
 
@@ -98,7 +98,7 @@ class LedgerStore(Protocol):
 
     async def try_reserve(
         self, *, session_id: str, provider: ProviderId, amount_pico_usd: int, now_ms: int
-    ) -> Reservation | Refusal:
+    ) -> Reservation | BudgetRefusal:
         """Book ``amount_pico_usd`` in every scope, or say which scope refuses.
 
         :raises LedgerUnavailable: when the store cannot be reached (the call must not be sent).

@@ -34,7 +34,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from routeproof.core.identity import parse_provider
-from routeproof.core.ledger import Account, BudgetLimits, BudgetScope, Refusal, Reservation, periods_at
+from routeproof.core.ledger import Account, BudgetLimits, BudgetRefusal, BudgetScope, Reservation, periods_at
 from routeproof.core.types import ProviderId
 from routeproof.ledger_store.protocol import (
     DEFAULT_LEASE_MS,
@@ -266,12 +266,12 @@ class RedisLedgerStore:
 
     async def try_reserve(
         self, *, session_id: str, provider: ProviderId, amount_pico_usd: int, now_ms: int
-    ) -> Reservation | Refusal:
+    ) -> Reservation | BudgetRefusal:
         """Book ``amount_pico_usd`` in every scope, or say which scope refuses."""
         limits = self._limits
         warn = limits.turn_warning_pico_usd is not None and amount_pico_usd > limits.turn_warning_pico_usd
 
-        async def reserve() -> Reservation | Refusal:
+        async def reserve() -> Reservation | BudgetRefusal:
             await self._flush(now_ms)
             reply = await self._eval(
                 now_ms,
@@ -286,7 +286,7 @@ class RedisLedgerStore:
                 "1" if warn else "0",
             )
             if reply[0] == "refused":
-                return Refusal(
+                return BudgetRefusal(
                     scope=BudgetScope(reply[1]),
                     limit_pico_usd=int(reply[2]),
                     requested_pico_usd=amount_pico_usd,
@@ -301,7 +301,7 @@ class RedisLedgerStore:
                 turn_warning=warn,
             )
 
-        async def undo(outcome: Reservation | Refusal) -> object:
+        async def undo(outcome: Reservation | BudgetRefusal) -> object:
             return await self.release(outcome, 0, now_ms=now_ms) if isinstance(outcome, Reservation) else None
 
         return await finish_even_if_cancelled(reserve, self._background, on_cancelled=undo)

@@ -25,8 +25,8 @@ from routeproof.core.identity import parse_provider
 from routeproof.core.ledger import (
     Account,
     BudgetLimits,
+    BudgetRefusal,
     LedgerState,
-    Refusal,
     Reservation,
     commit,
     periods_at,
@@ -151,7 +151,7 @@ class SqliteLedgerStore:
 
     async def try_reserve(
         self, *, session_id: str, provider: ProviderId, amount_pico_usd: int, now_ms: int
-    ) -> Reservation | Refusal:
+    ) -> Reservation | BudgetRefusal:
         """Book ``amount_pico_usd`` in every scope, or say which scope refuses."""
         act = _Act(kind="reserve", session_id=session_id, provider=provider, amount_pico_usd=amount_pico_usd)
         act.lease_until_ms = now_ms + self._lease_ms
@@ -164,7 +164,7 @@ class SqliteLedgerStore:
         outcome = await finish_even_if_cancelled(
             lambda: asyncio.to_thread(self._transaction, now_ms, act), self._background, on_cancelled=undo
         )
-        assert isinstance(outcome, Reservation | Refusal)
+        assert isinstance(outcome, Reservation | BudgetRefusal)
         return outcome
 
     async def _settle(self, act: _Act, now_ms: int) -> Settled:

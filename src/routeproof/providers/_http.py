@@ -5,7 +5,7 @@ absolute ``timeout_at`` (a time on the running loop's clock), injects the curren
 context, and maps what went wrong, exactly once, to ``ProviderCallFailed(AttemptFailure(...))``:
 
 ======================================================  ==========================================
-outcome                                                 FailureKind (http_status)
+outcome                                                 AttemptFailureKind (http_status)
 ======================================================  ==========================================
 2xx whose body is not JSON / not the documented shape   INVALID_RESPONSE (status)
 400 whose body says the context length was exceeded     CONTEXT_OVERFLOW (400)
@@ -49,7 +49,7 @@ import httpx
 from opentelemetry import propagate
 
 from routeproof.core.classify import parse_retry_after_ms
-from routeproof.core.types import AttemptFailure, FailureKind, ProviderKind, ProviderResponse
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, ProviderKind, ProviderResponse
 from routeproof.errors import ConfigError, InvalidResponse, LocalCongestion, ProviderCallFailed
 
 __all__ = [
@@ -74,19 +74,19 @@ __all__ = [
     "unsendable",
 ]
 
-EXCEPTION_TABLE: tuple[tuple[type[httpx.HTTPError], FailureKind | type[LocalCongestion]], ...] = (
+EXCEPTION_TABLE: tuple[tuple[type[httpx.HTTPError], AttemptFailureKind | type[LocalCongestion]], ...] = (
     # Order matters: the first row whose type matches wins (ConnectTimeout is a TimeoutException).
-    (httpx.ConnectTimeout, FailureKind.CONNECT_TIMEOUT),
-    (httpx.ReadTimeout, FailureKind.READ_TIMEOUT),
-    (httpx.WriteTimeout, FailureKind.READ_TIMEOUT),
+    (httpx.ConnectTimeout, AttemptFailureKind.CONNECT_TIMEOUT),
+    (httpx.ReadTimeout, AttemptFailureKind.READ_TIMEOUT),
+    (httpx.WriteTimeout, AttemptFailureKind.READ_TIMEOUT),
     (httpx.PoolTimeout, LocalCongestion),  # waited for a local connection slot: nothing was sent
-    (httpx.ConnectError, FailureKind.CONN_REFUSED),
-    (httpx.ProxyError, FailureKind.CONN_REFUSED),
-    (httpx.RemoteProtocolError, FailureKind.CONN_RESET),
-    (httpx.ReadError, FailureKind.CONN_RESET),
-    (httpx.WriteError, FailureKind.CONN_RESET),
-    (httpx.CloseError, FailureKind.CONN_RESET),
-    (httpx.DecodingError, FailureKind.INVALID_RESPONSE),
+    (httpx.ConnectError, AttemptFailureKind.CONN_REFUSED),
+    (httpx.ProxyError, AttemptFailureKind.CONN_REFUSED),
+    (httpx.RemoteProtocolError, AttemptFailureKind.CONN_RESET),
+    (httpx.ReadError, AttemptFailureKind.CONN_RESET),
+    (httpx.WriteError, AttemptFailureKind.CONN_RESET),
+    (httpx.CloseError, AttemptFailureKind.CONN_RESET),
+    (httpx.DecodingError, AttemptFailureKind.INVALID_RESPONSE),
 )
 """httpx exception -> failure kind (or ``LocalCongestion``: not the provider's fault), as data."""
 
@@ -150,7 +150,7 @@ def redact(text: str, secrets: Iterable[str]) -> str:
 
 
 def failure(
-    kind: FailureKind,
+    kind: AttemptFailureKind,
     message: str,
     *,
     secrets: Iterable[str] = (),
@@ -200,7 +200,7 @@ def build_post(
     )
 
 
-def _map_exception(exc: httpx.HTTPError) -> FailureKind | type[LocalCongestion] | None:
+def _map_exception(exc: httpx.HTTPError) -> AttemptFailureKind | type[LocalCongestion] | None:
     for exc_type, kind in EXCEPTION_TABLE:
         if isinstance(exc, exc_type):
             return kind
@@ -213,7 +213,7 @@ def transport_failure(exc: httpx.HTTPError, secrets: Iterable[str]) -> ProviderC
     kind = _map_exception(exc)
     if kind is None:
         return None
-    if not isinstance(kind, FailureKind):
+    if not isinstance(kind, AttemptFailureKind):
         return kind(redact(f"no local connection slot within the attempt's time ({type(exc).__name__})", secrets))
     return failure(kind, f"{type(exc).__name__}: {exc}", secrets=secrets)
 
@@ -241,7 +241,7 @@ async def read_capped(response: httpx.Response, max_bytes: int, secrets: Iterabl
         and not response.headers.get("content-encoding")
     ):
         raise failure(
-            FailureKind.INVALID_RESPONSE,
+            AttemptFailureKind.INVALID_RESPONSE,
             f"HTTP {status} body of {int(declared)} bytes is over the {max_bytes}-byte cap",
             secrets=secrets,
             http_status=status,
@@ -252,7 +252,7 @@ async def read_capped(response: httpx.Response, max_bytes: int, secrets: Iterabl
         total += len(chunk)
         if total > max_bytes:
             raise failure(
-                FailureKind.INVALID_RESPONSE,
+                AttemptFailureKind.INVALID_RESPONSE,
                 f"HTTP {status} body is over the {max_bytes}-byte cap",
                 secrets=secrets,
                 http_status=status,
@@ -301,13 +301,13 @@ def _status_failure(response: httpx.Response, secrets: tuple[str, ...], content:
     raw = content.decode(response.encoding or "utf-8", errors="replace")
     detail = _error_text(raw)
     if status == 400 and _is_context_overflow(raw):
-        return failure(FailureKind.CONTEXT_OVERFLOW, f"HTTP 400: {detail}", secrets=secrets, http_status=400)
+        return failure(AttemptFailureKind.CONTEXT_OVERFLOW, f"HTTP 400: {detail}", secrets=secrets, http_status=400)
     retry_after_ms = None
     if status in RETRY_AFTER_STATUSES:
         now_epoch_ms = int(time.time() * 1000)
         retry_after_ms = parse_retry_after_ms(response.headers.get("retry-after"), now_epoch_ms)
     return failure(
-        FailureKind.HTTP_STATUS,
+        AttemptFailureKind.HTTP_STATUS,
         f"HTTP {status}: {detail}",
         secrets=secrets,
         http_status=status,
@@ -328,7 +328,7 @@ async def _send(
     loop = asyncio.get_running_loop()
     remaining_s = timeout_at - loop.time()
     if remaining_s <= 0:
-        raise failure(FailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secrets)
+        raise failure(AttemptFailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secrets)
     try:
         # Two bounds: httpx's per-phase timeouts give the precise kind (connect vs read), and
         # asyncio.timeout_at bounds the whole exchange even if a server trickles bytes forever.
@@ -344,7 +344,7 @@ async def _send(
                 await response.aclose()
     except TimeoutError as exc:  # only asyncio.timeout_at raises this; httpx errors are not TimeoutError
         raise failure(
-            FailureKind.ATTEMPT_TIMEOUT, f"attempt timed out after {remaining_s:.3f}s", secrets=secrets
+            AttemptFailureKind.ATTEMPT_TIMEOUT, f"attempt timed out after {remaining_s:.3f}s", secrets=secrets
         ) from exc
     except httpx.HTTPError as exc:
         mapped = transport_failure(exc, secrets)
@@ -395,7 +395,7 @@ async def post_json(
         body: object = _loads(body_bytes)
     except ValueError as exc:
         raise failure(
-            FailureKind.INVALID_RESPONSE,
+            AttemptFailureKind.INVALID_RESPONSE,
             f"HTTP {response.status_code} body is not JSON ({exc}): {body_bytes[:200]!r}",
             secrets=secret_values,
             http_status=response.status_code,
@@ -409,7 +409,7 @@ def normalize_or_fail(
     """``normalize(reply.body)``; a malformed body becomes INVALID_RESPONSE with the normaliser's reason."""
     if not isinstance(reply.body, dict):
         raise failure(
-            FailureKind.INVALID_RESPONSE,
+            AttemptFailureKind.INVALID_RESPONSE,
             f"body is not a JSON object: {type(reply.body).__name__}",
             secrets=secrets,
             http_status=reply.status,
@@ -417,7 +417,9 @@ def normalize_or_fail(
     try:
         return normalize(reply.body)
     except InvalidResponse as exc:
-        raise failure(FailureKind.INVALID_RESPONSE, exc.reason, secrets=secrets, http_status=reply.status) from exc
+        raise failure(
+            AttemptFailureKind.INVALID_RESPONSE, exc.reason, secrets=secrets, http_status=reply.status
+        ) from exc
 
 
 def stamp(response: ProviderResponse, kind: ProviderKind, model: str) -> ProviderResponse:

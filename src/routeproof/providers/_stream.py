@@ -9,7 +9,7 @@ bytes that decode to an event) is bounded by ``timeout_at``, and every failure r
 maps it:
 
 =====================================================  ============================================
-outcome before the first event                          FailureKind (http_status)
+outcome before the first event                          AttemptFailureKind (http_status)
 =====================================================  ============================================
 400 whose body says the context length was exceeded    CONTEXT_OVERFLOW (400)
 any other non-2xx                                      HTTP_STATUS (status; Retry-After on 429/503)
@@ -49,7 +49,7 @@ from typing import Protocol
 
 import httpx
 
-from routeproof.core.types import FailureKind, MessageStop, StreamError, StreamEvent
+from routeproof.core.types import AttemptFailureKind, MessageStop, StreamError, StreamEvent
 
 # The status and exception mappings are _http's; importing its private helpers keeps them in one place.
 from routeproof.providers._http import (
@@ -161,7 +161,7 @@ async def stream_events(
     send_headers = _send_headers(headers, accept)
     remaining_s = timeout_at - asyncio.get_running_loop().time()
     if remaining_s <= 0:
-        raise failure(FailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secret_values)
+        raise failure(AttemptFailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secret_values)
     # httpx bounds connect/write/pool (precise kinds); reads are bounded here: by timeout_at until
     # the first event, then by idle_timeout_s per read.
     timeout = httpx.Timeout(remaining_s, read=None, pool=pool_timeout_s(remaining_s))
@@ -180,7 +180,7 @@ async def stream_events(
                 first = await _first_events(chunks, decoder)
         except TimeoutError as exc:  # only asyncio.timeout_at raises it; httpx errors are not TimeoutError
             raise failure(
-                FailureKind.ATTEMPT_TIMEOUT, f"no first event within {remaining_s:.3f}s", secrets=secret_values
+                AttemptFailureKind.ATTEMPT_TIMEOUT, f"no first event within {remaining_s:.3f}s", secrets=secret_values
             ) from exc
         except httpx.HTTPError as exc:
             mapped = transport_failure(exc, secret_values)
@@ -191,7 +191,10 @@ async def stream_events(
             raise unsendable(exc) from None
         if isinstance(first[0], StreamError):
             raise failure(
-                FailureKind.STREAM_ERROR, first[0].message, secrets=secret_values, http_status=response.status_code
+                AttemptFailureKind.STREAM_ERROR,
+                first[0].message,
+                secrets=secret_values,
+                http_status=response.status_code,
             )
         # --- committed: from here on nothing is raised, the stream ends in one terminal event ---
         for event in first:

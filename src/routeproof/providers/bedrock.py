@@ -33,8 +33,8 @@ from routeproof.core.normalize import normalize_bedrock_converse
 from routeproof.core.translate import request_to_bedrock_converse
 from routeproof.core.types import (
     AttemptFailure,
+    AttemptFailureKind,
     ChatRequest,
-    FailureKind,
     ProviderKind,
     ProviderResponse,
     StreamEvent,
@@ -217,7 +217,8 @@ class BedrockProvider:
                 frozen = credentials.get_frozen_credentials()
         except BotoCoreError as exc:
             failure = AttemptFailure(
-                kind=FailureKind.CONN_REFUSED, message=f"AWS credentials could not be refreshed: {type(exc).__name__}"
+                kind=AttemptFailureKind.CONN_REFUSED,
+                message=f"AWS credentials could not be refreshed: {type(exc).__name__}",
             )
             raise ProviderCallFailed(failure) from exc
         secrets = tuple(str(s) for s in (frozen.secret_key, frozen.token, frozen.access_key) if s)

@@ -21,10 +21,10 @@ from collections.abc import AsyncIterator, Iterable
 
 from routeproof.core.types import (
     AttemptFailure,
+    AttemptFailureKind,
     BlockStop,
     ChatRequest,
     Choice,
-    FailureKind,
     FinishReason,
     Message,
     MessageStop,
@@ -139,12 +139,12 @@ class LocalProvider:
         loop = asyncio.get_running_loop()
         remaining_s = timeout_at - loop.time()
         if remaining_s <= 0:
-            raise ProviderCallFailed(AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT, message="no time left"))
+            raise ProviderCallFailed(AttemptFailure(kind=AttemptFailureKind.ATTEMPT_TIMEOUT, message="no time left"))
         if self.latency_s:
             await asyncio.sleep(min(self.latency_s, remaining_s))
             if self.latency_s >= remaining_s:
                 message = f"local model took longer than {remaining_s:.3f}s"
-                raise ProviderCallFailed(AttemptFailure(kind=FailureKind.ATTEMPT_TIMEOUT, message=message))
+                raise ProviderCallFailed(AttemptFailure(kind=AttemptFailureKind.ATTEMPT_TIMEOUT, message=message))
         if self._failures:
             raise ProviderCallFailed(self._failures.popleft())
         return f"local-{self._count:06d}"
