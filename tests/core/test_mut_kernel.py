@@ -287,7 +287,7 @@ def test_well_formed_rejects_each_broken_clause_alone() -> None:
     assert not kernel.well_formed(replace(state, calls_issued=17))
     assert not kernel.well_formed(replace(state, plan=replace(state.plan, budget_ms=0)))
     assert not kernel.well_formed(KernelState(plan=plan(()), position=1))
-    assert kernel.well_formed(KernelState(plan=plan(()), position=0))
+    assert kernel.well_formed(KernelState(plan=plan(()), position=0, done=True))  # the end of an empty chain, done
 
 
 def test_action_within_limits_checks_each_bound() -> None:
@@ -296,12 +296,12 @@ def test_action_within_limits_checks_each_bound() -> None:
     state, action = kernel.start(p, 0)
     assert isinstance(action, CallProvider)
     assert kernel._action_within_limits(state, action)
-    assert kernel._action_within_limits(state, replace(action, timeout_ms=1))
+    assert kernel._action_within_limits(state, replace(action, timeout_ms=1, timeout_at_ms=1))
     for bad in (
-        replace(action, timeout_ms=40_000),
-        replace(action, issued_at_ms=28_000, timeout_ms=5_000),
-        replace(action, timeout_ms=0),
-        replace(action, timeout_ms=10_000),
+        replace(action, timeout_ms=40_000, timeout_at_ms=40_000),
+        replace(action, issued_at_ms=28_000, timeout_ms=5_000, timeout_at_ms=33_000),
+        replace(action, timeout_ms=0, timeout_at_ms=0),
+        replace(action, timeout_ms=10_000, timeout_at_ms=10_000),
         replace(action, attempt_num=4),
         replace(action, position=1),
     ):
