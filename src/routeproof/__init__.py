@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from routeproof.core.attempt_health import HealthEffect
 from routeproof.core.constants import ATTEMPTS_CAP, FAILOVER_BUDGET_S, MAX_ATTEMPTS_PER_PROVIDER
 from routeproof.core.health import HealthConfig, HealthState, ProviderHealth
 from routeproof.core.kernel import BackoffPolicy
@@ -27,6 +28,7 @@ from routeproof.core.types import (
     MessageStop,
     PrivacyTier,
     ProviderKind,
+    ProviderName,
     ProviderResponse,
     ResolvedModel,
     RetryReason,
@@ -53,13 +55,16 @@ from routeproof.errors import (
     ConfigError,
     DeadlineExceeded,
     InvalidResponse,
+    LocalCongestion,
     NoEligibleProvider,
     ProviderCallFailed,
+    ProviderHTTPError,
     RouterError,
     TerminalProviderError,
     TranslationError,
     UnknownAlias,
 )
+from routeproof.health_store import HealthStore, MemoryHealthStore
 from routeproof.ledger_store import LedgerStore, LedgerTotals, Settled
 from routeproof.observe import RouterMetrics
 from routeproof.providers import Provider
@@ -95,13 +100,17 @@ __all__ = [
     "FinishReason",
     "FrozenMap",
     "HealthConfig",
+    "HealthEffect",
     "HealthState",
+    "HealthStore",
     "InvalidResponse",
     "LatencyConfig",
     "LatencyState",
     "LedgerState",
     "LedgerStore",
     "LedgerTotals",
+    "LocalCongestion",
+    "MemoryHealthStore",
     "Message",
     "MessageStop",
     "NoEligibleProvider",
@@ -110,8 +119,10 @@ __all__ = [
     "PrivacyTier",
     "Provider",
     "ProviderCallFailed",
+    "ProviderHTTPError",
     "ProviderHealth",
     "ProviderKind",
+    "ProviderName",
     "ProviderResponse",
     "ProviderStream",
     "Reservation",

@@ -21,6 +21,7 @@ CORE_FILES = sorted(CORE.glob("*.py"))
 # Pure standard-library modules a core module may import, each with what core uses it for.
 ALLOWED_STDLIB = {
     "__future__": "annotations",
+    "bisect": "binary search over an in-memory, time-ordered sample window",
     "codecs": "the incremental UTF-8 decoder of the SSE parser (bytes in, text out)",
     "collections": "abc protocols (Mapping, Sequence, Iterator)",
     "dataclasses": "frozen value types",
@@ -33,6 +34,7 @@ ALLOWED_STDLIB = {
     "itertools": "pure iteration",
     "json": "parsing and emitting wire bodies held in memory",
     "math": "integer ceilings and bounds",
+    "operator": "itemgetter as a sort/bisect key (a pure accessor)",
     "re": "parsing text",
     "tomllib": "tomllib.loads of text the shell read (never tomllib.load of a file)",
     "types": "MappingProxyType (read-only views)",

@@ -71,6 +71,11 @@ def test_exported_members_are_documented(module: types.ModuleType) -> None:
     assert missing == []
 
 
+MADE_BY_ROUTEPROOF = frozenset({"routeproof.ProviderStream", "routeproof.router.ProviderStream"})
+"""Exported classes a user receives but never constructs: ``Router.call_provider_streaming`` makes a
+ProviderStream from the shell's ports (ports.py), so its constructor's parameters are not API."""
+
+
 def _routeproof_types(annotation: object) -> Iterator[type]:
     """Every routeproof class mentioned in ``annotation``, through unions, generics and aliases."""
     if isinstance(annotation, type) and annotation.__module__.split(".")[0] == "routeproof":
@@ -109,6 +114,8 @@ def _signature_hints(name: str, obj: object) -> Iterator[tuple[str, object]]:
                 yield f"{name}.{field.name}", _hints(obj)[field.name]
     for attr, member in vars(obj).items():
         if attr.startswith("_") and attr != "__init__":
+            continue
+        if attr == "__init__" and name in MADE_BY_ROUTEPROOF:
             continue
         if isinstance(member, property) and member.fget is not None:
             yield f"{name}.{attr}", _hints(member.fget).get("return")
