@@ -158,7 +158,13 @@ def _is_subsequence(part: tuple[ChainEntry, ...], whole: tuple[ChainEntry, ...])
 )
 @icontract.ensure(lambda chain, result: len(result[0]) + len(result[1]) == len(chain))
 @icontract.ensure(lambda chain, result: _is_subsequence(result[0], chain), "kept entries keep the chain's order")
-@icontract.ensure(lambda tier, result: all(e.provider.kind in _allowed_kinds(tier) for e in result[0]))
+@icontract.ensure(
+    lambda tier, result: all(
+        e.provider.kind in _allowed_kinds(tier) or (e.provider.kind is None and _allowed_kinds(tier) == _STANDARD_KINDS)
+        for e in result[0]
+    ),
+    "a kept entry's kind is allowed; a name of unknown kind only where every kind is (Standard)",
+)
 @icontract.ensure(
     lambda tier, result: (
         tier is not PrivacyTier.SOVEREIGN or all(e.provider.kind not in NETWORK_KINDS for e in result[0])
