@@ -17,9 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from routeproof.report import _plots, bench, chaos, conformance, falsify
+import routeproof.report._plots  # the module, looked up per call (tests switch plotting off)
 from routeproof.report._html import esc, page
 from routeproof.report._json import ReportInputError, load
+from routeproof.report.bench import render as render_bench
+from routeproof.report.chaos import render as render_chaos
+from routeproof.report.conformance import render as render_conformance
+from routeproof.report.falsify import render as render_falsify
 
 __all__ = ["SECTIONS", "Report", "ReportInputError", "build_report", "write_report"]
 
@@ -56,14 +60,14 @@ def _inputs(directory: Path) -> dict[str, list[Path]]:
 
 def _section(section: str, paths: list[Path], draw: bool) -> tuple[str, list[str]]:
     renderers: dict[str, Callable[[object], tuple[str, list[str]]]] = {
-        "falsify": lambda doc: falsify.render(doc, draw=draw),
-        "chaos": lambda doc: chaos.render(doc, draw=draw),
-        "bench": lambda doc: bench.render(doc, draw=draw),
+        "falsify": lambda doc: render_falsify(doc, draw=draw),
+        "chaos": lambda doc: render_chaos(doc, draw=draw),
+        "bench": lambda doc: render_bench(doc, draw=draw),
     }
     try:
         if section == "conformance":
             docs = {p.name.removeprefix("conformance-").removesuffix(".json"): load(p) for p in paths}
-            body, problems = conformance.render(docs, draw=draw)
+            body, problems = render_conformance(docs, draw=draw)
         else:
             body, problems = renderers[section](load(paths[0]))
     except (ReportInputError, KeyError, IndexError) as exc:
@@ -77,7 +81,7 @@ def _section(section: str, paths: list[Path], draw: bool) -> tuple[str, list[str
 
 def build_report(directory: Path) -> Report:
     """The page for the reports in ``directory`` (nothing is written)."""
-    draw = _plots.available()
+    draw = routeproof.report._plots.available()
     inputs = _inputs(directory)
     sections, problems, present = [], [], []
     for section, title in SECTIONS.items():
