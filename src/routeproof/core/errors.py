@@ -65,43 +65,36 @@ class AuthError(RouterError):
         self.status = status
 
 
-class TerminalProviderError(RouterError):
+class _ProviderStatusError(RouterError):
+    """The shared shape of a provider's HTTP error answer: which provider, which status, what it said.
+
+    Private: the two public kinds below differ only in what the router did with the answer, and
+    neither is a subclass of the other (``except TerminalProviderError`` must not catch a 503 that ran out).
+    """
+
+    def __init__(
+        self,
+        provider: ProviderId,
+        status: int,
+        message: str = "",
+        *,
+        retry_after_ms: int | None = None,
+        attempts: tuple[AttemptRecord, ...] = (),
+    ) -> None:
+        super().__init__(f"{provider.as_metric_label()} answered HTTP {status}: {message!r}", attempts=attempts)
+        self.provider = provider
+        self.status = status
+        self.provider_message = message
+        self.retry_after_ms = retry_after_ms
+
+
+class TerminalProviderError(_ProviderStatusError):
     """A provider answered with an HTTP error (400, 404, or a retryable one that ran out)."""
 
-    def __init__(
-        self,
-        provider: ProviderId,
-        status: int,
-        message: str = "",
-        *,
-        retry_after_ms: int | None = None,
-        attempts: tuple[AttemptRecord, ...] = (),
-    ) -> None:
-        super().__init__(f"{provider.as_metric_label()} answered HTTP {status}: {message!r}", attempts=attempts)
-        self.provider = provider
-        self.status = status
-        self.provider_message = message
-        self.retry_after_ms = retry_after_ms
 
-
-class ProviderHTTPError(RouterError):
+class ProviderHTTPError(_ProviderStatusError):
     """A provider answered an HTTP error the router retried or failed over from (5xx, 429, ...): how
     ``AllProvidersFailed.last_error`` describes it (a 503 that ran out is not terminal)."""
-
-    def __init__(
-        self,
-        provider: ProviderId,
-        status: int,
-        message: str = "",
-        *,
-        retry_after_ms: int | None = None,
-        attempts: tuple[AttemptRecord, ...] = (),
-    ) -> None:
-        super().__init__(f"{provider.as_metric_label()} answered HTTP {status}: {message!r}", attempts=attempts)
-        self.provider = provider
-        self.status = status
-        self.provider_message = message
-        self.retry_after_ms = retry_after_ms
 
 
 class InvalidResponse(RouterError):
