@@ -5,21 +5,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 
 from routeproof.core.constants import PROVIDER_DEFAULT_TIMEOUT_MS
 from routeproof.errors import ConfigError
 
 __all__ = [
+    "STORE_URL_SCHEMES",
     "Missing",
+    "StoreTable",
     "fail",
     "read_int",
     "read_secret",
+    "read_store_table",
     "read_str",
     "read_table",
     "read_timeout_ms",
     "read_usd",
     "secret_problem",
+    "shown_url",
 ]
 
 
@@ -108,3 +113,78 @@ def read_timeout_ms(table: Mapping[str, object], where: str) -> int:
     if value > PROVIDER_DEFAULT_TIMEOUT_MS:
         raise fail(f"{where}.timeout_ms", value, f"must be <= {PROVIDER_DEFAULT_TIMEOUT_MS} (the per-attempt cap)")
     return value
+
+
+STORE_URL_SCHEMES = ("redis://", "rediss://", "unix://")
+"""What a shared store's ``url`` may start with (the schemes redis-py's ``from_url`` takes)."""
+
+
+def shown_url(value: object) -> str:
+    """``value`` as a config error may show it: a URL's ``user:password@`` and query are masked
+    (``redis://***@host:6379/0``); a value that is not a string is not shown at all."""
+    if not isinstance(value, str):
+        return "<hidden>"
+    shown, query, _ = value.partition("?")
+    if "@" in shown:
+        userinfo, _, host = shown.rpartition("@")
+        scheme, separator, _ = userinfo.partition("://")
+        shown = f"{scheme}{separator}***@{host}" if separator else f"***@{host}"
+    return f"{shown}?***" if query else shown
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreTable:
+    """The keys every store table (``[health]``, ``[ledger]``) shares, checked; ``table`` is the
+    whole validated table, for the keys only one store has."""
+
+    table: Mapping[str, object]
+    backend: str
+    url: str | None
+    """The Redis URL (from ``url`` or the variable ``url_env`` names); None unless the backend is redis."""
+    namespace: str
+
+
+def read_store_table(
+    raw: object,
+    where: str,
+    *,
+    keys: frozenset[str],
+    backends: tuple[str, ...],
+    environ: Mapping[str, str],
+    string_keys: tuple[str, ...] = (),
+) -> StoreTable:
+    """Check a store table: only ``keys``; ``backend`` one of ``backends`` (default memory);
+    ``url``/``url_env``/``namespace`` and ``string_keys`` non-empty strings; a namespace without
+    braces (it goes inside a Redis hash tag); a redis backend's URL present and of a Redis scheme.
+    Each refusal names the key and the offending value (a URL with its password masked)."""
+    table = read_table(raw, where, keys)
+    backend = table.get("backend", "memory")
+    if backend not in backends:
+        raise fail(f"{where}.backend", backend, f"must be one of {list(backends)}")
+    for key in (*string_keys, "url", "url_env", "namespace"):
+        value = table.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise fail(f"{where}.{key}", shown_url(value) if key == "url" else value, "must be a non-empty string")
+    namespace = str(table.get("namespace", "default"))
+    if "{" in namespace or "}" in namespace:
+        raise fail(f"{where}.namespace", namespace, "must not contain braces")
+    url = _read_store_url(table, where, environ) if backend == "redis" else None
+    return StoreTable(table=table, backend=str(backend), url=url, namespace=namespace)
+
+
+def _read_store_url(table: Mapping[str, object], where: str, environ: Mapping[str, str]) -> str:
+    variable = table.get("url_env")
+    if variable is None:
+        url = table.get("url")
+        if not url:
+            raise fail(f"{where}.url", url, "the redis backend needs url")
+    else:
+        url = environ.get(str(variable), "")
+        if not url:
+            raise fail(f"{where}.url_env", variable, f"environment variable {variable!r} is not set")
+    if not str(url).startswith(STORE_URL_SCHEMES):
+        schemes = ", ".join(STORE_URL_SCHEMES[:-1]) + f" or {STORE_URL_SCHEMES[-1]}"
+        if variable is None:
+            raise fail(f"{where}.url", shown_url(url), f"must start with {schemes}")
+        raise fail(f"{where}.url_env", variable, f"its URL {shown_url(url)!r} must start with {schemes}")
+    return str(url)

@@ -24,14 +24,14 @@ def test_no_table_is_the_memory_store() -> None:
         ({"backend": "etcd"}, "health.backend = 'etcd'"),
         ({"backend": "redis"}, "health.url = None"),
         ({"backend": "redis", "url_env": "NOT_SET_ANYWHERE"}, "health.url_env = 'NOT_SET_ANYWHERE'"),
-        ({"backend": "redis", "url": "http://x"}, "health.url = '<hidden>'"),
+        ({"backend": "redis", "url": "http://x"}, "health.url = 'http://x'"),
         ({"backend": "memory", "namespace": "a{b}"}, "health.namespace = 'a{b}'"),
         ({"backend": "memory", "colour": "red"}, "health.colour = 'red'"),
         ({"backend": "memory", "url": 5}, "health.url = '<hidden>'"),
     ],
 )
 def test_a_bad_table_is_refused_naming_the_value(table: dict[str, object], named: str) -> None:
-    """Each bad [health] value is refused at load, and the message names it (a URL is never shown)."""
+    """Each bad [health] value is refused at load, and the message names it (a URL password never)."""
     with pytest.raises(ConfigError) as refused:
         parse_health_table(table, environ={})
     assert named in str(refused.value)

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from routeproof.config import read_toml
+from routeproof.config_read import read_store_table
 from routeproof.core.health import HealthConfig
 from routeproof.errors import ConfigError
 from routeproof.health_store.memory import MemoryHealthStore
@@ -38,39 +39,12 @@ class HealthStoreConfig:
     namespace: str = "default"
 
 
-def _fail(key: str, value: object, why: str) -> ConfigError:
-    return ConfigError(f"health.{key} = {value!r}: {why}")
-
-
 def parse_health_table(raw: object, *, environ: Mapping[str, str]) -> HealthStoreConfig:
     """Validate a parsed ``[health]`` table (None: the memory store)."""
     if raw is None:
         return HealthStoreConfig()
-    if not isinstance(raw, dict):
-        raise ConfigError(f"health = {raw!r}: must be a table")
-    unknown = sorted(set(raw) - _HEALTH_KEYS)
-    if unknown:
-        raise _fail(unknown[0], raw[unknown[0]], f"unknown key (known: {sorted(_HEALTH_KEYS)})")
-    backend = raw.get("backend", "memory")
-    if backend not in _BACKENDS:
-        raise _fail("backend", backend, f"must be one of {list(_BACKENDS)}")
-    for key in ("url", "url_env", "namespace"):
-        value = raw.get(key)
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise _fail(key, "<hidden>" if key == "url" else value, "must be a non-empty string")
-    namespace = str(raw.get("namespace", "default"))
-    if "{" in namespace or "}" in namespace:
-        raise _fail("namespace", namespace, "must not contain braces")
-    url = None
-    if backend == "redis":
-        variable = raw.get("url_env")
-        url = environ.get(str(variable), "") if variable is not None else raw.get("url")
-        if not url:
-            why = f"environment variable {variable!r} is not set" if variable else "the redis backend needs url"
-            raise _fail("url_env" if variable else "url", variable, why)
-        if not str(url).startswith(("redis://", "rediss://", "unix://")):
-            raise _fail("url", "<hidden>", "must start with redis://, rediss:// or unix://")
-    return HealthStoreConfig(backend=str(backend), url=None if url is None else str(url), namespace=namespace)
+    store = read_store_table(raw, "health", keys=_HEALTH_KEYS, backends=_BACKENDS, environ=environ)
+    return HealthStoreConfig(backend=store.backend, url=store.url, namespace=store.namespace)
 
 
 def load_health_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> HealthStoreConfig:

@@ -20,6 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from routeproof.config import read_toml
+from routeproof.config_read import fail, read_store_table
 from routeproof.core.identity import instance_ids
 from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import parse_usd
@@ -44,51 +45,26 @@ class LedgerConfig:
     lease_ms: int = DEFAULT_LEASE_MS
 
 
-def _fail(key: str, value: object, why: str) -> ConfigError:
-    return ConfigError(f"ledger.{key} = {value!r}: {why}")
-
-
 def parse_ledger_table(raw: object, *, base_dir: Path, environ: Mapping[str, str]) -> LedgerConfig:
     """Validate a parsed ``[ledger]`` table; a relative ``path`` resolves against ``base_dir``."""
     if raw is None:
         return LedgerConfig()
-    if not isinstance(raw, dict):
-        raise ConfigError(f"ledger = {raw!r}: must be a table")
-    unknown = sorted(set(raw) - _LEDGER_KEYS)
-    if unknown:
-        raise _fail(unknown[0], raw[unknown[0]], f"unknown key (known: {sorted(_LEDGER_KEYS)})")
-    backend = raw.get("backend", "memory")
-    if backend not in _BACKENDS:
-        raise _fail("backend", backend, f"must be one of {list(_BACKENDS)}")
-    lease_s = raw.get("lease_s", Decimal(DEFAULT_LEASE_MS) / 1000)
+    store = read_store_table(
+        raw, "ledger", keys=_LEDGER_KEYS, backends=_BACKENDS, environ=environ, string_keys=("path",)
+    )
+    lease_s = store.table.get("lease_s", Decimal(DEFAULT_LEASE_MS) / 1000)
     if isinstance(lease_s, bool) or not isinstance(lease_s, int | float | Decimal) or not 0 < lease_s < 10**7:
-        raise _fail("lease_s", lease_s, "must be a number of seconds > 0")
-    for key in ("path", "url", "url_env", "namespace"):
-        value = raw.get(key)
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise _fail(key, "<hidden>" if key == "url" else value, "must be a non-empty string")
+        raise fail("ledger.lease_s", lease_s, "must be a number of seconds > 0")
     path = None
-    url = None
-    if backend == "sqlite":
-        if raw.get("path") is None:
-            raise _fail("path", None, "the sqlite backend needs the file's path")
-        path = (base_dir / str(raw["path"])).resolve()
-    if backend == "redis":
-        variable = raw.get("url_env")
-        url = environ.get(str(variable), "") if variable is not None else raw.get("url")
-        if not url:
-            where = f"environment variable {variable!r} is not set" if variable else "the redis backend needs url"
-            raise _fail("url_env" if variable else "url", variable, where)
-        if not str(url).startswith(("redis://", "rediss://", "unix://")):
-            raise _fail("url", "<hidden>", "must start with redis://, rediss:// or unix://")
-    namespace = str(raw.get("namespace", "default"))
-    if "{" in namespace or "}" in namespace:
-        raise _fail("namespace", namespace, "must not contain braces")
+    if store.backend == "sqlite":
+        if store.table.get("path") is None:
+            raise fail("ledger.path", None, "the sqlite backend needs the file's path")
+        path = (base_dir / str(store.table["path"])).resolve()
     return LedgerConfig(
-        backend=str(backend),
+        backend=store.backend,
         path=path,
-        url=None if url is None else str(url),
-        namespace=namespace,
+        url=store.url,
+        namespace=store.namespace,
         lease_ms=max(1, round(Decimal(str(lease_s)) * 1000)),
     )
 
