@@ -41,6 +41,7 @@ with contextlib.suppress(ModuleNotFoundError):
     from botocore.eventstream import EventStreamBuffer, ParserError  # type: ignore[import-untyped]
 
 from routeproof.core.normalize import FieldReader
+from routeproof.core.sse_dialects import INCOMPLETE, BlockKind
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -58,8 +59,6 @@ from routeproof.errors import InvalidResponse
 
 __all__ = ["ConverseStreamDecoder"]
 
-INCOMPLETE = "stream incomplete"
-
 
 class _Bad(Exception):
     """Internal: a payload does not have the documented shape (becomes a StreamError)."""
@@ -67,7 +66,7 @@ class _Bad(Exception):
 
 @dataclass(slots=True)
 class _State:
-    blocks: dict[int, tuple[str, str, list[str]]] = field(default_factory=dict)  # index -> (kind, id, input)
+    blocks: dict[int, tuple[BlockKind, str, list[str]]] = field(default_factory=dict)  # index -> (kind, id, input)
     stop_reason: str | None = None
 
 
@@ -107,11 +106,11 @@ def _block_start(state: _State, payload: dict[str, Any]) -> list[StreamEvent]:
     index = _index(payload, "contentBlockStart")
     start = _obj(payload.get("start"), "contentBlockStart.start")
     if "toolUse" not in start:
-        state.blocks[index] = ("ignored", "", [])
+        state.blocks[index] = (BlockKind.IGNORED, "", [])
         return []
     tool = _obj(start["toolUse"], "contentBlockStart.start.toolUse")
     tool_id = _str(tool.get("toolUseId"), "start.toolUse.toolUseId")
-    state.blocks[index] = ("tool", tool_id, [])
+    state.blocks[index] = (BlockKind.TOOL, tool_id, [])
     return [ToolUseStart(id=tool_id, name=_str(tool.get("name"), "start.toolUse.name"))]
 
 
@@ -119,15 +118,17 @@ def _block_delta(state: _State, payload: dict[str, Any]) -> list[StreamEvent]:
     index = _index(payload, "contentBlockDelta")
     delta = _obj(payload.get("delta"), "contentBlockDelta.delta")
     if "text" in delta:
-        kind, _, _ = state.blocks.setdefault(index, ("text", "", []))  # text blocks have no start event
-        if kind != "text":
-            raise _Bad(f"a text delta for {kind} block {index}")
+        kind, _, _ = state.blocks.setdefault(index, (BlockKind.TEXT, "", []))  # text blocks have no start event
+        if kind is not BlockKind.TEXT:
+            raise _Bad(f"a text delta for {kind.value} block {index}")
         text = _str(delta["text"], "delta.text")
         return [TextDelta(text=text)] if text else []
     if "toolUse" in delta:
-        kind, tool_id, parts = state.blocks.get(index, ("unknown", "", []))
-        if kind != "tool":
-            raise _Bad(f"a toolUse delta for {kind} block {index}")
+        if index not in state.blocks:
+            raise _Bad(f"a toolUse delta for unknown block {index}")
+        kind, tool_id, parts = state.blocks[index]
+        if kind is not BlockKind.TOOL:
+            raise _Bad(f"a toolUse delta for {kind.value} block {index}")
         piece = _str(_obj(delta["toolUse"], "delta.toolUse").get("input"), "delta.toolUse.input")
         parts.append(piece)
         return [ToolUseDelta(id=tool_id, partial_json=piece)] if piece else []
@@ -136,10 +137,10 @@ def _block_delta(state: _State, payload: dict[str, Any]) -> list[StreamEvent]:
 
 def _block_stop(state: _State, payload: dict[str, Any]) -> list[StreamEvent]:
     index = _index(payload, "contentBlockStop")
-    kind, tool_id, parts = state.blocks.pop(index, ("ignored", "", []))
-    if kind == "tool" and as_json_object("".join(parts) or "{}") is None:
+    kind, tool_id, parts = state.blocks.pop(index, (BlockKind.IGNORED, "", []))
+    if kind is BlockKind.TOOL and as_json_object("".join(parts) or "{}") is None:
         return [StreamError(message=f"tool call {tool_id!r} input is not a JSON object")]
-    return [] if kind == "ignored" else [BlockStop()]
+    return [] if kind is BlockKind.IGNORED else [BlockStop()]
 
 
 def _event(state: _State, event_type: str, payload: dict[str, Any]) -> list[StreamEvent]:

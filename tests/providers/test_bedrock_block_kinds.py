@@ -1,0 +1,44 @@
+"""The ConverseStream decoder keeps each content block's kind (core's BlockKind): a delta of the
+other kind for an open block is a malformed stream, naming the block's kind and index."""
+
+from __future__ import annotations
+
+import pytest
+
+from routeproof.core.types import StreamError, TextDelta, ToolUseStart
+from routeproof.mock.eventstream import encode_event
+from routeproof.providers.bedrock_stream import ConverseStreamDecoder
+
+
+def _start(index: int, start: dict[str, object]) -> bytes:
+    return encode_event("contentBlockStart", {"contentBlockIndex": index, "start": start})
+
+
+def _delta(index: int, payload: dict[str, object]) -> bytes:
+    return encode_event("contentBlockDelta", {"contentBlockIndex": index, "delta": payload})
+
+
+TOOL_START = _start(0, {"toolUse": {"toolUseId": "tu1", "name": "search"}})
+
+
+@pytest.mark.parametrize(
+    ("frames", "first", "named"),
+    [
+        (
+            [TOOL_START, _delta(0, {"text": "x"})],
+            [ToolUseStart(id="tu1", name="search")],
+            "a text delta for tool block 0",
+        ),
+        ([_delta(0, {"text": "x"}), _delta(0, {"toolUse": {"input": "{}"}})], [TextDelta(text="x")], "text block 0"),
+        ([_start(0, {"reasoning": {}}), _delta(0, {"toolUse": {"input": "{}"}})], [], "for ignored block 0"),
+        ([_delta(3, {"toolUse": {"input": "{}"}})], [], "a toolUse delta for unknown block 3"),
+    ],
+    ids=["text-into-tool", "tool-into-text", "tool-into-ignored", "tool-into-unknown"],
+)
+def test_a_delta_of_the_wrong_kind_is_malformed(frames: list[bytes], first: list[object], named: str) -> None:
+    """A delta whose kind differs from its block's is a 'malformed' StreamError naming kind and index."""
+    events = ConverseStreamDecoder().feed(b"".join(frames))
+    assert events[:-1] == first
+    assert isinstance(events[-1], StreamError)
+    assert "malformed" in events[-1].message
+    assert named in events[-1].message
