@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import importlib
 import inspect
+import pkgutil
 import types
 import typing
 from collections.abc import Iterator
@@ -48,15 +50,30 @@ def test_all_is_the_public_namespace(module: types.ModuleType) -> None:
     assert len(module.__all__) == len(set(module.__all__))
 
 
+def _defined_in_testing(package: types.ModuleType) -> dict[str, object]:
+    """Every public name (``name -> object``) the ``routeproof.testing`` package's modules declare in
+    their ``__all__``; and each module declares every public class and function it defines."""
+    defined: dict[str, object] = {}
+    for info in pkgutil.iter_modules(package.__path__, prefix=f"{package.__name__}."):
+        module = importlib.import_module(info.name)
+        own = {
+            name
+            for name, obj in vars(module).items()
+            if not name.startswith("_") and getattr(obj, "__module__", None) == module.__name__
+        }
+        assert own <= set(module.__all__), f"{module.__name__} leaves {sorted(own - set(module.__all__))} out"
+        defined.update({name: getattr(module, name) for name in module.__all__})
+    return defined
+
+
 def test_the_testing_module_exports_what_it_defines() -> None:
-    """``routeproof.testing`` exports every public class and function it defines, and nothing missing."""
+    """``routeproof.testing`` re-exports, as the same objects, every public name its modules
+    (scripted, scenario, conformance, wire) define, and every name in its ``__all__`` exists."""
     module = routeproof.testing
-    defined = {
-        name
-        for name, obj in vars(module).items()
-        if not name.startswith("_") and getattr(obj, "__module__", None) == module.__name__
-    }
-    assert defined <= set(module.__all__)
+    defined = _defined_in_testing(module)
+    assert {"ScriptedProvider", "check_provider", "Scenario", "wire_scenario"} <= set(defined)
+    assert {name: getattr(module, name, None) for name in defined} == defined
+    assert set(defined) <= set(module.__all__)
     assert all(hasattr(module, name) for name in module.__all__)
 
 
