@@ -20,7 +20,7 @@ def test_status_errors_carry_the_same_fields(error_type: type[TerminalProviderEr
         1_500,
         (),
     )
-    assert str(error) == "openai answered HTTP 503: 'overloaded'"
+    assert str(error) == "openai-eu (openai) answered HTTP 503: 'overloaded'"
 
 
 def test_neither_status_error_is_the_other() -> None:

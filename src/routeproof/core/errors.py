@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from routeproof.core.types import AttemptFailure, AttemptRecord, ProviderId
+from routeproof.core.types import AttemptFailure, AttemptRecord, ProviderId, ProviderName
 
 __all__ = [
     "AllProvidersFailed",
@@ -20,6 +20,15 @@ __all__ = [
     "TranslationError",
     "UnknownAlias",
 ]
+
+
+def _named(provider: ProviderId) -> str:
+    """How an error names a provider: a named instance by its configured name and its kind
+    (``openai-eu (openai)``), so two instances of one kind are told apart; a provider whose
+    identity is its kind by the kind's label (``openai``)."""
+    if isinstance(provider, ProviderName):
+        return str(provider) if provider.kind is None else f"{provider} ({provider.as_metric_label()})"
+    return provider.as_metric_label()
 
 
 class RouterError(Exception):
@@ -60,7 +69,7 @@ class AuthError(RouterError):
     """401/403: the gateway's credentials are wrong. Terminal, never charged, sev-1."""
 
     def __init__(self, provider: ProviderId, status: int, *, attempts: tuple[AttemptRecord, ...] = ()) -> None:
-        super().__init__(f"{provider.as_metric_label()} rejected the credentials (HTTP {status})", attempts=attempts)
+        super().__init__(f"{_named(provider)} rejected the credentials (HTTP {status})", attempts=attempts)
         self.provider = provider
         self.status = status
 
@@ -81,7 +90,7 @@ class _ProviderStatusError(RouterError):
         retry_after_ms: int | None = None,
         attempts: tuple[AttemptRecord, ...] = (),
     ) -> None:
-        super().__init__(f"{provider.as_metric_label()} answered HTTP {status}: {message!r}", attempts=attempts)
+        super().__init__(f"{_named(provider)} answered HTTP {status}: {message!r}", attempts=attempts)
         self.provider = provider
         self.status = status
         self.provider_message = message
@@ -103,7 +112,7 @@ class InvalidResponse(RouterError):
     def __init__(
         self, reason: str, *, provider: ProviderId | None = None, attempts: tuple[AttemptRecord, ...] = ()
     ) -> None:
-        where = f"{provider.as_metric_label()}: " if provider is not None else ""
+        where = f"{_named(provider)}: " if provider is not None else ""
         super().__init__(f"invalid response: {where}{reason}", attempts=attempts)
         self.reason = reason
         self.provider = provider

@@ -92,7 +92,7 @@ def load_ledger_config(
     except ValueError as exc:
         raise ConfigError(f"driver.providers: {exc}") from exc
     daily: list[tuple[ProviderId, int]] = [
-        (ids[name], parse_usd(table["daily_budget_usd"], what=f"{name}.daily_budget_usd"))
+        (ids[name], parse_usd(table["daily_budget_usd"], what=f"driver.providers.{name}.daily_budget_usd"))
         for name, table in tables.items()
         if table.get("daily_budget_usd") is not None
     ]

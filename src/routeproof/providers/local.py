@@ -115,7 +115,7 @@ class LocalProvider:
         latency_s: float = 0.0,
     ) -> None:
         if latency_s < 0:
-            raise ValueError(f"latency_s must be >= 0, got {latency_s!r}")
+            raise ValueError(f"{name!r}: latency_s must be >= 0, got {latency_s!r}")
         self.kind = ProviderKind.LOCAL
         self.name = name
         self.base_url: str | None = None
