@@ -149,3 +149,29 @@ async def test_check_provider_catches_a_provider_that_leaks_its_key() -> None:
 
     with pytest.raises(ProviderCheckFailed, match="server_error: the secret is in a ProviderCallFailed"):
         await check_provider(leaky)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "wrong", "rule"),
+    [
+        (Scenario.SERVER_ERROR, 500, "server_error: a 503 must be ProviderCallFailed(HTTP_STATUS, http_status=503)"),
+        (Scenario.AUTH_ERROR_ECHOING_KEY, 403, "auth_error_echoing_key: a 401 must be ProviderCallFailed"),
+    ],
+)
+async def test_check_provider_catches_a_provider_that_misreports_the_status(
+    scenario: Scenario, wrong: int, rule: str
+) -> None:
+    """A provider that reports another status than the upstream's fails the check, naming the rule."""
+
+    def misreporting(asked: Scenario) -> Subject:
+        subject = _scripted(asked)
+        if asked is scenario:
+            assert isinstance(subject.provider, ScriptedProvider)
+            failure = AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=wrong)
+            subject.provider._script.clear()
+            subject.provider.script([Failure(failure=failure)] * 2)
+        return subject
+
+    with pytest.raises(ProviderCheckFailed) as caught:
+        await check_provider(misreporting)
+    assert str(caught.value).startswith(rule)

@@ -96,34 +96,26 @@ async def _check_answer(subject: Subject) -> None:
         raise _fail(scenario, f"a good stream ends with exactly one MessageStop, got {events!r}")
 
 
-async def _check_server_error(subject: Subject) -> None:
-    scenario = Scenario.SERVER_ERROR
-    loop = asyncio.get_running_loop()
+def _check_status(scenario: Scenario, status: int) -> Callable[[Subject], Awaitable[None]]:
+    """The check for a scenario whose upstream answers ``status``: both a plain and a streamed call
+    fail with ``ProviderCallFailed(HTTP_STATUS, http_status=status)`` and leak no secret."""
 
-    def is_503(failure: AttemptFailure) -> str | None:
-        ok = failure.kind is AttemptFailureKind.HTTP_STATUS and failure.http_status == 503
-        return None if ok else "a 503 must be ProviderCallFailed(HTTP_STATUS, http_status=503)"
+    def is_status(failure: AttemptFailure) -> str | None:
+        ok = failure.kind is AttemptFailureKind.HTTP_STATUS and failure.http_status == status
+        return None if ok else f"a {status} must be ProviderCallFailed(HTTP_STATUS, http_status={status})"
 
-    await _expect_failure(
-        scenario, subject, subject.provider.complete(_REQUEST, subject.model, timeout_at=loop.time() + 10), is_503
-    )
-    stream = subject.provider.stream(_REQUEST, subject.model, timeout_at=loop.time() + 10)
-    await _expect_failure(scenario, subject, _first_event(stream), is_503)
+    async def check(subject: Subject) -> None:
+        loop = asyncio.get_running_loop()
+        await _expect_failure(
+            scenario,
+            subject,
+            subject.provider.complete(_REQUEST, subject.model, timeout_at=loop.time() + 10),
+            is_status,
+        )
+        stream = subject.provider.stream(_REQUEST, subject.model, timeout_at=loop.time() + 10)
+        await _expect_failure(scenario, subject, _first_event(stream), is_status)
 
-
-async def _check_auth_error(subject: Subject) -> None:
-    scenario = Scenario.AUTH_ERROR_ECHOING_KEY
-    loop = asyncio.get_running_loop()
-
-    def is_401(failure: AttemptFailure) -> str | None:
-        ok = failure.kind is AttemptFailureKind.HTTP_STATUS and failure.http_status == 401
-        return None if ok else "a 401 must be ProviderCallFailed(HTTP_STATUS, http_status=401)"
-
-    await _expect_failure(
-        scenario, subject, subject.provider.complete(_REQUEST, subject.model, timeout_at=loop.time() + 10), is_401
-    )
-    stream = subject.provider.stream(_REQUEST, subject.model, timeout_at=loop.time() + 10)
-    await _expect_failure(scenario, subject, _first_event(stream), is_401)
+    return check
 
 
 def _is_timeout(failure: AttemptFailure) -> str | None:
@@ -207,8 +199,8 @@ async def check_provider(factory: Factory) -> tuple[Scenario, ...]:
     skipped: list[Scenario] = []
     checks: dict[Scenario, Callable[[Subject], Awaitable[None]]] = {
         Scenario.ANSWER: _check_answer,
-        Scenario.SERVER_ERROR: _check_server_error,
-        Scenario.AUTH_ERROR_ECHOING_KEY: _check_auth_error,
+        Scenario.SERVER_ERROR: _check_status(Scenario.SERVER_ERROR, 503),
+        Scenario.AUTH_ERROR_ECHOING_KEY: _check_status(Scenario.AUTH_ERROR_ECHOING_KEY, 401),
         Scenario.STALL_AFTER_FIRST_EVENT: _check_stall,
     }
     for scenario in Scenario:
