@@ -111,17 +111,28 @@ def _limits(connections: int) -> httpx.Limits:
     )
 
 
-def make_client(transport: Transport | str | None = None, *, connections: int = POOL_CONNECTIONS) -> httpx.AsyncClient:
-    """An ``httpx.AsyncClient`` over the chosen transport (None: :func:`default_transport`)."""
+def make_client(
+    transport: Transport | str | None = None,
+    *,
+    connections: int = POOL_CONNECTIONS,
+    network_backend: httpcore.AsyncNetworkBackend | None = None,
+) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` over the chosen transport (None: :func:`default_transport`).
+
+    ``network_backend`` (httpx only): httpcore's socket layer, e.g. an in-memory one in a test."""
     chosen = default_transport() if transport is None else parse_transport(transport)
     if chosen is Transport.HTTPX:
         client = httpx.AsyncClient(limits=_limits(connections))
-        _index_pool(client, connections)
+        _index_pool(client, connections, network_backend)
         return client
+    if network_backend is not None:
+        raise ConfigError("network_backend is httpcore's: it applies to the httpx transport only")
     return httpx.AsyncClient(transport=_mapped_aiohttp_transport(connections))
 
 
-def _index_pool(client: httpx.AsyncClient, connections: int) -> None:
+def _index_pool(
+    client: httpx.AsyncClient, connections: int, network_backend: httpcore.AsyncNetworkBackend | None
+) -> None:
     """Put :class:`routeproof._pool.IndexedPool` (O(1) bookkeeping per request) under the client's
     default transport, with the settings httpx gave the stock pool. Env-proxy mounts keep theirs."""
     transport = client._transport  # the default (non-proxy) transport httpx built from ``limits``
@@ -135,6 +146,7 @@ def _index_pool(client: httpx.AsyncClient, connections: int) -> None:
         max_connections=connections,
         max_keepalive_connections=connections,
         keepalive_expiry=KEEPALIVE_EXPIRY_S,
+        network_backend=network_backend,
     )
 
 
