@@ -75,6 +75,8 @@ class IndexedPool(httpcore.AsyncConnectionPool):
     """``httpcore.AsyncConnectionPool`` (HTTP/1.1) with O(1) bookkeeping per request (see the module)."""
 
     def __init__(self, **kwargs: Any) -> None:
+        if kwargs.get("http2") or kwargs.get("proxy") is not None:
+            raise ValueError(f"IndexedPool is for direct HTTP/1.1 only, got http2={kwargs.get('http2')!r}")
         super().__init__(**kwargs)
         self._requests = _Requests(self)
         self._live: set[AsyncPoolRequest] = set()  # requests in the pool

@@ -128,3 +128,9 @@ async def test_a_waiter_cancelled_in_the_queue_holds_nothing() -> None:
             await holder.aread()
         assert (await pool.request("POST", URL)).status == 200
         assert len(backend.streams) == 1
+
+
+def test_http2_is_refused() -> None:
+    """IndexedPool's bookkeeping assumes one request per connection: HTTP/2 is refused, not mishandled."""
+    with pytest.raises(ValueError, match="http2=True"):
+        IndexedPool(http2=True)
