@@ -32,8 +32,14 @@ LEVELS = (1, 10, 100, 1000)
 ROUTEPROOF_ARMS = ("routeproof", "routeproof -O")
 
 
-def _arms() -> list[str]:
+BEFORE = "@before"
+"""Suffix of an arm run over ``--before SRC`` (an older tree's ``src``: ``git archive main | tar -x -C DIR``)."""
+
+
+def _arms(before: str | None = None) -> list[str]:
     arms = ["routeproof", "routeproof -O", "httpx", "aiohttp"]
+    if before is not None:  # the same harness over the older package: before -> after in one run
+        arms[2:2] = [f"routeproof{BEFORE}", f"routeproof -O{BEFORE}"]
     if importlib.util.find_spec("routeproof.transport") is not None and importlib.util.find_spec("httpx_aiohttp"):
         arms.insert(3, "httpx+aiohttp")  # the transport routeproof picks, with no router on top
     if importlib.util.find_spec("litellm") is not None:
@@ -41,12 +47,23 @@ def _arms() -> list[str]:
     return arms
 
 
-def _run(arm: str, mode: str, in_flight: int, calls: int, base_url: str, *, timeout_s: float) -> dict[str, Any]:
-    name, _, flag = arm.partition(" ")
+def _env(arm: str, before: str | None) -> dict[str, str] | None:
+    """The arm's environment: an ``@before`` arm imports routeproof from ``before`` (first on the path)."""
+    if not arm.endswith(BEFORE) or before is None:
+        return None
+    return {**os.environ, "PYTHONPATH": os.pathsep.join((before, os.getcwd()))}
+
+
+def _run(
+    arm: str, mode: str, in_flight: int, calls: int, base_url: str, *, timeout_s: float, before: str | None = None
+) -> dict[str, Any]:
+    name, _, flag = arm.removesuffix(BEFORE).partition(" ")
     cmd = [sys.executable, *([flag] if flag else []), "-m", "benchmarks._arms", name, mode, str(in_flight)]
     cmd += [str(calls), base_url]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout_s, check=False, env=_env(arm, before)
+        )
     except subprocess.TimeoutExpired:
         return {"arm": arm, "in_flight": in_flight, "calls": calls, "failures": calls, "errors": {"timed_out": 1}}
     if done.returncode != 0:
@@ -92,17 +109,25 @@ def _sse(sizes_mb: tuple[int, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def _lateness(calls: int) -> list[dict[str, Any]]:
-    """DeadlineExceeded lateness (ms) for CALLS concurrent calls and for single calls, per arm."""
+def _lateness(calls: int, before: str | None = None) -> list[dict[str, Any]]:
+    """DeadlineExceeded lateness (ms) for CALLS concurrent calls sharing one deadline, and for single
+    deadlines (200 calls whose deadlines are 20 ms apart, so each expires alone: enough samples for a
+    p99 that is not just the maximum of a handful), per arm."""
     out = []
-    for label, flags in (("routeproof", []), ("routeproof -O", ["-O"])):
+    sides = ("", BEFORE) if before is not None else ("",)
+    for label, flags in [(f"routeproof{side}", []) for side in sides] + [
+        (f"routeproof -O{side}", ["-O"]) for side in sides
+    ]:
         for n in (1, calls):
             code = (
-                "import asyncio,json,sys; from tools.deadline_lateness import router_lateness, single_lateness;"
-                f"s = asyncio.run(router_lateness({n})) if {n} > 1 else single_lateness(20);"
+                "import asyncio,json,sys; from tools.deadline_lateness import router_lateness, staggered_lateness;"
+                f"s = asyncio.run(router_lateness({n})) if {n} > 1 else asyncio.run(staggered_lateness(200));"
                 "print(json.dumps(s))"
             )
-            done = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True, check=False)
+            env = _env(label, before)
+            done = subprocess.run(
+                [sys.executable, *flags, "-c", code], capture_output=True, text=True, check=False, env=env
+            )
             samples = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else []
             out.append(_lateness_row(label, n, samples))
     code = (
@@ -142,7 +167,7 @@ def _table(doc: dict[str, Any]) -> str:
         f"routeproof bench {doc['meta']['started_at']} · {doc['meta']['rounds']} rotated rounds, median per cell · "
         f"{doc['meta']['cpus']} CPUs (shared: read the ratios, not the times)",
         "",
-        f"{'arm':<15}{'in flight':>10}{'p50 ms':>10}{'p99 ms':>10}{'calls/s':>10}{'CPU ms/call':>12}"
+        f"{'arm':<21}{'in flight':>10}{'p50 ms':>10}{'p99 ms':>10}{'calls/s':>10}{'CPU ms/call':>12}"
         f"{'RSS MB':>8}{'fail':>7}{'p50 ×httpx':>11}{'calls/s ×httpx':>15}{'×aiohttp':>10}",
     ]
     by = {(r["arm"], r["in_flight"]): r for r in doc["rows"]}
@@ -158,7 +183,7 @@ def _table(doc: dict[str, Any]) -> str:
                 return f"{a / b:.2f}" if ok else "-"  # type: ignore[operator]
 
             lines.append(
-                f"{arm:<15}{level:>10}{_fmt(r.get('p50_ms')):>10}{_fmt(r.get('p99_ms')):>10}"
+                f"{arm:<21}{level:>10}{_fmt(r.get('p50_ms')):>10}{_fmt(r.get('p99_ms')):>10}"
                 f"{_fmt(r.get('calls_per_s')):>10}{_fmt(r.get('cpu_ms_per_call')):>12}{_fmt(r.get('peak_rss_mb')):>8}"
                 f"{r.get('failures', 0):>7}{ratio(r.get('p50_ms'), base.get('p50_ms')):>11}"
                 f"{ratio(r.get('calls_per_s'), base.get('calls_per_s')):>15}"
@@ -174,7 +199,8 @@ def _table(doc: dict[str, Any]) -> str:
     lines.append("")
     for b in doc["bursts"]:
         lines.append(
-            f"routeproof, {b['calls']:,} calls at once: {b.get('failures', '?')} failures {b.get('errors', {})}, "
+            f"{b.get('arm', 'routeproof')}, {b['calls']:,} calls at once: "
+            f"{b.get('failures', '?')} failures {b.get('errors', {})}, "
             f"{_fmt(b.get('calls_per_s'))} calls/s, "
             f"{_fmt(b.get('rss_kb_per_call_in_flight'))} kB RSS per call in flight"
         )
@@ -199,9 +225,12 @@ def run(
     lateness_calls: int,
     timeout_s: float,
     burst_calls: tuple[int, ...] = (1_000, 10_000),
+    before: str | None = None,
 ) -> dict[str, Any]:
-    """Start the mock, run every arm at every level for ``rounds`` rotated rounds, and return bench.json."""
-    arms = _arms()
+    """Start the mock, run every arm at every level for ``rounds`` rotated rounds, and return bench.json.
+
+    With ``before`` (an older tree's ``src``), routeproof's arms also run over that package."""
+    arms = _arms(before)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     mock = subprocess.Popen(
         [sys.executable, "-m", "benchmarks._mockproc"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -217,11 +246,18 @@ def run(
                 for arm in order:
                     calls = max(200, level)
                     raw.setdefault((arm, level), []).append(
-                        _run(arm, "calls", level, calls, base_url, timeout_s=timeout_s)
+                        _run(arm, "calls", level, calls, base_url, timeout_s=timeout_s, before=before)
                     )
             for arm in order:
-                streams.setdefault(arm, []).append(_run(arm, "stream", 1, stream_calls, base_url, timeout_s=timeout_s))
-        bursts = [_run("routeproof", "burst", 0, n, base_url, timeout_s=4 * timeout_s) for n in burst_calls]
+                streams.setdefault(arm, []).append(
+                    _run(arm, "stream", 1, stream_calls, base_url, timeout_s=timeout_s, before=before)
+                )
+        sides = ("routeproof", f"routeproof{BEFORE}") if before is not None else ("routeproof",)
+        bursts = [
+            _run(arm, "burst", 0, n, base_url, timeout_s=4 * timeout_s, before=before)
+            for n in burst_calls
+            for arm in sides
+        ]
     finally:
         assert mock.stdin is not None
         mock.stdin.close()
@@ -236,13 +272,14 @@ def run(
             "levels": list(levels),
             "calls_per_level": {str(level): max(200, level) for level in levels},
             "note": "shared machine: cells are medians over rotated rounds; compare ratios, not times",
+            "before": before,
         },
         "arms": arms,
         "rows": [_median_row(rows) for rows in raw.values()],
         "streaming": [_median_row(rows) for rows in streams.values()],
         "bursts": bursts,
         "sse": _sse((2, 4, 8)),
-        "lateness": _lateness(lateness_calls) if lateness_calls else [],
+        "lateness": _lateness(lateness_calls, before) if lateness_calls else [],
     }
 
 
@@ -256,6 +293,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bursts", default="1000,10000", help="routeproof calls started at once (admission)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per arm run before it counts as failed")
     parser.add_argument(
+        "--before",
+        default=None,
+        help="an older tree's src/ (git archive main | tar -x -C DIR; DIR/src): its routeproof arms run too",
+    )
+    parser.add_argument(
         "--out", type=Path, default=Path(os.environ.get("ROUTEPROOF_REPORT_DIR", "reports")) / "bench.json"
     )
     args = parser.parse_args(argv)
@@ -268,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         lateness_calls=args.lateness_calls,
         timeout_s=args.timeout,
         burst_calls=bursts,
+        before=args.before,
     )
     print(_table(doc))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -79,6 +79,29 @@ def single_lateness(runs: int, deadline_in_s: float = 1.0) -> list[float]:
     return [asyncio.run(_single(deadline_in_s)) for _ in range(runs)]
 
 
+async def staggered_lateness(calls: int, first_in_s: float = 0.5, gap_s: float = 0.02) -> list[float]:
+    """Seconds past its own deadline for each of ``calls`` calls whose deadlines are ``gap_s`` apart,
+    so they expire one at a time (the single-call case, sampled often enough for a p99 in seconds:
+    a p99 of 20 sequential calls is their maximum). The first deadline's sample (cold paths) is dropped."""
+    client = httpx.AsyncClient(transport=httpx.MockTransport(_hang))
+    router = Router([OpenAIProvider(api_key="sk-bench", client=client)])
+    resolved = resolve("a", TENANT)
+    assert resolved is not None
+    loop = asyncio.get_running_loop()
+    start = loop.time() + first_in_s
+    lateness: list[float] = []
+
+    async def one(deadline: float) -> None:
+        try:
+            await router.call_provider(REQUEST, resolved, deadline, TENANT)
+        except DeadlineExceeded:
+            lateness.append(loop.time() - deadline)
+
+    await asyncio.gather(*(one(start + i * gap_s) for i in range(calls + 1)))
+    await router.aclose()
+    return lateness[1:]
+
+
 def summary(lateness: list[float]) -> str:
     """p50, p99 and max in milliseconds."""
     ordered = sorted(lateness)

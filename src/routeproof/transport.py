@@ -11,7 +11,10 @@ table (``providers._http.EXCEPTION_TABLE``) maps failures whatever carries the b
   100 in flight and a fraction of its CPU per call.
 * ``httpx``: httpx's own pool, tuned: keep-alive for every connection it may open
   (httpx's default keeps 20 of 100, so at 100 in flight 80 connections are opened and closed per
-  round). Always available; select it with ``transport="httpx"`` or ``ROUTEPROOF_TRANSPORT=httpx``.
+  round), over :class:`routeproof._pool.IndexedPool`: httpcore 1.0's pool walks every connection
+  (and re-counts them, O(C²)) on each request and each release, so its CPU per call grew ~15× from
+  1 to 100 in flight; the indexed pool's bookkeeping is O(1) per request. Always available; select
+  it with ``transport="httpx"`` or ``ROUTEPROOF_TRANSPORT=httpx``.
 
 Both pools hold :data:`POOL_CONNECTIONS` connections, the admission default per provider
 (``routeproof.admission``), so admitted attempts do not queue inside the pool.
@@ -24,8 +27,10 @@ import importlib.util
 import os
 from collections.abc import AsyncIterator
 
+import httpcore
 import httpx
 
+from routeproof._pool import IndexedPool, indexed_pool_supported
 from routeproof.admission import DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER
 from routeproof.errors import ConfigError
 
@@ -39,6 +44,7 @@ __all__ = [
 ]
 
 POOL_CONNECTIONS = DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER
+KEEPALIVE_EXPIRY_S = 30.0
 
 
 class Transport(enum.Enum):
@@ -100,15 +106,48 @@ def parse_transport(value: object) -> Transport:
 
 
 def _limits(connections: int) -> httpx.Limits:
-    return httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=30.0)
+    return httpx.Limits(
+        max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=KEEPALIVE_EXPIRY_S
+    )
 
 
-def make_client(transport: Transport | str | None = None, *, connections: int = POOL_CONNECTIONS) -> httpx.AsyncClient:
-    """An ``httpx.AsyncClient`` over the chosen transport (None: :func:`default_transport`)."""
+def make_client(
+    transport: Transport | str | None = None,
+    *,
+    connections: int = POOL_CONNECTIONS,
+    network_backend: httpcore.AsyncNetworkBackend | None = None,
+) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` over the chosen transport (None: :func:`default_transport`).
+
+    ``network_backend`` (httpx only): httpcore's socket layer, e.g. an in-memory one in a test."""
     chosen = default_transport() if transport is None else parse_transport(transport)
     if chosen is Transport.HTTPX:
-        return httpx.AsyncClient(limits=_limits(connections))
+        client = httpx.AsyncClient(limits=_limits(connections))
+        _index_pool(client, connections, network_backend)
+        return client
+    if network_backend is not None:
+        raise ConfigError("network_backend is httpcore's: it applies to the httpx transport only")
     return httpx.AsyncClient(transport=_mapped_aiohttp_transport(connections))
+
+
+def _index_pool(
+    client: httpx.AsyncClient, connections: int, network_backend: httpcore.AsyncNetworkBackend | None
+) -> None:
+    """Put :class:`routeproof._pool.IndexedPool` (O(1) bookkeeping per request) under the client's
+    default transport, with the settings httpx gave the stock pool. Env-proxy mounts keep theirs."""
+    transport = client._transport  # the default (non-proxy) transport httpx built from ``limits``
+    if not isinstance(transport, httpx.AsyncHTTPTransport) or not indexed_pool_supported():
+        return
+    stock = transport._pool
+    if type(stock) is not httpcore.AsyncConnectionPool:
+        return  # a proxy or socks pool: left as httpx built it
+    transport._pool = IndexedPool(
+        ssl_context=stock._ssl_context,
+        max_connections=connections,
+        max_keepalive_connections=connections,
+        keepalive_expiry=KEEPALIVE_EXPIRY_S,
+        network_backend=network_backend,
+    )
 
 
 def _mapped_aiohttp_transport(connections: int) -> httpx.AsyncBaseTransport:

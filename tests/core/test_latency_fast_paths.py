@@ -9,7 +9,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from routeproof.core.latency import LatencyConfig, judged, new_latency, well_formed
+from routeproof.core.latency import LatencyConfig, judged, new_latency, record_latency, well_formed
 from routeproof.core.types import ProviderKind
 
 A = ProviderKind.ANTHROPIC
@@ -44,3 +44,23 @@ def test_well_formed_is_the_definition(samples: list[tuple[int, int]]) -> None:
         a[0] <= b[0] for a, b in itertools.pairwise(samples)
     )
     assert well_formed(state) is expected
+
+
+SMALL = LatencyConfig(sla_ms=1_000, window_ms=10, max_samples=8, min_samples=3)  # edges are often hit
+
+
+@given(
+    ats=st.lists(st.integers(0, 30), max_size=12).map(sorted),
+    step_ms=st.integers(0, 15),
+    latency_ms=st.integers(0, 5),
+)
+def test_record_latency_is_the_definition(ats: list[int], step_ms: int, latency_ms: int) -> None:
+    """The bisected record_latency keeps exactly the samples its definition keeps: the newest
+    min_samples - 1 whatever their age, and those with at_ms - at < window_ms; then the cap."""
+    previous = tuple((at, i) for i, at in enumerate(ats))[-SMALL.max_samples :]
+    state = replace(new_latency(SMALL), samples=((A, previous),) if previous else ())
+    at_ms = (previous[-1][0] if previous else 0) + step_ms
+    keep_newest = len(previous) - (SMALL.min_samples - 1)
+    kept = tuple(s for i, s in enumerate(previous) if i >= keep_newest or at_ms - s[0] < SMALL.window_ms)
+    expected = (*kept, (at_ms, latency_ms))[-SMALL.max_samples :]
+    assert record_latency(state, A, at_ms, latency_ms).of(A) == expected

@@ -166,7 +166,10 @@ def record_latency(state: LatencyState, provider: ProviderId, at_ms: int, latenc
     """Add one answered attempt's latency, dropping samples outside the window or beyond the cap."""
     previous = state.of(provider)
     keep_newest = len(previous) - (state.config.min_samples - 1)  # the newest ones are kept whatever their age
-    kept = tuple(s for i, s in enumerate(previous) if i >= keep_newest or at_ms - s[0] < state.config.window_ms)
+    # Kept: index >= keep_newest, or at_ms - at < window_ms. Samples are in time order, so both are
+    # suffixes and so is their union: it starts at the smaller start (bisected, not scanned per call).
+    in_window = bisect.bisect_right(previous, at_ms - state.config.window_ms, key=_AT)
+    kept = previous[max(0, min(keep_newest, in_window)) :]
     samples = (*kept, (at_ms, latency_ms))[-state.config.max_samples :]
     others = tuple((k, s) for k, s in state.samples if k != provider)
     return replace(state, samples=(*others, (provider, samples)))
