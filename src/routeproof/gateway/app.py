@@ -129,7 +129,8 @@ class _Job:
 
 
 class GatewayApp:
-    """The ASGI application. ``backend`` is closed at lifespan shutdown."""
+    """The ASGI application. ``backend`` is started (its health store) at lifespan startup, before
+    any request is accepted, and closed at lifespan shutdown."""
 
     def __init__(self, backend: Backend, *, metrics_reader: InMemoryMetricReader | None = None) -> None:
         self.backend = backend
@@ -147,6 +148,7 @@ class GatewayApp:
         while True:
             event = await receive()
             if event["type"] == "lifespan.startup":
+                await self.backend.start()  # before the first request: shared health is loaded
                 self.ready = True
                 await send({"type": "lifespan.startup.complete"})
             elif event["type"] == "lifespan.shutdown":
