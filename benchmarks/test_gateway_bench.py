@@ -3,8 +3,9 @@ straight to the mock it routes to (both real processes on loopback), and the gat
 with 1, 10 and 100 requests in flight. The LiteLLM proxy runs side by side when it is installed
 (``ROUTEPROOF_LITELLM_BIN``, or ``litellm`` on PATH; see ``test_litellm_proxy_side_by_side``).
 
-Run: ``tox -e bench -- -k gateway`` (or ``pytest benchmarks/test_gateway_bench.py
--p no:looptime -s``). Numbers are printed; nothing asserts a time (measure, don't gate).
+Run: ``tox -e bench`` (all benchmarks; its posargs go to loadbench) or
+``pytest benchmarks/test_gateway_bench.py -p no:looptime -s``. Numbers are printed; nothing asserts a
+time (measure, don't gate).
 """
 
 from __future__ import annotations
@@ -275,7 +276,8 @@ def test_litellm_proxy_side_by_side(stack: GatewayStack, tmp_path: Path) -> None
     call of the process in front), then throughput at 1/10/100 in flight, rotated the same way.
 
     Enable it: ``python3.11 -m venv .venv-litellm && .venv-litellm/bin/pip install 'litellm[proxy]==1.108.7'``
-    then ``ROUTEPROOF_LITELLM_BIN=$PWD/.venv-litellm/bin/litellm tox -e bench -- -k litellm``.
+    then ``ROUTEPROOF_LITELLM_BIN=$PWD/.venv-litellm/bin/litellm`` before
+    ``pytest benchmarks/test_gateway_bench.py -p no:looptime -s -k litellm`` or ``tox -e bench`` (it passes it on).
     """
     executable = _litellm_bin()
     if executable is None:
