@@ -9,9 +9,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from routeproof.mock import Scripted
-from tests.gateway.conftest import GATEWAY_KEY, OTHER_KEY, Stack, StackFactory
+from routeproof.gateway import Backend
+from routeproof.mock import MockProviderServer, Scripted, Shape
+from tests.gateway.conftest import ENVIRON, GATEWAY_KEY, OTHER_KEY, Stack, StackFactory, agent_toml, serve
 
 pytestmark = pytest.mark.asyncio
 AUTH = {"authorization": f"Bearer {GATEWAY_KEY}"}
@@ -146,3 +148,32 @@ async def test_shutdown_past_the_grace_period_cuts_streams_cleanly(make_stack: S
     assert attempts[-1]["status"] == "succeeded"
     assert "stream interrupted: the gateway is shutting down" in received
     assert "[DONE]" not in received
+
+
+async def test_health_store_starts_before_the_first_call_and_closes_at_shutdown(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """The lifespan awaits the health store's start before serving (a shared store's state is loaded for
+    the first call) and closes the store at shutdown."""
+    events: list[str] = []
+    async with MockProviderServer(Shape.ANTHROPIC) as anthropic, MockProviderServer(Shape.OPENAI) as openai:
+        path = tmp_path / "agent.toml"
+        path.write_text(agent_toml(anthropic.base_url, openai.base_url))
+        backend = Backend.load(path, environ=ENVIRON)
+        store = backend.router.health_store
+        real_start, real_close = store.start, store.aclose
+
+        async def start() -> None:
+            await asyncio.sleep(0.05)  # a store that takes a moment to load: serving must wait for it
+            await real_start()
+            events.append("started")
+
+        async def aclose() -> None:
+            await real_close()
+            events.append("closed")
+
+        store.start, store.aclose = start, aclose  # type: ignore[method-assign]
+        async with serve(backend, metrics_reader) as (url, _app, _stop), httpx.AsyncClient(base_url=url) as client:
+            response = await client.post("/v1/chat/completions", json=BODY, headers=AUTH, timeout=10)
+            events.append(f"served {response.status_code}")
+        assert events == ["started", "served 200", "closed"]

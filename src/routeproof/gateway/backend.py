@@ -112,6 +112,11 @@ class Backend:
             session_id=route.policy.tenant_id,
         )  # fmt: skip
 
+    async def start(self) -> None:
+        """Start the router's health store (a shared one loads the other replicas' state first, bounded),
+        so the first call routes on what the fleet already knows."""
+        await self.router.health_store.start()
+
     async def aclose(self) -> None:
-        """Close the router's providers and its pooled HTTP client."""
+        """Close the router's providers, its stores (health, ledger) and its pooled HTTP client."""
         await self.router.aclose()

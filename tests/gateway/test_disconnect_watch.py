@@ -1,0 +1,82 @@
+"""The disconnect watch alone (virtual time, no sockets): a disconnect cancels the work and becomes
+_ClientGone; any other cancellation of the request's task propagates as a cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from routeproof.gateway.app import _ClientGone, _run_until_disconnect
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.looptime(end=60)]
+
+
+def _receive_disconnect_after(seconds: float) -> object:
+    async def receive() -> dict[str, object]:
+        if seconds:
+            await asyncio.sleep(seconds)
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+async def test_a_disconnect_cancels_the_work_and_is_client_gone() -> None:
+    """The client leaves at 1 s: the 10 s work is cancelled there and the caller gets _ClientGone."""
+    cancelled_at: list[float] = []
+
+    async def work() -> str:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled_at.append(asyncio.get_running_loop().time())
+            raise
+        return "answered"
+
+    start = asyncio.get_running_loop().time()
+    with pytest.raises(_ClientGone):
+        await _run_until_disconnect(_receive_disconnect_after(1), work())  # type: ignore[arg-type]
+    assert [round(t - start, 3) for t in cancelled_at] == [1.0]
+
+
+async def test_work_that_finishes_first_is_returned_and_a_later_disconnect_cancels_nothing() -> None:
+    """The work ends at 1 s, the client leaves at 2 s: the result comes back and the task is not cancelled later."""
+
+    async def work() -> str:
+        await asyncio.sleep(1)
+        return "answered"
+
+    assert await _run_until_disconnect(_receive_disconnect_after(2), work()) == "answered"  # type: ignore[arg-type]
+    await asyncio.sleep(5)  # past the disconnect: a stray cancel would land here
+    current = asyncio.current_task()
+    assert current is not None
+    assert current.cancelling() == 0
+
+
+async def test_a_cancellation_from_elsewhere_propagates_as_cancellation() -> None:
+    """Shutdown past the grace period cancels the request's task: CancelledError, not _ClientGone."""
+
+    async def work() -> str:
+        await asyncio.sleep(10)
+        return "answered"
+
+    task = asyncio.create_task(_run_until_disconnect(_receive_disconnect_after(100), work()))  # type: ignore[arg-type]
+    await asyncio.sleep(1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_a_disconnect_seen_as_the_work_ends_does_not_cancel_the_caller_later() -> None:
+    """The watcher sees the disconnect in the loop turn the work ends in: its callback, run after the
+    work returned, must not cancel the request's task (which has moved on to answering)."""
+
+    async def work() -> str:
+        await asyncio.sleep(0)  # the watcher's turn: it reads the disconnect and schedules its callback
+        return "answered"
+
+    assert await _run_until_disconnect(_receive_disconnect_after(0), work()) == "answered"  # type: ignore[arg-type]
+    await asyncio.sleep(1)  # the callback has run by now
+    current = asyncio.current_task()
+    assert current is not None
+    assert current.cancelling() == 0
