@@ -120,8 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"no verdicts.json in {', '.join(map(str, missing))}")
         return 2
-    for name, directory in zip(names, dirs, strict=True):
-        print(f"{name}: {directory}")
+    if args.command == "run":
+        for name, directory in zip(names, dirs, strict=True):
+            print(f"{name}: {directory}")
     lines, changed = compare({name: load(d) for name, d in zip(names, dirs, strict=True)})
     print("\n".join(lines))
     return 1 if changed else 0
