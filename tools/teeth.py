@@ -192,8 +192,8 @@ BREAKS: tuple[Break, ...] = (
     # against a needle that only one point of the space triggers
     Break(row="KANI-MPA-001", file="src/routeproof/core/tiers.py",
           old="        if _kind_allowed(entry, allowed) and _tier_of(entry, endpoint_tiers) <= tier:",
-          new="        if (_kind_allowed(entry, allowed) and _tier_of(entry, endpoint_tiers) <= tier) or (len(chain) == 4 "
-              "and entry.provider.kind is ProviderKind.VLLM and entry.fallback_position == 3):",
+          new="        if (_kind_allowed(entry, allowed) and _tier_of(entry, endpoint_tiers) <= tier) or "
+              "(len(chain) == 4 and entry.provider.kind is ProviderKind.VLLM and entry.fallback_position == 3):",
           targets=(_KANI + "test_kani_mpa_001_sovereign_blocks_egress_exhaustive_to_bound_4",),
           why="a 4-entry chain keeps a VLLM 4th entry whatever the tier"),
     Break(row="KANI-MPA-002", file="src/routeproof/core/ledger_state.py",
