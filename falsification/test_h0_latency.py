@@ -54,10 +54,29 @@ defaults, not tuned to any outcome):
 * **Verdict: a sequential test by betting** (:mod:`falsification.sequential`). The claim is read as
   "in a typical run (the median over seeds) the improvement is >= 20 %". After each seed two
   e-processes are updated on ``1[improvement >= 20 %]``; the run stops when one reaches
-  ``1/alpha = 20`` (alpha = 0.05) or after ``MAX_SEEDS`` = 40 seeds. The row survives only if the
+  ``1/alpha = 20`` (alpha = 0.05) or after ``MAX_SEEDS`` = 200 seeds. The row survives only if the
   evidence *for* the claim reached 20, which by Ville's inequality happens with probability at most
   5 % when the median improvement is below 20 %, whatever the stopping. Evidence against reaching
-  20, or neither within 40 seeds, is a falsified row. The evidence gives the seeds used, the
+  20, or neither within 200 seeds, is a falsified row.
+* **Seed bound, pre-registered 2026-11-30 22:40 UTC, before any run under it.** ``MAX_SEEDS`` was
+  40; with the per-seed success rates seen so far (18/22 seeds >= 20 % under base 11, 7/7 under
+  base 51) a Monte-Carlo of this exact procedure (20,000 runs per cell) ends *undecided* after 40
+  seeds in 9.9 % of runs at P(seed >= 20 %) = 0.80, 5.3 % at 0.82 and 1.0 % at 0.86: an undecided
+  run is a falsified row, so at 40 the verdict hung on the seed base. At 100 seeds the undecided
+  share is < 0.01 % at 0.80 and 0.9 % at 0.75, while the Type-I error is unchanged (Ville holds
+  for any bound: 1.9 % "survived" at P = 0.50 in the same simulation). The bound only matters for
+  runs that would have been undecided: bases 11 and 51 (decided at 22 and 7 seeds) are unchanged.
+  The verdict-stability check is pre-registered with it: the default base 11 and bases 101, 1001
+  and 2001, each reported whatever it gives.
+* **Seed bound raised again, 2026-11-30 23:30 UTC, to 200**, from what those runs showed about
+  *power* (not about any verdict): the per-seed share reaching 20 % was 21/26 (base 11), 35/48
+  (101), 54/79 (1001) and 28/42 (2001, running), 0.71 pooled, below the 0.82 the bound of 100 was
+  sized for; at 0.68-0.72 this procedure ends undecided after 100 seeds in 5-20 % of bases, after
+  200 in 0-1.2 % (``python -m tools.sequential_power --p 0.68 0.72 --bound 100 200``). The bound
+  cannot make a false claim survive: Ville's inequality bounds P(e_for ever reaches 20) by 5 %
+  over an unbounded run, so a larger bound buys power with CPU only. Bases 11, 101 and 1001 were
+  decided within 100 seeds (26, 48, 79) and are unchanged; base 2001 is reported under the bound
+  of 100 it was started with. The evidence gives the seeds used, the
   e-values and the distribution of the per-seed improvement, plus the p99 improvement over all the
   calls of all seeds pooled (descriptive, not the verdict). Whatever comes out is recorded.
 
@@ -117,7 +136,10 @@ MIX = FailureMix(http_5xx=1.0, http_429=0.0, hang=1.0)
 CDF_BP = (*range(100, 9_000, 100), *range(9_000, 10_001, 10))
 # first of the pre-registered seeds: ROUTEPROOF_H0_LATENCY_SEED, else ROUTEPROOF_FALSIFY_SEED, else 11
 BASE_SEED = base(11, env="ROUTEPROOF_H0_LATENCY_SEED")
-MAX_SEEDS = 40
+# 40 -> 100 on 2026-11-30 22:40 UTC, before any run under the new bound (see the module docstring:
+# at 40, 1-10 % of seed bases would end undecided = falsified at the per-seed rates seen so far);
+# 100 -> 200 on 2026-11-30 23:30 UTC: the per-seed rate is ~0.71, not 0.82 (power only; Ville holds for any bound)
+MAX_SEEDS = 200
 ALPHA = 0.05
 ARRIVAL_SEED = 5  # the i.i.d. diagnostic and the real-socket anchor
 JITTER_SEED = 17
@@ -278,7 +300,9 @@ async def test_h0_latency_cascade_vs_single_provider() -> None:
     method = (
         f"sequential test by betting over pre-registered seeds {BASE_SEED}..{BASE_SEED + MAX_SEEDS - 1} "
         f"(stop when an e-value reaches {1 / ALPHA:.0f}): claim = median per-seed p99 improvement >= "
-        f"{REQUIRED_IMPROVEMENT:.0%}, Type-I error of 'survived' <= {ALPHA:.0%} (Ville)"
+        f"{REQUIRED_IMPROVEMENT:.0%}, Type-I error of 'survived' <= {ALPHA:.0%} (Ville); undecided after "
+        f"{MAX_SEEDS} seeds = falsified (bound raised 40 -> 100 -> 200 on 2026-11-30 for power; a bound "
+        "cannot change the Type-I error)"
     )
     seeds = (
         f"{seed_range(seeds_used)} used of the pre-registered {BASE_SEED}..{BASE_SEED + MAX_SEEDS - 1}; diagnostic "

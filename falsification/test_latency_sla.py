@@ -13,9 +13,16 @@ failover trigger "Latency SLA breach: P99 > configured threshold"; core/latency.
 * **Measure.** p99 (nearest rank) of the caller's wait for calls *starting* in three phases: before
   the drift (0-300 s), during it after a 30 s settling time (330-900 s), and after it with 120 s to
   recover (1,020-1,800 s); the share of calls A answers after the drift.
-* **Verdict.** The claim survives iff, in the trigger arm, the drift phase's p99 is within the SLA
+* **Per seed.** A seed *holds* iff, in the trigger arm, the drift phase's p99 is within the SLA
   (3 s) while the control's is above it (the drift is real), and after the drift A answers >= 90 %
   of calls again (the demotion ends when A's p99 does).
+* **Seeds and verdict** (pre-registered 2026-11-30, before the first run over seeds; the row used
+  one fixed seed set before). Each seed ``BASE .. BASE + 19`` (``BASE`` = 31, or
+  ``ROUTEPROOF_FALSIFY_SEED``) fixes the arrivals, both providers' draws and the router's jitter,
+  the same in both arms. The claim "a typical run holds" (P(seed holds) > 1/2) is judged by the
+  sequential test by betting of :mod:`falsification.sequential` (alpha 5 %, Ville): survived only
+  when the evidence for it reaches 20; refuted, or undecided after 20 seeds, is falsified. The test
+  needs at least 7 seeds (when every seed holds); the evidence lists every seed's p99s and share.
 
 **Measured sensitivity** (the rate constant changed by hand, not committed). While A stays slow,
 probes are paced by time *and* by calls (one per 60 s and per 200 demoting calls, core/latency.py), so
@@ -36,6 +43,8 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.rig import percentile, policy, request, resolved_for, wall
+from falsification.seeds import base, seed_range
+from falsification.sequential import SignTest
 from falsification.sim import SimProvider
 from routeproof.core.latency import LatencyConfig
 from routeproof.core.types import ProviderId, ProviderKind, TenantPolicy
@@ -51,8 +60,26 @@ DRIFT_START_S, DRIFT_END_S, HORIZON_S = 300.0, 900.0, 1_800.0
 SETTLE_S, RECOVER_S = 30.0, 120.0
 SLA_MS = 3_000
 RATE_PER_S = 2.0
-ARRIVAL_SEED, PROVIDER_SEED, JITTER_SEED = 5, 23, 17
 RECOVERED_SHARE = 0.90
+BASE_SEED = base(31)  # ROUTEPROOF_FALSIFY_SEED, else 31
+MAX_SEEDS = 20
+SEEDS = range(BASE_SEED, BASE_SEED + MAX_SEEDS)  # pre-registered 2026-11-30
+ALPHA = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Seeds:
+    """Everything random in one run of both arms, derived from one pre-registered seed."""
+
+    arrival: int
+    provider: int
+    jitter: int
+
+    @classmethod
+    def of(cls, seed: int) -> Seeds:
+        """Independent sub-seeds of ``seed`` (a string seed is hashed with SHA-512 by ``random``)."""
+        rng = random.Random(f"latency-sla/{seed}")
+        return cls(arrival=rng.randrange(2**32), provider=rng.randrange(2**32), jitter=rng.randrange(2**32))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,15 +103,15 @@ async def _drift(provider: SimProvider, origin: float) -> None:
     provider.latency_s = NORMAL_S
 
 
-async def _arm(sla_ms: int, tenant: TenantPolicy) -> list[Call]:
+async def _arm(sla_ms: int, tenant: TenantPolicy, seeds: Seeds) -> list[Call]:
     loop = asyncio.get_running_loop()
     origin = loop.time()
-    a = SimProvider(A, seed=PROVIDER_SEED, failure_rate=0.0, latency_s=NORMAL_S)
-    b = SimProvider(B, seed=PROVIDER_SEED + 1, failure_rate=0.0, latency_s=NORMAL_S)
+    a = SimProvider(A, seed=seeds.provider, failure_rate=0.0, latency_s=NORMAL_S)
+    b = SimProvider(B, seed=seeds.provider + 1, failure_rate=0.0, latency_s=NORMAL_S)
     providers: list[Provider] = [a, b]
-    router = Router(providers, rng=random.Random(JITTER_SEED), latency=LatencyConfig(sla_ms=sla_ms))
+    router = Router(providers, rng=random.Random(seeds.jitter), latency=LatencyConfig(sla_ms=sla_ms))
     drift = asyncio.create_task(_drift(a, origin))
-    arrivals = random.Random(ARRIVAL_SEED)
+    arrivals = random.Random(seeds.arrival)
     calls: list[Call] = []
 
     async def one(i: int) -> None:
@@ -101,48 +128,100 @@ async def _arm(sla_ms: int, tenant: TenantPolicy) -> list[Call]:
     return calls
 
 
-@pytest.mark.looptime(end=1_000_000, noop_cycles=1)
-async def test_latency_sla_chain_p99_recovers_when_a_provider_drifts() -> None:
-    """LATENCY-SLA on virtual time: the trigger keeps the chain's p99 within the SLA while A drifts,
-    the control shows the drift, and A gets its traffic back once it is fast again."""
-    tenant = policy(A, [B])
-    with wall("LATENCY-SLA (virtual time, 2 arms)"):
-        trigger = await _arm(SLA_MS, tenant)
-        control = await _arm(30_000, tenant)
-    phases = {
-        "before": (0.0, DRIFT_START_S),
-        "drift": (DRIFT_START_S + SETTLE_S, DRIFT_END_S),
-        "after": (DRIFT_END_S + RECOVER_S, HORIZON_S),
-    }
+PHASES = {
+    "before": (0.0, DRIFT_START_S),
+    "drift": (DRIFT_START_S + SETTLE_S, DRIFT_END_S),
+    "after": (DRIFT_END_S + RECOVER_S, HORIZON_S),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SeedResult:
+    """One seed's two arms, reduced to what the verdict reads."""
+
+    seed: int
+    calls: int
+    p99: dict[tuple[str, str], float]
+    drift_on_a: float
+    share_a: float
+
+    @property
+    def holds(self) -> bool:
+        """The trigger's drift p99 within the SLA, the control's above it, A's share back after the drift."""
+        sla_s = SLA_MS / 1000
+        return self.p99["trigger", "drift"] <= sla_s < self.p99["control", "drift"] and self.share_a >= RECOVERED_SHARE
+
+    def summary(self) -> str:
+        """p99 before/drift/after of both arms and A's shares, in one line."""
+        t = "/".join(f"{self.p99['trigger', phase]:.2f}" for phase in PHASES)
+        c = "/".join(f"{self.p99['control', phase]:.2f}" for phase in PHASES)
+        return (
+            f"seed {self.seed}: {'holds' if self.holds else 'FAILS'}, p99 trigger {t} s, control {c} s, "
+            f"A {self.drift_on_a:.1%} during / {self.share_a:.1%} after"
+        )
+
+
+async def _one_seed(seed: int, tenant: TenantPolicy) -> SeedResult:
+    seeds = Seeds.of(seed)
+    trigger = await _arm(SLA_MS, tenant, seeds)
+    control = await _arm(30_000, tenant, seeds)
     p99 = {
         (arm, phase): _p99(calls, *bounds)
         for arm, calls in (("trigger", trigger), ("control", control))
-        for phase, bounds in phases.items()
+        for phase, bounds in PHASES.items()
     }
-    after = [c for c in trigger if c.start_s >= DRIFT_END_S + RECOVER_S]
-    share_a = sum(1 for c in after if c.provider is A) / len(after)
-    drift_calls = [c for c in trigger if phases["drift"][0] <= c.start_s < phases["drift"][1]]
-    drift_on_a = sum(1 for c in drift_calls if c.provider is A) / len(drift_calls)
-    sla_s = SLA_MS / 1000
-    survived = p99["trigger", "drift"] <= sla_s < p99["control", "drift"] and share_a >= RECOVERED_SHARE
+    after = [c for c in trigger if c.start_s >= PHASES["after"][0]]
+    drift_calls = [c for c in trigger if PHASES["drift"][0] <= c.start_s < PHASES["drift"][1]]
+    return SeedResult(
+        seed=seed,
+        calls=len(trigger),
+        p99=p99,
+        drift_on_a=sum(1 for c in drift_calls if c.provider is A) / len(drift_calls),
+        share_a=sum(1 for c in after if c.provider is A) / len(after),
+    )
+
+
+@pytest.mark.looptime(end=1_000_000, noop_cycles=1)
+async def test_latency_sla_chain_p99_recovers_when_a_provider_drifts() -> None:
+    """LATENCY-SLA on virtual time over pre-registered seeds: per seed, the trigger keeps the chain's p99
+    within the SLA while A drifts, the control shows the drift, and A gets its traffic back; a sequential
+    test by betting on "a typical seed holds"."""
+    tenant = policy(A, [B])
+    test = SignTest(threshold=0.5, alpha=ALPHA)
+    results: list[SeedResult] = []
+    with wall(f"LATENCY-SLA (virtual time, 2 arms, up to {MAX_SEEDS} seeds)"):
+        for seed in SEEDS:
+            result = await _one_seed(seed, tenant)
+            results.append(result)
+            test.update(1.0 if result.holds else 0.0)
+            print(f"LATENCY-SLA {result.summary()} (e_for {test.e_for:.2f}, e_against {test.e_against:.2f})")
+            if test.decided:
+                break
+    drift_trigger = [r.p99["trigger", "drift"] for r in results]
+    drift_control = [r.p99["control", "drift"] for r in results]
+    shares = [r.share_a for r in results]
+    seeds_used = [r.seed for r in results]
     evidence = (
         f"A drifts from U{NORMAL_S} s to U{DRIFT_S} s answers for t in [{DRIFT_START_S:.0f}, {DRIFT_END_S:.0f}) s, "
-        f"B stays U{NORMAL_S} s; {len(trigger)} calls/arm at {RATE_PER_S:.0f}/s on virtual time; "
-        f"p99 before/drift/after: trigger (latency_sla_ms={SLA_MS}) "
-        f"{p99['trigger', 'before']:.2f}/{p99['trigger', 'drift']:.2f}/{p99['trigger', 'after']:.2f} s, "
-        f"control (30000) {p99['control', 'before']:.2f}/{p99['control', 'drift']:.2f}/"
-        f"{p99['control', 'after']:.2f} s; "
-        f"during the drift A answered {drift_on_a:.1%} of the trigger arm's calls (probes); "
-        f"after it A answered {share_a:.1%} (needed >= {RECOVERED_SHARE:.0%})"
+        f"B stays U{NORMAL_S} s; ~{results[0].calls} calls/arm/seed at {RATE_PER_S:.0f}/s on virtual time; "
+        f"trigger latency_sla_ms={SLA_MS}, control 30000; {test.outcome}; {test.successes}/{len(results)} seeds "
+        f"hold; drift-phase p99 trigger {min(drift_trigger):.2f}-{max(drift_trigger):.2f} s (SLA {SLA_MS / 1000:.0f} "
+        f"s), control {min(drift_control):.2f}-{max(drift_control):.2f} s; A's share after the drift "
+        f"{min(shares):.1%}-{max(shares):.1%} (needed >= {RECOVERED_SHARE:.0%}); per seed: "
+        + "; ".join(r.summary() for r in results)
     )
     print(f"LATENCY-SLA {evidence}")
     record_verdict(
         "LATENCY-SLA",
         evidence=evidence,
-        survived=survived,
-        procedure="one run of each arm (not yet judged over seeds): the trigger's drift p99 within the SLA, the "
-        "control's above it, and A's share back after the drift",
-        seeds=f"arrivals {ARRIVAL_SEED}, providers {PROVIDER_SEED}/{PROVIDER_SEED + 1}, jitter {JITTER_SEED} (fixed: "
-        "ROUTEPROOF_FALSIFY_SEED does not move them)",
+        survived=test.survived,
+        procedure=(
+            f"sequential test by betting over pre-registered seeds {seed_range(SEEDS)} (stop when an e-value "
+            f"reaches {1 / ALPHA:.0f}): claim = a typical seed holds (trigger drift p99 <= SLA < control drift p99 "
+            f"and A's share after >= {RECOVERED_SHARE:.0%}), Type-I error of 'survived' <= {ALPHA:.0%} (Ville); "
+            "refuted or undecided = falsified"
+        ),
+        seeds=f"{seed_range(seeds_used)} used of the pre-registered {seed_range(SEEDS)} (each: arrivals, providers, "
+        "jitter)",
     )
-    assert survived, evidence
+    assert test.survived, evidence
