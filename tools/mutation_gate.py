@@ -38,7 +38,12 @@ EQUIVALENTS = Path(__file__).resolve().with_name("mutation_equivalents.toml")
 CAUGHT = {"killed", "timeout", "caught by type check"}
 IGNORED = {"skipped"}
 
-_TRANSLATE_TESTS = ["tests/core/test_translate.py", "tests/core/test_normalize.py"]
+_TYPES_TESTS = ["tests/core/test_types.py", "tests/core/test_types_validation.py", "tests/core/test_mut_types.py"]
+_TRANSLATE_TESTS = [
+    "tests/core/test_translate.py",
+    "tests/core/test_normalize.py",
+    "tests/core/test_mut_translate_common.py",
+]
 SHARD_TESTS: dict[str, list[str]] = {
     "admission": ["tests/core/test_admission_rule.py", "tests/core/test_mut_admission.py"],
     "attempt_health": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py", "tests/core/test_health.py"],
@@ -52,7 +57,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     ],
     "capabilities": ["tests/core/test_capabilities.py", "tests/core/test_mut_capabilities.py"],
     "classify": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py"],
-    "errors": ["tests/core", "tests/router"],
+    "errors": ["tests/core/test_mut_errors.py", "tests/router/test_last_error.py"],
     "health": ["tests/core/test_health.py", "tests/core/test_health_edges.py", "tests/core/test_kernel.py"],
     "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py", "tests/core/test_mut_kernel.py"],
     "kernel_events": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py"],
@@ -78,7 +83,13 @@ SHARD_TESTS: dict[str, list[str]] = {
     "translate_emit": _TRANSLATE_TESTS,
     "translate_parse": _TRANSLATE_TESTS,
     "translate_response": [*_TRANSLATE_TESTS, "tests/core/test_mut_translate_response.py"],
-    "types": ["tests/core/test_types.py", "tests/core/test_types_validation.py"],
+    "types": _TYPES_TESTS,
+    "frozen": _TYPES_TESTS,
+    "identity": [*_TYPES_TESTS, "tests/core/test_tiers.py"],
+    "messages": [*_TYPES_TESTS, "tests/core/test_sampling_extras.py"],
+    "outcomes": ["tests/core/test_outcomes.py"],
+    "policy": [*_TYPES_TESTS, "tests/core/test_tiers.py"],
+    "responses": _TYPES_TESTS,
     "wire": [
         "tests/core/test_normalize.py",
         "tests/core/test_sse.py",
@@ -134,9 +145,16 @@ def _shard_pyproject(module: str) -> str:
         "source_paths": base["source_paths"],
         "only_mutate": [f"src/routeproof/core/{module}.py"],
         "pytest_add_cli_args_test_selection": tests,
-        "also_copy": base.get("also_copy", []),
-        # the exhaustive Kani-bound walks take minutes: every mutant they cover would rerun them
-        "pytest_add_cli_args": [*base.get("pytest_add_cli_args", []), "-m", "not exhaustive"],
+        "also_copy": [*base.get("also_copy", []), "tools"],
+        # the exhaustive Kani-bound walks take minutes: every mutant they cover would rerun them;
+        # tools.mutation_order runs each mutant's fastest tests first (-x stops at the first kill)
+        "pytest_add_cli_args": [
+            *base.get("pytest_add_cli_args", []),
+            "-m",
+            "not exhaustive",
+            "-p",
+            "tools.mutation_order",
+        ],
     }
     body = "\n".join(f"{key} = {json.dumps(value)}" for key, value in table.items())
     without = re.sub(r"(?ms)^\[tool\.mutmut\]\n.*?(?=^\[|\Z)", "", text)
@@ -150,6 +168,9 @@ def _prepare(module: str) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("src", "tests", "config"):
         shutil.copytree(ROOT / name, work / name, ignore=ignore)
+    (work / "tools").mkdir()
+    for name in ("__init__.py", "mutation_order.py"):
+        shutil.copy2(ROOT / "tools" / name, work / "tools" / name)
     (work / "pyproject.toml").write_text(_shard_pyproject(module), encoding="utf-8")
     return work
 
