@@ -19,6 +19,7 @@ exit code is 1 when any shard fails, considers no mutant, or is below the floor.
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import json
 import os
@@ -46,7 +47,6 @@ _TRANSLATE_TESTS = [
 ]
 SHARD_TESTS: dict[str, list[str]] = {
     "admission": ["tests/core/test_admission_rule.py", "tests/core/test_mut_admission.py"],
-    "attempt_health": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py", "tests/core/test_health.py"],
     "backoff": ["tests/core/test_backoff.py", "tests/core/test_backoff_tiers_edges.py"],
     "boundary": ["tests/boundary/test_attempt_boundary.py", "tests/core/test_mut_boundary.py"],
     "call_plan": [
@@ -60,14 +60,17 @@ SHARD_TESTS: dict[str, list[str]] = {
     "errors": ["tests/core/test_mut_errors.py", "tests/router/test_last_error.py"],
     "health": ["tests/core/test_health.py", "tests/core/test_health_edges.py", "tests/core/test_kernel.py"],
     "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py", "tests/core/test_mut_kernel.py"],
-    "kernel_events": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py"],
     "latency": ["tests/core/test_latency.py", "tests/core/test_mut_latency.py"],
     "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py", "tests/core/test_mut_ledger.py"],
     "ledger_lemmas": ["tests/core/test_ledger_lemmas.py"],
     "ledger_state": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py", "tests/core/test_mut_ledger.py"],
     "normalize": ["tests/core/test_normalize.py", "tests/core/test_mut_normalize.py"],
     "pricing": ["tests/core/test_ledger_pricing.py", "tests/core/test_mut_pricing.py"],
-    "retry_after": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py"],
+    "retry_after": [
+        "tests/core/test_classify.py",
+        "tests/core/test_classify_edges.py",
+        "tests/core/test_mut_retry_after.py",
+    ],
     "routing": [
         "tests/core/test_routing.py",
         "tests/structure/test_core_purity.py",
@@ -83,7 +86,6 @@ SHARD_TESTS: dict[str, list[str]] = {
     "translate_emit": _TRANSLATE_TESTS,
     "translate_parse": _TRANSLATE_TESTS,
     "translate_response": [*_TRANSLATE_TESTS, "tests/core/test_mut_translate_response.py"],
-    "types": _TYPES_TESTS,
     "frozen": _TYPES_TESTS,
     "identity": [*_TYPES_TESTS, "tests/core/test_tiers.py"],
     "messages": [*_TYPES_TESTS, "tests/core/test_sampling_extras.py"],
@@ -126,14 +128,30 @@ class ShardResult:
         return 100 * self.caught / self.considered if self.considered else 0.0
 
 
+_PLAIN_DECORATORS = {"staticmethod", "classmethod"}
+
+
+def _mutable(path: Path) -> bool:
+    """Whether mutmut 3.8 finds a function to mutate in ``path``: it mutates only function bodies, and
+    skips every function with a decorator other than a lone ``@staticmethod``/``@classmethod``."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names = [d.id if isinstance(d, ast.Name) else "" for d in node.decorator_list]
+            if not node.decorator_list or (len(names) == 1 and names[0] in _PLAIN_DECORATORS):
+                return True
+    return False
+
+
+def core_modules() -> list[str]:
+    """Every module of ``core/``."""
+    return sorted(p.stem for p in CORE.glob("*.py") if p.stem != "__init__")
+
+
 def modules() -> list[str]:
-    """Every core module that has code to mutate: mutmut mutates function bodies only, so a module of
-    constants alone (``constants.py``) has no mutant and no score."""
-    return sorted(
-        p.stem
-        for p in CORE.glob("*.py")
-        if p.stem != "__init__" and re.search(r"^\s*def ", p.read_text(encoding="utf-8"), re.M)
-    )
+    """Every core module that has code to mutate. A module of constants, tables and re-exports
+    (``constants``, ``types``), or whose only functions carry icontract decorators (their logic is
+    the table they read, e.g. ``attempt_health``), has no mutant and no score: listed apart."""
+    return [m for m in core_modules() if _mutable(CORE / f"{m}.py")]
 
 
 def _shard_pyproject(module: str) -> str:
@@ -192,8 +210,9 @@ def run_shard(module: str, max_children: int) -> ShardResult:
             stderr=subprocess.STDOUT,
             check=False,
         )
+    seconds = time.monotonic() - start
+    (work / "seconds.txt").write_text(f"{seconds:.1f}\n", encoding="utf-8")
     result = read_shard(module)
-    result.seconds = time.monotonic() - start
     result.run_failed = proc.returncode != 0
     return result
 
@@ -211,6 +230,8 @@ def read_shard(module: str) -> ShardResult:
     result = ShardResult(module)
     if not (work / "mutants").exists():
         return result
+    if (work / "seconds.txt").exists():  # the wall time of the shard's last run
+        result.seconds = float((work / "seconds.txt").read_text(encoding="utf-8"))
     out = subprocess.run(
         [_mutmut(), "results", "--all", "true"], cwd=work, capture_output=True, text=True, check=True
     ).stdout
@@ -241,13 +262,19 @@ def report(results: list[ShardResult], floor: float) -> int:
             f"{r.module:<20} {r.score:6.1f}% {r.caught:7d} {r.considered:7d} {len(r.equivalent):6d} {seconds:>8}  "
             f"{dict(sorted(r.counts.items()))}{'  FAIL' if bad else ''}"
         )
+    without = sorted(set(core_modules()) - set(modules()))
+    print(f"no function mutmut mutates (tables, re-exports, contract-decorated only): {', '.join(without)}")
     for r in results:
         for name in r.equivalent:
             print(f"  equivalent (reviewed): {name}: {equivalents[name]}")
         for name in r.survivors:
             print(f"  survived: {name}")
     total = sum((r.seconds or 0.0) for r in results)
-    print(f"floor {floor:.0f} % per module; run time {total:.0f} s over {len(results)} shard(s)")
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"floor {floor:.0f} % per module; run time {total:.0f} s ({total / 60:.1f} min) over {len(results)} "
+        f"shard(s); load average now {load} (1/5/15 min)"
+    )
     return 1 if failed else 0
 
 
