@@ -62,7 +62,7 @@ SHARD_TESTS: dict[str, list[str]] = {
     "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py", "tests/core/test_mut_kernel.py"],
     "latency": ["tests/core/test_latency.py", "tests/core/test_mut_latency.py"],
     "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py", "tests/core/test_mut_ledger.py"],
-    "ledger_lemmas": ["tests/core/test_ledger_lemmas.py"],
+    "ledger_lemmas": ["tests/core/test_ledger_lemmas.py", "tests/core/test_mut_ledger_lemmas.py"],
     "ledger_state": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py", "tests/core/test_mut_ledger.py"],
     "normalize": ["tests/core/test_normalize.py", "tests/core/test_mut_normalize.py"],
     "pricing": ["tests/core/test_ledger_pricing.py", "tests/core/test_mut_pricing.py"],
@@ -108,7 +108,7 @@ class ShardResult:
     module: str
     counts: collections.Counter[str] = field(default_factory=collections.Counter)
     survivors: list[str] = field(default_factory=list)
-    equivalent: list[str] = field(default_factory=list)
+    equivalent: list[tuple[str, str]] = field(default_factory=list)  # (survivor, its reviewed entry)
     seconds: float | None = None
     run_failed: bool = False
 
@@ -217,11 +217,50 @@ def run_shard(module: str, max_children: int) -> ShardResult:
     return result
 
 
-def _equivalents() -> dict[str, str]:
+@dataclass(frozen=True, slots=True)
+class Equivalent:
+    """One reviewed equivalent mutant: why no input tells it apart, and its mutated line."""
+
+    why: str
+    mutated: str | None  # the stripped '+' line of ``mutmut show``; None: matched by name alone
+
+
+def _equivalents() -> dict[str, Equivalent]:
     if not EQUIVALENTS.exists():
         return {}
     table = tomllib.loads(EQUIVALENTS.read_text(encoding="utf-8"))
-    return {name: str(entry["why"]) for name, entry in table.get("equivalent", {}).items()}
+    return {
+        name: Equivalent(str(entry["why"]), entry.get("mutated")) for name, entry in table.get("equivalent", {}).items()
+    }
+
+
+def _function(mutant: str) -> str:
+    return mutant.rsplit("__mutmut_", 1)[0]
+
+
+def _mutated_line(work: Path, mutant: str) -> str:
+    """The mutated line of ``mutant`` (its diff's '+' line, stripped)."""
+    diff = subprocess.run(
+        [_mutmut(), "show", mutant], cwd=work, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    added = [line[1:].strip() for line in diff if line.startswith("+") and not line.startswith("+++")]
+    return " | ".join(added)
+
+
+def _equivalent_for(work: Path, mutant: str, equivalents: dict[str, Equivalent]) -> str | None:
+    """The reviewed entry this survivor is, or None. An entry that records its mutated line matches a
+    survivor of the same function with that line, whatever mutmut numbered it (numbers shift when the
+    function changes); and a numbered entry whose line no longer matches does not count."""
+    same_function = {name: e for name, e in equivalents.items() if _function(name) == _function(mutant)}
+    if not same_function:
+        return None
+    if any(e.mutated is not None for e in same_function.values()):
+        line = _mutated_line(work, mutant)
+        for name, entry in same_function.items():
+            if entry.mutated is not None and entry.mutated == line:
+                return name
+    named = same_function.get(mutant)
+    return mutant if named is not None and named.mutated is None else None
 
 
 def read_shard(module: str) -> ShardResult:
@@ -242,8 +281,9 @@ def read_shard(module: str) -> ShardResult:
         name, status = (part.strip() for part in line.rsplit(": ", 1))
         result.counts[status] += 1
         if status == "survived":
-            if name in equivalents:
-                result.equivalent.append(name)
+            entry = _equivalent_for(work, name, equivalents)
+            if entry is not None:
+                result.equivalent.append((name, entry))
             else:
                 result.survivors.append(name)
     return result
@@ -265,8 +305,8 @@ def report(results: list[ShardResult], floor: float) -> int:
     without = sorted(set(core_modules()) - set(modules()))
     print(f"no function mutmut mutates (tables, re-exports, contract-decorated only): {', '.join(without)}")
     for r in results:
-        for name in r.equivalent:
-            print(f"  equivalent (reviewed): {name}: {equivalents[name]}")
+        for name, entry in r.equivalent:
+            print(f"  equivalent (reviewed): {name}: {equivalents[entry].why}")
         for name in r.survivors:
             print(f"  survived: {name}")
     total = sum((r.seconds or 0.0) for r in results)
