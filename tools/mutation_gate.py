@@ -34,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "src" / "routeproof" / "core"
-SHARDS_DIR = ROOT / "mutants-shards"
+SHARDS_DIR = Path(os.environ.get("MUTATION_SHARDS_DIR", ROOT / "mutants-shards"))
 EQUIVALENTS = Path(__file__).resolve().with_name("mutation_equivalents.toml")
 CAUGHT = {"killed", "timeout", "caught by type check"}
 IGNORED = {"skipped"}
