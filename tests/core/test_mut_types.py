@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import pickle
 import re
 from collections.abc import Mapping
@@ -70,6 +71,21 @@ def test_as_enum_refusal_lists_the_allowed_spellings() -> None:
         as_enum(PrivacyTier, "secret", "T.tier")
     with _exactly(ValueError, "M.role must be a Role or one of ['assistant', 'user'], got 1"):
         as_enum(Role, 1, "M.role")
+
+
+class _Colour(enum.Enum):
+    """A str-valued enum whose values are not its lowercased names."""
+
+    RED = "rouge"
+    GREEN = "vert"
+
+
+def test_as_enum_lists_a_str_enums_values_not_its_names() -> None:
+    """For a str-valued enum the refusal lists the values (what a caller may pass), sorted."""
+    assert as_enum(_Colour, "rouge", "w") is _Colour.RED
+    assert as_enum(_Colour, "green", "w") is _Colour.GREEN
+    with _exactly(ValueError, "C.colour must be a _Colour or one of ['rouge', 'vert'], got 'blue'"):
+        as_enum(_Colour, "blue", "C.colour")
 
 
 def test_as_tuple_refuses_strings_and_wrong_items_and_copies_lists() -> None:
