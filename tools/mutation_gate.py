@@ -54,7 +54,12 @@ SHARD_TESTS: dict[str, list[str]] = {
     "capabilities": ["tests/core/test_capabilities.py", "tests/core/test_mut_capabilities.py"],
     "classify": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py"],
     "errors": ["tests/core/test_mut_errors.py", "tests/router/test_last_error.py"],
-    "health": ["tests/core/test_health.py", "tests/core/test_health_edges.py", "tests/core/test_kernel.py"],
+    "health": [
+        "tests/core/test_health.py",
+        "tests/core/test_health_edges.py",
+        "tests/core/test_kernel.py",
+        "tests/core/test_mut_health.py",
+    ],
     "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py", "tests/core/test_mut_kernel.py"],
     "latency": ["tests/core/test_latency.py", "tests/core/test_mut_latency.py"],
     "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py", "tests/core/test_mut_ledger.py"],
