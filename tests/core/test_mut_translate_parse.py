@@ -219,6 +219,10 @@ def _tool_reply(**fields: object) -> dict[str, object]:
 
 
 _OPENAI_REFUSALS: list[tuple[object, str]] = [
+    (_openai(messages=[{"role": "system", "content": 5}, _USER]), "messages[0].content must be an array, got int"),
+    (_openai(messages=[_USER, {"role": "assistant", "content": 5}]), "messages[1].content must be an array, got int"),
+    (_tool_reply(content=5), "messages[2].content must be an array, got int"),
+    (_openai(tools=[1]), "tools[0] must be an object, got int"),
     ([], "openai request must be an object, got list"),
     (_openai(n=2), "openai request.n has no equivalent in the other format"),
     (_openai(messages={}), "messages must be an array, got dict"),
