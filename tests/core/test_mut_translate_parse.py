@@ -96,6 +96,7 @@ _ANTHROPIC_REFUSALS: list[tuple[object, str]] = [
         "system[0] must be a text block",
     ),
     (_anthropic(system=5), "system must be a string, got int"),
+    (_anthropic(system=[1]), "system[0] must be an object, got int"),
     (_anthropic(tools={}), "tools must be an array, got dict"),
     (_anthropic(tools=[1]), "tools[0] must be an object, got int"),
     (
