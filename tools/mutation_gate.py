@@ -11,7 +11,15 @@ one after another; mutmut's own ``--max-children`` is the parallelism inside a s
 
 The score of a module is caught / (considered - reviewed equivalents), read from
 ``mutmut results --all true`` (never from the stats JSON: VERIFICATION.md §4). Mutants reviewed as
-equivalent are listed with why in ``tools/mutation_equivalents.toml`` and shown in the output.
+equivalent are listed with why in ``tools/mutation_equivalents.toml`` and shown in the output; an
+entry with ``mutated`` (the mutant's '+' line) matches a survivor of its function by that line, since
+mutmut renumbers a function's mutants whenever the function changes.
+
+Speed (the gate must fit in an hour on 2 cores): each shard selects only its module's tests
+(``SHARD_TESTS``; a pattern is expanded when the shard starts), ``tools/mutation_order.py`` runs each
+mutant's tests fastest first so ``-x`` stops a killed mutant early, and the tox env sets the
+``mutation`` Hypothesis profile (fewer examples, derandomized, no shrinking, no database). Modules
+with no function mutmut mutates (tables, re-exports, contract-decorated functions only) are listed.
 A module passes when its score is at least ``MUTATION_MIN_SCORE`` (default 0: report only); the
 exit code is 1 when any shard fails, considers no mutant, or is below the floor.
 """
