@@ -445,6 +445,11 @@ def test_tenant_policy_normalises_and_refuses_exactly() -> None:
     assert isinstance(policy.primary["fast"], tuple)
     assert isinstance(policy.fallback_chain, tuple)
     assert TenantPolicy().tenant_id == "default"
+    with _exactly(
+        ValueError,
+        "TenantPolicy.privacy_tier must be a PrivacyTier or one of ['private', 'sovereign', 'standard'], got 'open'",
+    ):
+        TenantPolicy(privacy_tier="open")  # type: ignore[arg-type]
     with _exactly(TypeError, "TenantPolicy.tenant_id must be a str, got 1 (int)"):
         TenantPolicy(tenant_id=1)  # type: ignore[arg-type]
     with _exactly(TypeError, "TenantPolicy.primary must be a mapping alias -> (provider, model), got ()"):
