@@ -82,7 +82,6 @@ SHARD_TESTS: dict[str, list[str]] = {
     ],
     "routing": [
         "tests/core/test_routing.py",
-        "tests/structure/test_core_purity.py",
         "tests/core/test_tiers.py",
         "tests/core/test_mut_routing.py",
     ],
