@@ -1,4 +1,4 @@
-"""Routing details: a skip's public record and resolve's refusal of a non-string alias."""
+"""Routing details: skip records, resolve's refusals, the SKIP policy, the order predicate, the kernel plan."""
 
 from __future__ import annotations
 
@@ -7,8 +7,17 @@ from typing import Any
 import pytest
 
 from routeproof.core.health import HealthConfig, new_health, record_failure
-from routeproof.core.routing import ChainPlan, CoolingPolicy, Skipped, SkipReason, _healthy_first_in_order, resolve
-from routeproof.core.types import ChainEntry, ProviderKind, SkipRecord
+from routeproof.core.kernel import BackoffPolicy
+from routeproof.core.routing import (
+    ChainPlan,
+    CoolingPolicy,
+    Skipped,
+    SkipReason,
+    _healthy_first_in_order,
+    call_plan,
+    resolve,
+)
+from routeproof.core.types import ChainEntry, ProviderKind, SkipRecord, TenantPolicy
 from tests.core.test_routing import entries, plan
 
 
@@ -59,3 +68,21 @@ def test_healthy_first_in_order_needs_each_group_in_chain_order_and_healthy_firs
     assert _healthy_first_in_order(chain, ChainPlan(chain=(a, b), demoted=(b,)))
     assert not _healthy_first_in_order(chain, ChainPlan(chain=(b, a)))
     assert not _healthy_first_in_order(chain, ChainPlan(chain=(b, a), demoted=(b,)))
+
+
+def test_call_plan_carries_the_timeouts_and_attempt_limit_it_is_given() -> None:
+    """The kernel's plan keeps the per-provider timeouts and the per-provider attempt limit passed in."""
+    (a,) = entries(ProviderKind.ANTHROPIC)
+    result = call_plan(
+        ChainPlan(chain=(a,)),
+        TenantPolicy(),
+        started_at_ms=0,
+        deadline_at_ms=30_000,
+        backoff=BackoffPolicy(),
+        attempt_timeout_ms=1_000,
+        provider_timeouts_ms={ProviderKind.ANTHROPIC: 500},
+        max_attempts_per_provider=2,
+    )
+    assert result.provider_timeouts_ms == ((ProviderKind.ANTHROPIC, 500),)
+    assert result.max_attempts_per_provider == 2
+    assert result.timeout_for(ProviderKind.ANTHROPIC) == 500
