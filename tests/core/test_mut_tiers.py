@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from routeproof.core.identity import ProviderId
 from routeproof.core.tiers import _STANDARD_KINDS, _kind_allowed, _tier_of
 from routeproof.core.types import ChainEntry, PrivacyTier, ProviderKind, ProviderName
 
@@ -17,4 +18,5 @@ def test_an_unbound_name_is_allowed_only_where_every_kind_is() -> None:
 def test_an_unbound_name_is_at_the_standard_tier_unless_configured() -> None:
     """An unbound name with no configured endpoint tier is Standard; a configured tier wins."""
     assert _tier_of(_UNBOUND, {}) is PrivacyTier.STANDARD
-    assert _tier_of(_UNBOUND, {ProviderName("vllm-a"): PrivacyTier.PRIVATE}) is PrivacyTier.PRIVATE
+    configured: dict[ProviderId, PrivacyTier] = {ProviderName("vllm-a"): PrivacyTier.PRIVATE}
+    assert _tier_of(_UNBOUND, configured) is PrivacyTier.PRIVATE
