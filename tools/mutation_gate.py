@@ -116,7 +116,7 @@ class ShardResult:
     module: str
     counts: collections.Counter[str] = field(default_factory=collections.Counter)
     survivors: list[str] = field(default_factory=list)
-    equivalent: list[tuple[str, str]] = field(default_factory=list)  # (survivor, its reviewed entry)
+    equivalent: list[tuple[str, str]] = field(default_factory=list)  # (survivor, why it is equivalent)
     seconds: float | None = None
     run_failed: bool = False
 
@@ -291,8 +291,8 @@ def read_shard(module: str) -> ShardResult:
         result.counts[status] += 1
         if status == "survived":
             entry = _equivalent_for(work, name, equivalents)
-            if entry is not None:
-                result.equivalent.append((name, entry))
+            if entry is not None:  # the reason is kept now: the table may change while later shards run
+                result.equivalent.append((name, equivalents[entry].why))
             else:
                 result.survivors.append(name)
     return result
@@ -301,7 +301,6 @@ def read_shard(module: str) -> ShardResult:
 def report(results: list[ShardResult], floor: float) -> int:
     """Print one line per module and the survivors; 1 if any module fails the floor."""
     failed = False
-    equivalents = _equivalents()
     print(f"{'module':<20} {'score':>7} {'caught':>7} {'consid.':>7} {'equiv.':>6} {'time':>8}  statuses")
     for r in results:
         bad = r.run_failed or r.considered == 0 or r.score < floor
@@ -314,8 +313,8 @@ def report(results: list[ShardResult], floor: float) -> int:
     without = sorted(set(core_modules()) - set(modules()))
     print(f"no function mutmut mutates (tables, re-exports, contract-decorated only): {', '.join(without)}")
     for r in results:
-        for name, entry in r.equivalent:
-            print(f"  equivalent (reviewed): {name}: {equivalents[entry].why}")
+        for name, why in r.equivalent:
+            print(f"  equivalent (reviewed): {name}: {why}")
         for name in r.survivors:
             print(f"  survived: {name}")
     total = sum((r.seconds or 0.0) for r in results)
