@@ -8,14 +8,23 @@ import warnings
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 
 def load_hypothesis_profiles() -> None:
     """Register the dev/ci/mutation/falsify profiles and load the one HYPOTHESIS_PROFILE names."""
     settings.register_profile("dev", max_examples=100)
     settings.register_profile("ci", max_examples=200, deadline=None, print_blob=True)
-    settings.register_profile("mutation", max_examples=50, derandomize=True, database=None, deadline=None)
+    # mutation shards (tools/mutation_gate.py): a killed mutant needs no shrunk example, only a failure
+    settings.register_profile(
+        "mutation",
+        max_examples=25,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=(Phase.explicit, Phase.generate),
+        suppress_health_check=[HealthCheck.too_slow],
+    )
     settings.register_profile(
         "falsify", max_examples=2_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
     )

@@ -114,3 +114,14 @@ def test_an_ill_formed_unfinished_state_is_not_pending_as_issued() -> None:
     """A state that breaks the kernel's invariant (more calls issued than the cap) is never as issued."""
     state = _issued()
     assert not pending_as_issued(replace(state, calls_issued=state.plan.attempts_cap + 1))
+
+
+def test_a_call_waiting_in_a_backoff_sleep_is_not_pending_as_issued() -> None:
+    """An unfinished, well-formed call whose pending action is a Sleep has no attempt to readmit."""
+    state, _ = kernel.start(plan(chain(A, B)), 0)
+    busy = AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503)
+    sleeping, action = kernel.step(state, AttemptFailed(now_ms=10, failure=busy, draw=0.0))
+    assert isinstance(action, kernel.Sleep)
+    assert not sleeping.done
+    assert kernel.well_formed(sleeping)
+    assert not pending_as_issued(sleeping)

@@ -147,3 +147,11 @@ def test_an_empty_document_is_an_empty_table() -> None:
 def test_models_that_is_not_an_array_is_rejected() -> None:
     """models = 5 is a ConfigError showing the value."""
     _fails("models = 5", "model capabilities: models must be an array of tables, got 5")
+
+
+def test_fit_drops_a_top_p_set_on_the_request_itself() -> None:
+    """A model without top_p drops the request's own top_p (not only the wire extras') and names it once."""
+    fitted = fit_request(ChatRequest(messages=(Message.user("hi"),), top_p=0.5), ModelCapabilities(top_p=False))
+    assert fitted.request.top_p is None
+    assert fitted.extras.top_p is None
+    assert fitted.dropped == ("top_p",)

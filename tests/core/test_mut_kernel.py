@@ -341,3 +341,9 @@ def test_a_failover_onto_a_full_attempts_cap_ends_the_call() -> None:
     assert action.kind is CallFailureKind.ATTEMPTS_CAP
     assert action.records == state.records
     assert len(state.records) == 1
+
+
+def test_well_formed_bounds_the_position_of_a_done_empty_chain_at_zero() -> None:
+    """A finished call over an empty chain is well formed only at position 0 (not 1)."""
+    assert kernel.well_formed(KernelState(plan=plan(()), position=0, done=True))
+    assert not kernel.well_formed(KernelState(plan=plan(()), position=1, done=True))

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from routeproof.core.latency import LatencyConfig, LatencyState, judged, p99_ms, well_formed
+from routeproof.core.latency import (
+    LatencyConfig,
+    LatencyState,
+    _is_suffix,
+    _ordered_non_negative,
+    judged,
+    p99_ms,
+    well_formed,
+)
 from routeproof.core.types import ProviderKind
 
 A, B = ProviderKind.ANTHROPIC, ProviderKind.OPENAI
@@ -71,3 +79,19 @@ def test_p99_of_101_samples_is_the_101st_rank_of_0_99() -> None:
     config = LatencyConfig(min_samples=1)
     state = _state(*((i, i + 1) for i in range(101)), config=config)
     assert p99_ms(state, A, 101) == 100
+
+
+def test_ordered_non_negative_holds_for_no_samples_and_checks_each_part() -> None:
+    """No samples are in order; times out of order, a negative first time or a negative latency are not."""
+    assert _ordered_non_negative(())
+    assert _ordered_non_negative(((0, 0), (5, 3)))
+    assert not _ordered_non_negative(((5, 1), (4, 1)))
+    assert not _ordered_non_negative(((-1, 1), (4, 1)))
+    assert not _ordered_non_negative(((1, 1), (4, -1)))
+
+
+def test_is_suffix_compares_the_kept_tail() -> None:
+    """Nothing kept is a suffix of anything; kept samples must be the previous window's tail."""
+    assert _is_suffix((), ((1, 1),))
+    assert _is_suffix(((2, 2),), ((1, 1), (2, 2))) is True
+    assert _is_suffix(((1, 1),), ((1, 1), (2, 2))) is False

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from routeproof.core.normalize import normalize_anthropic, normalize_bedrock_converse, normalize_openai
+from routeproof.core.normalize import FieldReader, normalize_anthropic, normalize_bedrock_converse, normalize_openai
 from routeproof.core.types import (
     CacheState,
     CacheStatus,
@@ -352,3 +352,20 @@ def test_bad_tool_arguments_are_quoted_up_to_80_characters() -> None:
     body = _set(OPENAI, (*_T, "function", "arguments"), text)
     reason = _reason(lambda: normalize_openai(body), ProviderKind.OPENAI)
     assert reason == f"{_ARGS} is not the JSON text of an object: {text[:80]!r}"
+
+
+class _LyingList(list[int]):
+    """A list subclass whose len() lies (as CrossHair's email.header._Accumulator did)."""
+
+    def __len__(self) -> int:
+        return 0
+
+
+def test_reader_arr_keeps_a_list_and_copies_a_subclass() -> None:
+    """A plain list is returned as is (no copy); a list subclass is read item by item into a plain list."""
+    reader = FieldReader(ProviderKind.OPENAI)
+    items = [1, 2]
+    assert reader.arr(items, "w") is items
+    copied = reader.arr(_LyingList([3, 4]), "w")
+    assert type(copied) is list
+    assert copied == [3, 4]

@@ -1,4 +1,4 @@
-"""Routing details: a skip's public record and resolve's refusal of a non-string alias."""
+"""Routing details: skip records, resolve's refusals, the SKIP policy, the order predicate, the kernel plan."""
 
 from __future__ import annotations
 
@@ -6,8 +6,19 @@ from typing import Any
 
 import pytest
 
-from routeproof.core.routing import Skipped, SkipReason, resolve
-from routeproof.core.types import ChainEntry, ProviderKind, SkipRecord
+from routeproof.core.health import HealthConfig, new_health, record_failure
+from routeproof.core.kernel import BackoffPolicy
+from routeproof.core.routing import (
+    ChainPlan,
+    CoolingPolicy,
+    Skipped,
+    SkipReason,
+    _healthy_first_in_order,
+    call_plan,
+    resolve,
+)
+from routeproof.core.types import ChainEntry, ProviderKind, SkipRecord, TenantPolicy
+from tests.core.test_routing import entries, plan
 
 
 def test_a_skip_record_names_the_entry_and_the_reason() -> None:
@@ -24,3 +35,54 @@ def test_resolve_refuses_a_non_string_alias_showing_it() -> None:
     policy: Any = None
     with pytest.raises(TypeError, match=r"^resolve\(alias\): alias must be a str, got 5$"):
         resolve(5, policy)  # type: ignore[arg-type]
+
+
+def test_skip_policy_lists_cooling_and_slow_entries_in_chain_order_with_the_return_time() -> None:
+    """Under SKIP, cooling and slow entries are skipped with their reasons, all skips in chain order,
+    and the plan says when the cooling provider returns."""
+    a, b, oa, ol = ProviderKind.ANTHROPIC, ProviderKind.BEDROCK, ProviderKind.OPENAI, ProviderKind.OLLAMA
+    health = record_failure(new_health(HealthConfig(failure_threshold=1, cooldown_ms=1_000)), a, 0)
+    chain = entries(a, b, oa, ol)
+    result = plan(
+        chain,
+        configured=frozenset({a, oa, ol}),
+        health=health,
+        now_ms=10,
+        cooling_policy=CoolingPolicy.SKIP,
+        slow=frozenset({ol}),
+    )
+    assert result.chain == (chain[2],)
+    assert result.skipped == (
+        Skipped(entry=chain[0], reason=SkipReason.COOLING),
+        Skipped(entry=chain[1], reason=SkipReason.NOT_CONFIGURED),
+        Skipped(entry=chain[3], reason=SkipReason.LATENCY_SLA),
+    )
+    assert result.earliest_return_ms == 1_000
+
+
+def test_healthy_first_in_order_needs_each_group_in_chain_order_and_healthy_first() -> None:
+    """The plan's order predicate: healthy entries in chain order, then demoted ones, and nothing else."""
+    a, b = entries(ProviderKind.ANTHROPIC, ProviderKind.OPENAI)
+    chain = (a, b)
+    assert _healthy_first_in_order(chain, ChainPlan(chain=(a, b)))
+    assert _healthy_first_in_order(chain, ChainPlan(chain=(a, b), demoted=(b,)))
+    assert not _healthy_first_in_order(chain, ChainPlan(chain=(b, a)))
+    assert not _healthy_first_in_order(chain, ChainPlan(chain=(b, a), demoted=(b,)))
+
+
+def test_call_plan_carries_the_timeouts_and_attempt_limit_it_is_given() -> None:
+    """The kernel's plan keeps the per-provider timeouts and the per-provider attempt limit passed in."""
+    (a,) = entries(ProviderKind.ANTHROPIC)
+    result = call_plan(
+        ChainPlan(chain=(a,)),
+        TenantPolicy(),
+        started_at_ms=0,
+        deadline_at_ms=30_000,
+        backoff=BackoffPolicy(),
+        attempt_timeout_ms=1_000,
+        provider_timeouts_ms={ProviderKind.ANTHROPIC: 500},
+        max_attempts_per_provider=2,
+    )
+    assert result.provider_timeouts_ms == ((ProviderKind.ANTHROPIC, 500),)
+    assert result.max_attempts_per_provider == 2
+    assert result.timeout_for(ProviderKind.ANTHROPIC) == 500

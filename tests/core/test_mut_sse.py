@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol, fold_events
+from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol, _well_formed, fold_events
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -757,3 +757,14 @@ def test_a_bad_anthropic_usage_names_anthropic_at_message_stop() -> None:
             "usage.input_tokens must be a non-negative integer, got -1"
         )
     ]
+
+
+def test_well_formed_allows_one_terminal_event_only_at_the_end() -> None:
+    """The decoder's postcondition: no terminal event, or exactly one, as the last event."""
+    stop = MessageStop(stop_reason=FinishReason.STOP, usage=Usage())
+    assert _well_formed([])
+    assert _well_formed([TextDelta(text="a")])
+    assert _well_formed([TextDelta(text="a"), stop])
+    assert _well_formed([StreamError(message="x")])
+    assert not _well_formed([stop, TextDelta(text="a")])
+    assert not _well_formed([stop, StreamError(message="x")])

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from routeproof.core.translate_response import anthropic_response_to_openai, openai_response_to_anthropic
+from routeproof.core.wire import deterministic_tool_id
 from routeproof.errors import TranslationError
 
 ANTHROPIC: dict[str, Any] = {
@@ -224,3 +225,26 @@ def test_two_choices_are_refused() -> None:
     assert _reason(lambda: openai_response_to_anthropic(body)).endswith(
         "choices has 2 entries; Anthropic returns one message"
     )
+
+
+def _openai_call_response(tool_calls: object) -> dict[str, Any]:
+    message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+    return {
+        "id": "x",
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+    }
+
+
+def test_an_openai_call_without_an_id_gets_the_deterministic_id_of_message_zero() -> None:
+    """A response's call without an id is named deterministic_tool_id('openai', 0, its index)."""
+    calls = [{"type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    content = openai_response_to_anthropic(_openai_call_response(calls))["content"]
+    assert content == [{"type": "tool_use", "id": deterministic_tool_id("openai", 0, 0), "name": "f", "input": {}}]
+
+
+def test_a_malformed_openai_call_is_named_by_its_path() -> None:
+    """A tool call that is not an object is refused as choices[0].message.tool_calls[i]."""
+    with pytest.raises(TranslationError, match=r"^choices\[0\]\.message\.tool_calls\[0\] must be an object, got int$"):
+        openai_response_to_anthropic(_openai_call_response([1]))
