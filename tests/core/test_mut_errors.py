@@ -68,9 +68,11 @@ def test_all_providers_failed_appends_the_last_error() -> None:
 
 
 def test_auth_error_names_the_label_and_status() -> None:
-    """AuthError's text names the provider's metric label (never an instance name) and the status."""
+    """AuthError's text names the instance with its kind (a kind-named one by its kind alone) and the status."""
     error = AuthError(ProviderName("vllm-a", ProviderKind.VLLM), 401, attempts=_RECORDS)
-    assert str(error) == "vllm rejected the credentials (HTTP 401)"
+    assert str(error) == "vllm-a (vllm) rejected the credentials (HTTP 401)"
+    assert str(AuthError(ProviderKind.VLLM, 403)) == "vllm rejected the credentials (HTTP 403)"
+    assert str(AuthError(ProviderName("x", None), 401)) == "x rejected the credentials (HTTP 401)"
     assert error.provider == "vllm-a"
     assert error.status == 401
     assert error.attempts == _RECORDS
