@@ -13,8 +13,10 @@ over many seeds with a sequential test (:mod:`falsification.sequential`), not on
 from __future__ import annotations
 
 import os
+import random
+from dataclasses import dataclass
 
-__all__ = ["ENV", "base", "seed_range"]
+__all__ = ["ENV", "SubSeeds", "base", "seed_range"]
 
 ENV = "ROUTEPROOF_FALSIFY_SEED"
 
@@ -28,6 +30,25 @@ def base(default: int, *, env: str | None = None) -> int:
             except ValueError:
                 raise ValueError(f"{name} must be an integer seed, got {value!r}") from None
     return default
+
+
+@dataclass(frozen=True, slots=True)
+class SubSeeds:
+    """Everything random in one run of a row's arms, derived from one pre-registered seed."""
+
+    arrival: int
+    provider: int
+    jitter: int
+
+    @classmethod
+    def of(cls, row: str, seed: int, *, order: tuple[str, str, str]) -> SubSeeds:
+        """Independent sub-seeds of ``seed`` for ``row``, drawn in ``order`` (a row's draw order is part of
+        its pre-registration: ``random`` hashes the string seed ``row/seed`` with SHA-512)."""
+        if sorted(order) != ["arrival", "jitter", "provider"]:
+            raise ValueError(f"order must name arrival, provider and jitter once each, got {order!r}")
+        rng = random.Random(f"{row}/{seed}")
+        drawn = {name: rng.randrange(2**32) for name in order}
+        return cls(arrival=drawn["arrival"], provider=drawn["provider"], jitter=drawn["jitter"])
 
 
 def seed_range(seeds: list[int] | range) -> str:

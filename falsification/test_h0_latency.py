@@ -112,7 +112,7 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.rig import SHAPES, mock_providers, percentile, policy, request, resolved_for, wall
-from falsification.seeds import base, seed_range
+from falsification.seeds import SubSeeds, base, seed_range
 from falsification.sequential import SignTest, distribution
 from falsification.sim import EpisodeSchedule, FailureMix, SimProvider
 from routeproof.core.types import ProviderKind, TenantPolicy
@@ -145,19 +145,9 @@ ARRIVAL_SEED = 5  # the i.i.d. diagnostic and the real-socket anchor
 JITTER_SEED = 17
 
 
-@dataclass(frozen=True, slots=True)
-class Seeds:
-    """Everything random in one run of both arms, derived from one pre-registered seed."""
-
-    provider: int
-    arrival: int
-    jitter: int
-
-    @classmethod
-    def of(cls, seed: int) -> Seeds:
-        """Independent sub-seeds of ``seed`` (a string seed is hashed with SHA-512 by ``random``)."""
-        rng = random.Random(f"h0-latency/{seed}")
-        return cls(provider=rng.randrange(2**32), arrival=rng.randrange(2**32), jitter=rng.randrange(2**32))
+def _seeds(seed: int) -> SubSeeds:
+    """This row's sub-seeds of ``seed``, drawn in the order pre-registered with the row."""
+    return SubSeeds.of("h0-latency", seed, order=("provider", "arrival", "jitter"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,14 +232,16 @@ async def _open_loop(router: Router, tenant: TenantPolicy, calls: int, rate: flo
     return outcomes
 
 
-def _schedules(seeds: Seeds) -> list[EpisodeSchedule]:
+def _schedules(seeds: SubSeeds) -> list[EpisodeSchedule]:
     return [
         EpisodeSchedule(seed=seeds.provider * 100 + n, degraded_fraction=FAILURE_RATE, mean_degraded_s=MEAN_EPISODE_S)
         for n in range(3)
     ]
 
 
-async def _run_arm(name: str, tenant: TenantPolicy, calls: int, seeds: Seeds, *, episodes: bool) -> tuple[Arm, float]:
+async def _run_arm(
+    name: str, tenant: TenantPolicy, calls: int, seeds: SubSeeds, *, episodes: bool
+) -> tuple[Arm, float]:
     """One arm on a fresh router and fresh providers; also the realised degraded share of A."""
     origin = asyncio.get_running_loop().time()
     schedules = _schedules(seeds) if episodes else [None, None, None]
@@ -265,7 +257,7 @@ async def _run_arm(name: str, tenant: TenantPolicy, calls: int, seeds: Seeds, *,
     return Arm(name, outcomes), share
 
 
-async def _compare(calls: int, seeds: Seeds, *, episodes: bool) -> tuple[Arm, Arm, float]:
+async def _compare(calls: int, seeds: SubSeeds, *, episodes: bool) -> tuple[Arm, Arm, float]:
     single, share = await _run_arm("single", policy(A), calls, seeds, episodes=episodes)
     cascade, _ = await _run_arm("cascade", policy(A, [B, C]), calls, seeds, episodes=episodes)
     return single, cascade, share
@@ -281,7 +273,7 @@ async def test_h0_latency_cascade_vs_single_provider() -> None:
     seeds_used: list[int] = []
     with wall(f"H0-LATENCY primary (episodes, virtual time, {N_EPISODES} calls/arm/seed, up to {MAX_SEEDS} seeds)"):
         for seed in range(BASE_SEED, BASE_SEED + MAX_SEEDS):
-            single, cascade, share_a = await _compare(N_EPISODES, Seeds.of(seed), episodes=True)
+            single, cascade, share_a = await _compare(N_EPISODES, _seeds(seed), episodes=True)
             test.update(_improvement(single, cascade))
             seeds_used.append(seed)
             pooled_single.extend(single.outcomes)
@@ -294,7 +286,7 @@ async def test_h0_latency_cascade_vs_single_provider() -> None:
             if test.decided:
                 break
     with wall(f"H0-LATENCY diagnostic (i.i.d., virtual time, {N_IID} calls/arm)"):
-        iid_single, iid_cascade, _ = await _compare(N_IID, Seeds.of(BASE_SEED), episodes=False)
+        iid_single, iid_cascade, _ = await _compare(N_IID, _seeds(BASE_SEED), episodes=False)
     pooled = _improvement(Arm("single", pooled_single), Arm("cascade", pooled_cascade))
     iid_gain = _improvement(iid_single, iid_cascade)
     method = (

@@ -43,7 +43,7 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.rig import percentile, policy, request, resolved_for, wall
-from falsification.seeds import base, seed_range
+from falsification.seeds import SubSeeds, base, seed_range
 from falsification.sequential import SignTest
 from falsification.sim import SimProvider
 from routeproof.core.latency import LatencyConfig
@@ -67,19 +67,9 @@ SEEDS = range(BASE_SEED, BASE_SEED + MAX_SEEDS)  # pre-registered 2026-11-30
 ALPHA = 0.05
 
 
-@dataclass(frozen=True, slots=True)
-class Seeds:
-    """Everything random in one run of both arms, derived from one pre-registered seed."""
-
-    arrival: int
-    provider: int
-    jitter: int
-
-    @classmethod
-    def of(cls, seed: int) -> Seeds:
-        """Independent sub-seeds of ``seed`` (a string seed is hashed with SHA-512 by ``random``)."""
-        rng = random.Random(f"latency-sla/{seed}")
-        return cls(arrival=rng.randrange(2**32), provider=rng.randrange(2**32), jitter=rng.randrange(2**32))
+def _seeds(seed: int) -> SubSeeds:
+    """This row's sub-seeds of ``seed``, drawn in the order pre-registered with the row."""
+    return SubSeeds.of("latency-sla", seed, order=("arrival", "provider", "jitter"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +93,7 @@ async def _drift(provider: SimProvider, origin: float) -> None:
     provider.latency_s = NORMAL_S
 
 
-async def _arm(sla_ms: int, tenant: TenantPolicy, seeds: Seeds) -> list[Call]:
+async def _arm(sla_ms: int, tenant: TenantPolicy, seeds: SubSeeds) -> list[Call]:
     loop = asyncio.get_running_loop()
     origin = loop.time()
     a = SimProvider(A, seed=seeds.provider, failure_rate=0.0, latency_s=NORMAL_S)
@@ -162,7 +152,7 @@ class SeedResult:
 
 
 async def _one_seed(seed: int, tenant: TenantPolicy) -> SeedResult:
-    seeds = Seeds.of(seed)
+    seeds = _seeds(seed)
     trigger = await _arm(SLA_MS, tenant, seeds)
     control = await _arm(30_000, tenant, seeds)
     p99 = {
