@@ -28,23 +28,26 @@ async def _hang(request: httpx.Request) -> httpx.Response:
     raise AssertionError("unreachable")
 
 
-async def router_lateness(calls: int, deadline_in_s: float = 1.0) -> list[float]:
-    """Seconds past the shared deadline at which each call's DeadlineExceeded was caught."""
+async def router_lateness(calls: int, deadline_in_s: float = 1.0, gap_s: float = 0.0) -> list[float]:
+    """Seconds past its deadline at which each call's DeadlineExceeded was caught, in the order caught.
+
+    The calls start together; call i's deadline is ``deadline_in_s + i * gap_s`` from now (0: one
+    shared deadline)."""
     client = httpx.AsyncClient(transport=httpx.MockTransport(_hang))
     router = Router([OpenAIProvider(api_key="sk-bench", client=client)])
     resolved = resolve("a", TENANT)
     assert resolved is not None
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + deadline_in_s
+    start = loop.time() + deadline_in_s
     lateness: list[float] = []
 
-    async def one() -> None:
+    async def one(deadline: float) -> None:
         try:
             await router.call_provider(REQUEST, resolved, deadline, TENANT)
         except DeadlineExceeded:
             lateness.append(loop.time() - deadline)
 
-    await asyncio.gather(*(one() for _ in range(calls)))
+    await asyncio.gather(*(one(start + i * gap_s) for i in range(calls)))
     await router.aclose()
     return lateness
 
@@ -83,23 +86,7 @@ async def staggered_lateness(calls: int, first_in_s: float = 0.5, gap_s: float =
     """Seconds past its own deadline for each of ``calls`` calls whose deadlines are ``gap_s`` apart,
     so they expire one at a time (the single-call case, sampled often enough for a p99 in seconds:
     a p99 of 20 sequential calls is their maximum). The first deadline's sample (cold paths) is dropped."""
-    client = httpx.AsyncClient(transport=httpx.MockTransport(_hang))
-    router = Router([OpenAIProvider(api_key="sk-bench", client=client)])
-    resolved = resolve("a", TENANT)
-    assert resolved is not None
-    loop = asyncio.get_running_loop()
-    start = loop.time() + first_in_s
-    lateness: list[float] = []
-
-    async def one(deadline: float) -> None:
-        try:
-            await router.call_provider(REQUEST, resolved, deadline, TENANT)
-        except DeadlineExceeded:
-            lateness.append(loop.time() - deadline)
-
-    await asyncio.gather(*(one(start + i * gap_s) for i in range(calls + 1)))
-    await router.aclose()
-    return lateness[1:]
+    return (await router_lateness(calls + 1, first_in_s, gap_s))[1:]
 
 
 def summary(lateness: list[float]) -> str:
