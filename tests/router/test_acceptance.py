@@ -6,6 +6,7 @@ import asyncio
 import copy
 import gc
 import logging
+import random
 import re
 import sys
 
@@ -67,8 +68,20 @@ async def test_ac01_happy_path(mock: respx.MockRouter, client: httpx.AsyncClient
     assert resp.provider is B
 
 
+class _FixedDraw(random.Random):
+    """A random source whose every draw is ``u``: pins the jitter so a test's outcome is not luck."""
+
+    def __init__(self, u: float) -> None:
+        super().__init__(0)
+        self._u = u
+
+    def random(self) -> float:
+        """The pinned draw."""
+        return self._u
+
+
 async def test_ac02_retry_on_503(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:
-    """AC2: a 503 then a 200 retries once after a sleep in [160, 240] ms."""
+    """AC2: a 503 then a 200 retries once after a sleep in [160, 240] ms (the router's own draws)."""
     mock.post(bedrock_url()).mock(side_effect=[status(503), bedrock_ok()])
     tenant = policy(B)
     loop = asyncio.get_running_loop()
@@ -76,6 +89,21 @@ async def test_ac02_retry_on_503(mock: respx.MockRouter, client: httpx.AsyncClie
     resp = await make_router(client).call_provider(request(), resolved_for(tenant), deadline(), tenant)
     assert [a.status for a in resp.attempts] == [AttemptStatus.RETRIED_AFTER_5XX, AttemptStatus.SUCCEEDED]
     assert 0.160 <= loop.time() - t0 <= 0.240
+
+
+@pytest.mark.parametrize(("u", "sleep_ms"), [(0.0, 160), (0.5, 200), (1.0, 240)])
+async def test_ac02_first_sleep_is_200_ms_with_20_percent_jitter(
+    mock: respx.MockRouter, client: httpx.AsyncClient, u: float, sleep_ms: int
+) -> None:
+    """AC2: with the draw pinned, the first retry sleeps exactly 200 ms * (0.8 + 0.4 u): 160/200/240 ms."""
+    mock.post(bedrock_url()).mock(side_effect=[status(503), bedrock_ok()])
+    tenant = policy(B)
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    router = make_router(client, rng=_FixedDraw(u))
+    resp = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
+    assert [a.status for a in resp.attempts] == [AttemptStatus.RETRIED_AFTER_5XX, AttemptStatus.SUCCEEDED]
+    assert loop.time() - t0 == pytest.approx(sleep_ms / 1000, abs=1e-6)
 
 
 async def test_ac03_three_5xx_fail_over(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:
