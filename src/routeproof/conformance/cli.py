@@ -94,7 +94,7 @@ def _selected(args: argparse.Namespace) -> list[Mapping[str, Any]]:
 
 def _print_list(cases: Sequence[Mapping[str, Any]]) -> None:
     for c in cases:
-        print(f"{c['id']:<44} {c['rule']:<24} {c.get('title', '')}")
+        print(f"{c['id']:<44} {c.get('level', 'must'):<9} {c['rule']:<24} {c.get('title', '')}")
     print(f"{len(cases)} cases")
 
 
@@ -107,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
     from routeproof.conformance.cases import CaseError
     from routeproof.conformance.driver import GatewayDriver, load_profile
     from routeproof.conformance.launch import LaunchedGateway
-    from routeproof.conformance.report import scorecard_markdown, write_report
+    from routeproof.conformance.report import level_markdown, scorecard_markdown, write_report
     from routeproof.conformance.run import run_suite
 
     try:
@@ -160,6 +160,7 @@ def _run(args: argparse.Namespace) -> int:
     path = write_report(result, args.reports, expected_failures=expected)
     print()
     print(f"{result.impl} {result.version}: {len(result.results)} cases in {result.wall_s:.1f} s -> {path}")
+    print(level_markdown(result.results))
     print(scorecard_markdown(result.results))
     failed = {r.id for r in result.results if r.verdict == "fail"}
     for r in result.results:
