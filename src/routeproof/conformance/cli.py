@@ -1,4 +1,4 @@
-"""``routeproof conformance run|breaks``: the command-line face of the suite."""
+"""``routeproof conformance run|breaks|matrix``: the command-line face of the suite."""
 
 from __future__ import annotations
 
@@ -45,6 +45,36 @@ def add_conformance_parser(subparsers: argparse._SubParsersAction[argparse.Argum
     breaks.add_argument("--harness", metavar="CMD", required=True, help="harness command; '--break NAME' is appended")
     _common(breaks)
     breaks.set_defaults(handler=_breaks)
+    matrix = sub.add_parser(
+        "matrix", help="cases x implementations from several conformance-<impl>.json reports (Markdown and JSON)"
+    )
+    matrix.add_argument(
+        "reports_in",
+        nargs="+",
+        type=Path,
+        metavar="REPORT.json",
+        help="conformance-<impl>.json files, or directories of them",
+    )
+    matrix.add_argument("--reports", type=Path, default=Path("reports"), help="where conformance-matrix.* go")
+    matrix.set_defaults(handler=_matrix)
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    from routeproof.conformance.matrix import load_column, report_paths, write_matrix
+
+    try:
+        path = write_matrix(args.reports_in, args.reports)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"routeproof conformance matrix: {exc}", file=sys.stderr)
+        return 2
+    for report in report_paths(args.reports_in):
+        column = load_column(report)
+        must = column.totals()["must"]
+        verdict = "conforms" if column.conforms() else "does not conform"
+        counts = f"MUST {must['pass']} pass, {must['fail']} fail, {must['n/a']} n/a"
+        print(f"{column.name} {column.version}: {verdict} ({counts})")
+    print(f"-> {path}")
+    return 0
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

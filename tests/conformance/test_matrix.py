@@ -1,0 +1,57 @@
+"""``routeproof conformance matrix``: cases x implementations from per-implementation reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from routeproof.cli import main as routeproof_main
+from routeproof.conformance.matrix import load_column, matrix_json
+
+
+def _report(tmp: Path, name: str, cases: list[dict[str, Any]]) -> Path:
+    path = tmp / f"conformance-{name}.json"
+    path.write_text(json.dumps({"implementation": name, "version": "1.0", "cases": cases}), encoding="utf-8")
+    return path
+
+
+def _case(case_id: str, level: str, verdict: str, **extra: Any) -> dict[str, Any]:
+    return {"id": case_id, "level": level, "rule": "deadline", "verdict": verdict, **extra}
+
+
+def test_cells_carry_the_first_failed_check_and_the_na_reason(tmp_path: Path) -> None:
+    """A fail cell names its first failed check; an n/a cell its reason; a case a report lacks is 'not run'."""
+    a = _report(
+        tmp_path,
+        "a",
+        [
+            _case("x", "must", "fail", failures=[{"check": "gap"}, {"check": "outcome"}]),
+            _case("y", "extension", "n/a", reason="capabilities not declared: cancel"),
+        ],
+    )
+    b = _report(tmp_path, "b", [_case("x", "must", "pass")])
+    doc = matrix_json([load_column(a), load_column(b)])
+    cells = {c["id"]: c["cells"] for c in doc["cases"]}
+    assert cells["x"] == {"a": "fail: gap", "b": "pass"}
+    assert cells["y"]["a"].startswith("n/a: capabilities not declared")
+    assert cells["y"]["b"] == "not run"
+
+
+def test_conforms_counts_must_cases_only(tmp_path: Path) -> None:
+    """A failed extension case leaves 'conforms' true; a failed MUST case makes it false."""
+    ok = _report(tmp_path, "ok", [_case("m", "must", "pass"), _case("e", "extension", "fail")])
+    bad = _report(tmp_path, "bad", [_case("m", "must", "fail"), _case("e", "extension", "pass")])
+    impls = {i["name"]: i for i in matrix_json([load_column(ok), load_column(bad)])["implementations"]}
+    assert impls["ok"]["conforms"] is True
+    assert impls["bad"]["conforms"] is False
+    assert impls["ok"]["levels"]["extension"] == {"pass": 0, "fail": 1, "n/a": 0}
+
+
+def test_the_command_writes_markdown_and_json(tmp_path: Path) -> None:
+    """The CLI reads the reports and writes conformance-matrix.md and .json."""
+    a = _report(tmp_path, "a", [_case("x", "must", "pass")])
+    assert routeproof_main(["conformance", "matrix", str(a), "--reports", str(tmp_path / "out")]) == 0
+    md = (tmp_path / "out" / "conformance-matrix.md").read_text(encoding="utf-8")
+    assert "| x | must | deadline | pass |" in md
+    assert json.loads((tmp_path / "out" / "conformance-matrix.json").read_text(encoding="utf-8"))["suite"]["cases"] == 1
