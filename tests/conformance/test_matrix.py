@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from routeproof.cli import main as routeproof_main
 from routeproof.conformance.matrix import load_column, matrix_json
 
@@ -55,3 +57,33 @@ def test_the_command_writes_markdown_and_json(tmp_path: Path) -> None:
     md = (tmp_path / "out" / "conformance-matrix.md").read_text(encoding="utf-8")
     assert "| x | must | deadline | pass |" in md
     assert json.loads((tmp_path / "out" / "conformance-matrix.json").read_text(encoding="utf-8"))["suite"]["cases"] == 1
+
+
+def test_case_mocks_never_reuse_a_port_within_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the OS offers a port an earlier case had, the runner asks again: no mock reuses a port in a run."""
+    from routeproof.conformance import mocks
+
+    offered = iter([40001, 40001, 40002])
+
+    class FakeSocket:
+        """A socket whose bind to port 0 gets the next offered port."""
+
+        def __init__(self, *args: object) -> None:
+            self.port = next(offered)
+
+        def __enter__(self) -> FakeSocket:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def bind(self, address: object) -> None:
+            """Accept any address."""
+
+        def getsockname(self) -> tuple[str, int]:
+            """The offered port."""
+            return ("127.0.0.1", self.port)
+
+    monkeypatch.setattr("routeproof.conformance.mocks.socket.socket", FakeSocket)
+    monkeypatch.setattr(mocks, "_HANDED_OUT", set())
+    assert [mocks.fresh_port(), mocks.fresh_port()] == [40001, 40002]
