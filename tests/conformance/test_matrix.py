@@ -87,3 +87,18 @@ def test_case_mocks_never_reuse_a_port_within_a_run(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr("routeproof.conformance.mocks.socket.socket", FakeSocket)
     monkeypatch.setattr(mocks, "_HANDED_OUT", set())
     assert [mocks.fresh_port(), mocks.fresh_port()] == [40001, 40002]
+
+
+def test_runs_of_one_implementation_under_two_static_profiles_merge(tmp_path: Path) -> None:
+    """A case n/a under the one-provider profile and judged under the two-provider one keeps its verdict."""
+    from routeproof.conformance.matrix import merge_columns
+
+    (tmp_path / "p1").mkdir()
+    (tmp_path / "p2").mkdir()
+    one = _report(tmp_path / "p1", "gw", [_case("x", "must", "n/a", reason="chain"), _case("y", "must", "fail")])
+    two = _report(tmp_path / "p2", "gw", [_case("x", "must", "pass"), _case("y", "must", "n/a", reason="chain")])
+    (column,) = merge_columns([load_column(one), load_column(two)])
+    assert {k: v["verdict"] for k, v in column.cells.items()} == {"x": "pass", "y": "fail"}
+    assert routeproof_main(["conformance", "matrix", str(tmp_path), "--reports", str(tmp_path / "out")]) == 0
+    doc = json.loads((tmp_path / "out" / "conformance-matrix.json").read_text(encoding="utf-8"))
+    assert [i["name"] for i in doc["implementations"]] == ["gw"]

@@ -60,15 +60,14 @@ def add_conformance_parser(subparsers: argparse._SubParsersAction[argparse.Argum
 
 
 def _matrix(args: argparse.Namespace) -> int:
-    from routeproof.conformance.matrix import load_column, report_paths, write_matrix
+    from routeproof.conformance.matrix import load_column, merge_columns, report_paths, write_matrix
 
     try:
         path = write_matrix(args.reports_in, args.reports)
     except (OSError, ValueError, KeyError) as exc:
         print(f"routeproof conformance matrix: {exc}", file=sys.stderr)
         return 2
-    for report in report_paths(args.reports_in):
-        column = load_column(report)
+    for column in merge_columns([load_column(p) for p in report_paths(args.reports_in)]):
         must = column.totals()["must"]
         verdict = "conforms" if column.conforms() else "does not conform"
         counts = f"MUST {must['pass']} pass, {must['fail']} fail, {must['n/a']} n/a"

@@ -18,7 +18,15 @@ from typing import Any
 
 from routeproof.conformance.driver import PROTOCOL_VERSION as PROTOCOL
 
-__all__ = ["Column", "load_column", "matrix_json", "matrix_markdown", "report_paths", "write_matrix"]
+__all__ = [
+    "Column",
+    "load_column",
+    "matrix_json",
+    "matrix_markdown",
+    "merge_columns",
+    "report_paths",
+    "write_matrix",
+]
 
 _LEVELS = ("must", "should", "extension")
 
@@ -51,6 +59,18 @@ def load_column(path: Path) -> Column:
         version=str(doc.get("version", "")),
         cells={str(c["id"]): c for c in doc["cases"]},
     )
+
+
+def merge_columns(columns: Sequence[Column]) -> list[Column]:
+    """One column per (name, version): runs of one implementation under several static profiles (each
+    fixing one chain length, so each case is n/a in all but one) merge, a verdict winning over n/a."""
+    merged: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
+    for column in columns:
+        cells = merged.setdefault((column.name, column.version), {})
+        for case_id, case in column.cells.items():
+            if case_id not in cells or cells[case_id]["verdict"] == "n/a":
+                cells[case_id] = case
+    return [Column(name=name, version=version, cells=cells) for (name, version), cells in merged.items()]
 
 
 def _cell(case: Mapping[str, Any] | None) -> str:
@@ -125,7 +145,7 @@ def report_paths(given: Sequence[Path]) -> list[Path]:
     paths: list[Path] = []
     for path in given:
         if path.is_dir():
-            paths += sorted(p for p in path.glob("conformance-*.json") if p.stem not in _NOT_IMPLEMENTATIONS)
+            paths += sorted(p for p in path.rglob("conformance-*.json") if p.stem not in _NOT_IMPLEMENTATIONS)
         else:
             paths.append(path)
     return paths
@@ -139,7 +159,7 @@ def write_matrix(reports: Sequence[Path], out_dir: Path) -> Path:
     paths = report_paths(reports)
     if not paths:
         raise ValueError(f"no conformance-<impl>.json reports in {[str(p) for p in reports]!r}")
-    columns = [load_column(p) for p in paths]
+    columns = merge_columns([load_column(p) for p in paths])
     out_dir.mkdir(parents=True, exist_ok=True)
     md = out_dir / "conformance-matrix.md"
     md.write_text(matrix_markdown(columns), encoding="utf-8")
