@@ -39,6 +39,7 @@ def add_conformance_parser(subparsers: argparse._SubParsersAction[argparse.Argum
     run.add_argument(
         "--expect-failures", type=Path, help="file of case ids expected to fail (one per line, '# reason')"
     )
+    run.add_argument("--junit", type=Path, metavar="FILE", help="also write the JUnit XML report to FILE (for CI)")
     _common(run)
     run.set_defaults(handler=_run)
     breaks = sub.add_parser("breaks", help="plant each of the harness's breaks and check the cases of its rule kill it")
@@ -187,6 +188,9 @@ def _run(args: argparse.Namespace) -> int:
     )
     expected = read_expected(args.expect_failures) if args.expect_failures else None
     path = write_report(result, args.reports, expected_failures=expected)
+    if args.junit is not None:
+        args.junit.parent.mkdir(parents=True, exist_ok=True)
+        args.junit.write_bytes(path.with_suffix(".xml").read_bytes())
     print()
     print(f"{result.impl} {result.version}: {len(result.results)} cases in {result.wall_s:.1f} s -> {path}")
     print(level_markdown(result.results))
