@@ -106,6 +106,14 @@ BREAKS: dict[str, tuple[tuple[str, ...], str]] = {
     "accept_invalid_200": (("response_normalization",), "a 200 whose body is not the documented shape is accepted"),
     "retry_after_cancel": (("cancellation",), "a cancelled call is retried in the background"),
 }
+# name -> what the variant changes; a variant is not a break: it is another router that conforms
+VARIANTS: dict[str, str] = {
+    "seed-strict": (
+        "the seeds' contract and none of routeproof's extensions: Retry-After honoured on 429 only and only "
+        "as integer seconds (no 503, no HTTP-date); Anthropic's 529 is not retried (it fails over); a 4xx the "
+        "seeds do not name (409, 413, 422, ...) ends the call instead of failing over"
+    ),
+}
 _FAR_S = 3600.0  # "no deadline": far past the 30 s budget
 
 
@@ -287,14 +295,43 @@ def plant(name: str) -> None:
         vars(openai_mod)["normalize_or_fail"] = lenient
 
 
+def apply_variant(name: str) -> None:
+    """Make routeproof another conforming router (module-level patches; the process is throwaway)."""
+    assert name == "seed-strict", name
+    import routeproof.providers._http as http_mod
+
+    original_parse: Callable[[str | None, int], int | None] = vars(http_mod)["parse_retry_after_ms"]
+
+    def integer_seconds_only(value: str | None, now_epoch_ms: int) -> int | None:
+        return original_parse(value, now_epoch_ms) if value is not None and value.strip().isdigit() else None
+
+    vars(http_mod)["parse_retry_after_ms"] = integer_seconds_only
+    vars(kernel)["_honours_retry_after"] = lambda failure: (
+        failure.http_status == 429 and failure.retry_after_ms is not None
+    )
+    original: Callable[..., Classification] = vars(kernel)["classify_failure"]
+    named_4xx = {400, 401, 403, 404, 408, 429}
+
+    def classify(failure: Any, *, context_window_failover: bool = False) -> Classification:
+        status = failure.http_status
+        if status == 529:
+            return Classification(verdict=Verdict.FAIL_OVER)
+        if status is not None and 400 <= status < 500 and status not in named_4xx:
+            return Classification(verdict=Verdict.TERMINAL)
+        return original(failure, context_window_failover=context_window_failover)
+
+    vars(kernel)["classify_failure"] = classify
+
+
 # --- the protocol ------------------------------------------------------------------------------
 
 
 class Harness:
     """Serves one JSON-lines session."""
 
-    def __init__(self, brk: str | None) -> None:
+    def __init__(self, brk: str | None, variant: str | None = None) -> None:
         self.brk = brk
+        self.variant = variant
         self.setup: Setup | None = None
         self.config: Mapping[str, Any] = {}
         self.background: set[asyncio.Task[Any]] = set()
@@ -304,7 +341,13 @@ class Harness:
         if op == "start":
             return {
                 "op": "started",
-                "name": "routeproof" if self.brk is None else f"routeproof-break-{self.brk}",
+                "name": (
+                    f"routeproof-break-{self.brk}"
+                    if self.brk is not None
+                    else f"routeproof-{self.variant}"
+                    if self.variant is not None
+                    else "routeproof"
+                ),
                 "version": routeproof.__dict__.get("__version__", _version()),
                 "capabilities": list(CAPABILITIES),
                 "breaks": {k: list(v[0]) for k, v in BREAKS.items()},
@@ -461,7 +504,7 @@ async def warm_up() -> None:
     await server.wait_closed()
 
 
-async def serve(brk: str | None) -> None:
+async def serve(brk: str | None, *, variant: str | None = None) -> None:
     """Read JSON lines from stdin, answer each on stdout, until ``stop`` or EOF."""
     await warm_up()
     if brk is not None:
@@ -471,7 +514,7 @@ async def serve(brk: str | None) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=16 * 1024 * 1024)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    harness = Harness(brk)
+    harness = Harness(brk, variant)
     write = partial(print, flush=True)
     while line := await reader.readline():
         if not line.strip():
@@ -487,10 +530,13 @@ async def serve(brk: str | None) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--break", dest="brk", choices=sorted(BREAKS), help="plant one broken rule")
+    parser.add_argument("--variant", choices=sorted(VARIANTS), help="run another conforming router (see VARIANTS)")
     args = parser.parse_args()
-    if args.brk is not None and __debug__:
+    if (args.brk is not None or args.variant is not None) and __debug__:
         os.execv(sys.executable, [sys.executable, "-O", *sys.argv])  # icontract off: judged from the outside only
-    asyncio.run(serve(args.brk))
+    if args.variant is not None:
+        apply_variant(args.variant)
+    asyncio.run(serve(args.brk, variant=args.variant))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""``routeproof conformance run|breaks``: the command-line face of the suite."""
+"""``routeproof conformance run|breaks|matrix``: the command-line face of the suite."""
 
 from __future__ import annotations
 
@@ -39,12 +39,42 @@ def add_conformance_parser(subparsers: argparse._SubParsersAction[argparse.Argum
     run.add_argument(
         "--expect-failures", type=Path, help="file of case ids expected to fail (one per line, '# reason')"
     )
+    run.add_argument("--junit", type=Path, metavar="FILE", help="also write the JUnit XML report to FILE (for CI)")
     _common(run)
     run.set_defaults(handler=_run)
     breaks = sub.add_parser("breaks", help="plant each of the harness's breaks and check the cases of its rule kill it")
     breaks.add_argument("--harness", metavar="CMD", required=True, help="harness command; '--break NAME' is appended")
     _common(breaks)
     breaks.set_defaults(handler=_breaks)
+    matrix = sub.add_parser(
+        "matrix", help="cases x implementations from several conformance-<impl>.json reports (Markdown and JSON)"
+    )
+    matrix.add_argument(
+        "reports_in",
+        nargs="+",
+        type=Path,
+        metavar="REPORT.json",
+        help="conformance-<impl>.json files, or directories of them",
+    )
+    matrix.add_argument("--reports", type=Path, default=Path("reports"), help="where conformance-matrix.* go")
+    matrix.set_defaults(handler=_matrix)
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    from routeproof.conformance.matrix import load_column, merge_columns, report_paths, write_matrix
+
+    try:
+        path = write_matrix(args.reports_in, args.reports)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"routeproof conformance matrix: {exc}", file=sys.stderr)
+        return 2
+    for column in merge_columns([load_column(p) for p in report_paths(args.reports_in)]):
+        must = column.totals()["must"]
+        verdict = "conforms" if column.conforms() else "does not conform"
+        counts = f"MUST {must['pass']} pass, {must['fail']} fail, {must['n/a']} n/a"
+        print(f"{column.name} {column.version}: {verdict} ({counts})")
+    print(f"-> {path}")
+    return 0
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -94,7 +124,7 @@ def _selected(args: argparse.Namespace) -> list[Mapping[str, Any]]:
 
 def _print_list(cases: Sequence[Mapping[str, Any]]) -> None:
     for c in cases:
-        print(f"{c['id']:<44} {c['rule']:<24} {c.get('title', '')}")
+        print(f"{c['id']:<44} {c.get('level', 'must'):<9} {c['rule']:<24} {c.get('title', '')}")
     print(f"{len(cases)} cases")
 
 
@@ -107,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
     from routeproof.conformance.cases import CaseError
     from routeproof.conformance.driver import GatewayDriver, load_profile
     from routeproof.conformance.launch import LaunchedGateway
-    from routeproof.conformance.report import scorecard_markdown, write_report
+    from routeproof.conformance.report import level_markdown, scorecard_markdown, write_report
     from routeproof.conformance.run import run_suite
 
     try:
@@ -158,8 +188,12 @@ def _run(args: argparse.Namespace) -> int:
     )
     expected = read_expected(args.expect_failures) if args.expect_failures else None
     path = write_report(result, args.reports, expected_failures=expected)
+    if args.junit is not None:
+        args.junit.parent.mkdir(parents=True, exist_ok=True)
+        args.junit.write_bytes(path.with_suffix(".xml").read_bytes())
     print()
     print(f"{result.impl} {result.version}: {len(result.results)} cases in {result.wall_s:.1f} s -> {path}")
+    print(level_markdown(result.results))
     print(scorecard_markdown(result.results))
     failed = {r.id for r in result.results if r.verdict == "fail"}
     for r in result.results:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from routeproof.conformance.mocks import ObservedRequest
@@ -125,9 +125,23 @@ def judge_case(
             )
         remaining = [r for r in later if r.arrived_s >= next_start]
         failures += _universal(run, steps, defaults)
-        failures += _expected(run, run.spec.get("expect", {}))
+        failures += _expected_call(run)
     failures += _case_level(case, calls)
     return failures
+
+
+def _expected_call(run: CallRun) -> list[Failure]:
+    """The call's expectations: ``expect``, or ``expect_any`` (the contract allows each of several
+    behaviours: the call passes when one alternative holds in full; otherwise the closest
+    alternative's failures are reported, each check named as one of the allowed behaviours)."""
+    alternatives = run.spec.get("expect_any")
+    if not alternatives:
+        return _expected(run, run.spec.get("expect", {}))
+    found = [_expected(run, alternative) for alternative in alternatives]
+    best = min(range(len(found)), key=lambda i: len(found[i]))  # one that holds has no failures
+    return [
+        replace(f, check=f"{f.check} (allowed behaviour {best + 1} of {len(found)}, none held)") for f in found[best]
+    ]
 
 
 def _step_of(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,23 @@ class ObservedRequest:
     entry: JournalEntry
 
 
+_HANDED_OUT: set[int] = set()
+"""Every port this process has handed to a case's mock: none is handed out twice in one run."""
+
+
+def fresh_port() -> int:
+    """A free loopback port no earlier case of this run used, so a gateway that goes on working
+    after a case ended can never reach the next case's mocks (its late requests find nobody)."""
+    for _ in range(1000):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
+    raise RuntimeError(f"no fresh loopback port after 1000 tries ({len(_HANDED_OUT)} handed out)")
+
+
 class CaseMocks:
     """Start one server per provider of a case, queue its script, and read the journals back."""
 
@@ -53,7 +71,7 @@ class CaseMocks:
         *,
         ports: Sequence[int] | None = None,
     ) -> None:
-        fixed = list(ports) if ports is not None else [0] * len(providers)
+        fixed = list(ports) if ports is not None else [fresh_port() for _ in providers]
         self._servers = {
             str(p["name"]): TrackedServer(Shape(str(p["protocol"])), name=str(p["name"]), port=port)
             for p, port in zip(providers, fixed, strict=False)

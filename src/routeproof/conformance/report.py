@@ -10,7 +10,16 @@ from xml.etree import ElementTree as ET
 
 from routeproof.conformance.run import CaseResult, RunResult, impl_slug
 
-__all__ = ["scorecard", "scorecard_markdown", "write_breaks_report", "write_report"]
+__all__ = [
+    "LEVELS",
+    "conforms",
+    "level_markdown",
+    "level_scores",
+    "scorecard",
+    "scorecard_markdown",
+    "write_breaks_report",
+    "write_report",
+]
 
 _VERDICTS = ("pass", "fail", "n/a")
 
@@ -22,6 +31,39 @@ def scorecard(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
         row = table.setdefault(r.rule, dict.fromkeys(_VERDICTS, 0))
         row[r.verdict] += 1
     return dict(sorted(table.items()))
+
+
+LEVELS = ("must", "should", "extension")
+"""The case levels, scored apart: only ``must`` decides "conforms to provider-routing-v1"."""
+
+
+def level_scores(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
+    """Per level: how many cases passed, failed, were n/a."""
+    table = {level: dict.fromkeys(_VERDICTS, 0) for level in LEVELS}
+    for r in results:
+        table.setdefault(r.level, dict.fromkeys(_VERDICTS, 0))[r.verdict] += 1
+    return table
+
+
+def conforms(results: Sequence[CaseResult]) -> bool:
+    """Conforms to provider-routing-v1: no MUST case failed (n/a cases are listed, never passed)."""
+    return not any(r.level == "must" and r.verdict == "fail" for r in results)
+
+
+def level_markdown(results: Sequence[CaseResult]) -> str:
+    """The headline: MUST (the contract), SHOULD (each allowed behaviour accepted), extensions apart."""
+    scores = level_scores(results)
+    must = scores["must"]
+    verdict = "**yes**" if conforms(results) else "**no**"
+    lines = [
+        f"Conforms to provider-routing-v1 (MUST cases only): {verdict} — {must['pass']} pass, {must['fail']} fail, "
+        f"{must['n/a']} n/a.",
+        "",
+        "| level | pass | fail | n/a |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    lines += [f"| {lv} | {row['pass']} | {row['fail']} | {row['n/a']} |" for lv, row in scores.items()]
+    return "\n".join(lines)
 
 
 def scorecard_markdown(results: Sequence[CaseResult]) -> str:
@@ -50,22 +92,26 @@ def write_report(run: RunResult, out_dir: Path, *, expected_failures: Mapping[st
         "",
         f"{len(run.results)} cases in {run.wall_s:.1f} s; capabilities: {', '.join(run.capabilities) or 'none'}.",
         "",
+        level_markdown(run.results),
+        "",
         scorecard_markdown(run.results),
         "",
-        "| case | rule | verdict | evidence |",
-        "| --- | --- | --- | --- |",
+        "| case | level | rule | verdict | evidence |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for r in run.results:
         evidence = r.reason or "; ".join(f"{f.check}: expected {f.expected}, observed {f.observed}" for f in r.failures)
         if expected_failures and r.id in expected_failures:
             evidence = f"(expected: {expected_failures[r.id]}) {evidence}"
-        md.append(f"| {r.id} | {r.rule} | {r.verdict} | {_cell(evidence)[:400]} |")
+        md.append(f"| {r.id} | {r.level} | {r.rule} | {r.verdict} | {_cell(evidence)[:400]} |")
     base.with_suffix(".md").write_text("\n".join(md) + "\n", encoding="utf-8")
     doc = {
         "implementation": run.impl,
         "version": run.version,
         "capabilities": list(run.capabilities),
         "wall_s": round(run.wall_s, 2),
+        "conforms": conforms(run.results),
+        "levels": level_scores(run.results),
         "scorecard": scorecard(run.results),
         "cases": [r.as_json() for r in run.results],
     }
@@ -79,7 +125,7 @@ def write_report(run: RunResult, out_dir: Path, *, expected_failures: Mapping[st
         time=f"{run.wall_s:.3f}",
     )
     for r in run.results:
-        tc = ET.SubElement(suite, "testcase", classname=r.rule, name=r.id, time=f"{r.duration_s:.3f}")
+        tc = ET.SubElement(suite, "testcase", classname=f"{r.level}.{r.rule}", name=r.id, time=f"{r.duration_s:.3f}")
         if r.verdict == "fail":
             failure = ET.SubElement(tc, "failure", message=r.failures[0].check if r.failures else "fail")
             failure.text = "\n".join(f"{f.check}: expected {f.expected}; observed {f.observed}" for f in r.failures)

@@ -40,6 +40,7 @@ class CaseResult:
     acs: tuple[str, ...]
     title: str
     verdict: str  # pass | fail | n/a
+    level: str = "must"  # must (the seeds' contract) | should (the contract allows several) | extension
     failures: tuple[Failure, ...] = ()
     reason: str = ""  # why n/a
     duration_s: float = 0.0
@@ -52,6 +53,7 @@ class CaseResult:
             "rule": self.rule,
             "acs": list(self.acs),
             "title": self.title,
+            "level": self.level,
             "verdict": self.verdict,
             "reason": self.reason,
             "duration_s": round(self.duration_s, 3),
@@ -181,7 +183,13 @@ def _missing(case: Mapping[str, Any], capabilities: Sequence[str]) -> list[str]:
 async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: float = HARD_SLACK_S) -> CaseResult:
     """Run one case on one (started) implementation."""
     started = time.monotonic()
-    base = {"id": case["id"], "rule": case["rule"], "acs": tuple(case.get("acs", ())), "title": case.get("title", "")}
+    base = {
+        "id": case["id"],
+        "rule": case["rule"],
+        "acs": tuple(case.get("acs", ())),
+        "title": case.get("title", ""),
+        "level": case.get("level", "must"),
+    }
     missing = _missing(case, impl.info.get("capabilities", ()))
     if missing:
         return CaseResult(**base, verdict="n/a", reason=f"capabilities not declared: {', '.join(missing)}")
@@ -251,6 +259,7 @@ def _hung_result(case: Mapping[str, Any], exc: HarnessError, started: float) -> 
         rule=case["rule"],
         acs=tuple(case.get("acs", ())),
         title=case.get("title", ""),
+        level=case.get("level", "must"),
         verdict="fail",
         failures=(Failure(check="harness", expected="an outcome within the hard bound", observed=str(exc)),),
         duration_s=time.monotonic() - started,
