@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from routeproof._version import __version__ as __version__
 from routeproof.core.attempt_health import HealthEffect
 from routeproof.core.constants import ATTEMPTS_CAP, FAILOVER_BUDGET_S, MAX_ATTEMPTS_PER_PROVIDER
 from routeproof.core.health import HealthConfig, HealthState, ProviderHealth
