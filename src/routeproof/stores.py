@@ -8,7 +8,8 @@ ones need the ``ledger`` extra and are imported from their modules:
 ``routeproof.health_store.redis_store.RedisHealthStore``.
 
 The values the stores hold and hand back (the ledger's accounts and reservations, a provider's
-health) are exported here too, so a caller can name every type a store's methods take or return.
+health and latency) and the prices the ledger books by are exported here too, so a caller can
+name every type a store's methods take or return.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from routeproof.core.attempt_health import HealthEffect
 from routeproof.core.health import HealthState, ProviderHealth
 from routeproof.core.latency import LatencyState
 from routeproof.core.ledger import Account, BudgetRefusal, BudgetScope, LedgerState, Reservation
+from routeproof.core.pricing import Price, PricingTable
 from routeproof.health_store import HealthStore, MemoryHealthStore
 from routeproof.ledger_store import (
     LedgerStore,
@@ -41,6 +43,8 @@ __all__ = [
     "LedgerUnavailable",
     "MemoryHealthStore",
     "MemoryLedgerStore",
+    "Price",
+    "PricingTable",
     "ProviderHealth",
     "Reservation",
     "Settled",

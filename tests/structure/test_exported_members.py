@@ -18,14 +18,18 @@ import types
 import typing
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 import routeproof
+import routeproof.config
 import routeproof.providers
+import routeproof.stores
 import routeproof.testing
 from routeproof.core.kernel import KernelState  # an internal type, for the planted leak
 
-PUBLIC_MODULES = (routeproof, routeproof.providers, routeproof.testing)
+# routeproof.config: load_config returns its RoutingConfig (the validated agent.toml), and its values
+PUBLIC_MODULES = (routeproof, routeproof.providers, routeproof.stores, routeproof.testing, routeproof.config)
 
 
 def _exported(module: types.ModuleType) -> dict[str, object]:
@@ -41,7 +45,7 @@ def _exported_objects() -> dict[int, str]:
     return found
 
 
-@pytest.mark.parametrize("module", [routeproof, routeproof.providers], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [routeproof, routeproof.providers, routeproof.stores], ids=lambda m: m.__name__)
 def test_all_is_the_public_namespace(module: types.ModuleType) -> None:
     """Every public, non-module name of the package is in ``__all__`` and every ``__all__`` name exists."""
     public = {name for name in dir(module) if not name.startswith("_")}
@@ -112,7 +116,7 @@ def _hints(obj: object) -> dict[str, object]:
     """The evaluated annotations of ``obj``; names a module imports only under ``TYPE_CHECKING`` are
     looked up among the exported names (one that is not exported either is reported, not skipped)."""
     try:
-        return typing.get_type_hints(obj, localns=_public_namespace())
+        return typing.get_type_hints(obj, localns={"httpx": httpx, **_public_namespace()})  # httpx: TYPE_CHECKING
     except NameError as exc:
         return {"<unresolvable>": f"{getattr(obj, '__qualname__', obj)}: {exc}"}
 
