@@ -3,7 +3,8 @@
 Modelled on httpx's ``tests/test_exported_members.py`` (``__all__`` is exactly the public namespace)
 plus an API-closure check: every routeproof type that appears in the signature of an exported
 function, method, property or class, or in the fields of an exported dataclass, is itself exported
-from ``routeproof`` or ``routeproof.providers`` (or ``routeproof.testing``). A user never has to
+from ``routeproof`` or a public sub-namespace (``routeproof.providers``, ``.stores``, ``.testing``,
+``.config``). A user never has to
 reach into ``routeproof.core.*`` to name a type the public API hands them or asks of them.
 """
 
