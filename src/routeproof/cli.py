@@ -19,6 +19,8 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from routeproof._version import __version__
+
 __all__ = ["main"]
 
 
@@ -247,6 +249,7 @@ _SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentPa
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered subcommand."""
     parser = argparse.ArgumentParser(prog="routeproof", description="provider-routing-v1 reference tools")
+    parser.add_argument("--version", action="version", version=f"routeproof {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in _SUBCOMMANDS.values():
         add(subparsers)

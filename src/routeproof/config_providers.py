@@ -17,6 +17,8 @@ from routeproof.core.identity import KIND_ALIASES
 from routeproof.core.tiers import endpoint_tier
 from routeproof.core.types import PrivacyTier, ProviderKind
 from routeproof.errors import ConfigError
+from routeproof.providers.anthropic import DEFAULT_BASE_URL as ANTHROPIC_BASE_URL
+from routeproof.providers.openai import DEFAULT_BASE_URLS as OPENAI_BASE_URLS
 
 if TYPE_CHECKING:
     import httpx
@@ -33,13 +35,9 @@ __all__ = [
     "resolve_aws_credentials",
 ]
 
+# the providers' own defaults, written once in their modules (vLLM has none: it is wherever it is served)
 _DEFAULT_BASE_URLS: Mapping[ProviderKind, str] = MappingProxyType(
-    {
-        ProviderKind.ANTHROPIC: "https://api.anthropic.com",
-        ProviderKind.OPENAI: "https://api.openai.com/v1",
-        ProviderKind.OPENROUTER: "https://openrouter.ai/api/v1",
-        ProviderKind.OLLAMA: "http://localhost:11434/v1",
-    }
+    {ProviderKind.ANTHROPIC: ANTHROPIC_BASE_URL, **OPENAI_BASE_URLS}
 )
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 _PROFILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,@/-]{0,63}$")  # an AWS config profile name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -197,7 +198,18 @@ def _set(body: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, A
 
 
 _NNI = " must be a non-negative integer, got "
-_NAN = "Out of range float values are not JSON compliant"
+
+
+def _json_nan_message() -> str:
+    """This Python's own json error text for a NaN (3.13 appends ``: nan`` to 3.11's text)."""
+    try:
+        json.dumps(float("nan"), allow_nan=False)
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError("json.dumps accepted NaN with allow_nan=False")
+
+
+_NAN = _json_nan_message()
 _ARGS = "choices[0].message.tool_calls[0].function.arguments"
 _A_CASES = [
     (("content",), 5, "content must be an array, got int"),

@@ -3,7 +3,8 @@
 Modelled on httpx's ``tests/test_exported_members.py`` (``__all__`` is exactly the public namespace)
 plus an API-closure check: every routeproof type that appears in the signature of an exported
 function, method, property or class, or in the fields of an exported dataclass, is itself exported
-from ``routeproof`` or ``routeproof.providers`` (or ``routeproof.testing``). A user never has to
+from ``routeproof`` or a public sub-namespace (``routeproof.providers``, ``.stores``, ``.testing``,
+``.config``). A user never has to
 reach into ``routeproof.core.*`` to name a type the public API hands them or asks of them.
 """
 
@@ -18,14 +19,18 @@ import types
 import typing
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 import routeproof
+import routeproof.config
 import routeproof.providers
+import routeproof.stores
 import routeproof.testing
 from routeproof.core.kernel import KernelState  # an internal type, for the planted leak
 
-PUBLIC_MODULES = (routeproof, routeproof.providers, routeproof.testing)
+# routeproof.config: load_config returns its RoutingConfig (the validated agent.toml), and its values
+PUBLIC_MODULES = (routeproof, routeproof.providers, routeproof.stores, routeproof.testing, routeproof.config)
 
 
 def _exported(module: types.ModuleType) -> dict[str, object]:
@@ -41,7 +46,7 @@ def _exported_objects() -> dict[int, str]:
     return found
 
 
-@pytest.mark.parametrize("module", [routeproof, routeproof.providers], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [routeproof, routeproof.providers, routeproof.stores], ids=lambda m: m.__name__)
 def test_all_is_the_public_namespace(module: types.ModuleType) -> None:
     """Every public, non-module name of the package is in ``__all__`` and every ``__all__`` name exists."""
     public = {name for name in dir(module) if not name.startswith("_")}
@@ -112,7 +117,7 @@ def _hints(obj: object) -> dict[str, object]:
     """The evaluated annotations of ``obj``; names a module imports only under ``TYPE_CHECKING`` are
     looked up among the exported names (one that is not exported either is reported, not skipped)."""
     try:
-        return typing.get_type_hints(obj, localns=_public_namespace())
+        return typing.get_type_hints(obj, localns={"httpx": httpx, **_public_namespace()})  # httpx: TYPE_CHECKING
     except NameError as exc:
         return {"<unresolvable>": f"{getattr(obj, '__qualname__', obj)}: {exc}"}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import routeproof
 
 DESIGN_NAMES = {
@@ -35,3 +37,28 @@ def test_constants_have_the_contract_values() -> None:
         3,
         16,
     )
+
+
+MAX_TOP_LEVEL_NAMES = 55
+
+
+def test_the_top_level_is_sized_for_callers() -> None:
+    """At most 55 names at the top level (httpx exports 70, h11 23, stamina 12); the rest is in
+    sub-namespaces (routeproof.providers, .stores, .testing), and configuration loads from the top."""
+    assert len(routeproof.__all__) <= MAX_TOP_LEVEL_NAMES
+    assert {"load_router", "load_config", "tenant_policy"} <= set(routeproof.__all__)
+
+
+def test_moved_names_still_import_from_the_top_for_this_release() -> None:
+    """A name that moved to a sub-namespace still imports from ``routeproof``, as the same object,
+    without being public there (not in ``__all__``, not in ``dir()``); an unknown name still fails."""
+    import importlib
+
+    for name, home in routeproof._MOVED.items():
+        assert getattr(routeproof, name) is getattr(importlib.import_module(home), name), name
+        assert name in importlib.import_module(home).__all__, name
+        assert name not in routeproof.__all__
+        assert name not in dir(routeproof)
+    assert {"LedgerStore", "HealthStore", "AttemptFailure", "Provider"} <= set(routeproof._MOVED)
+    with pytest.raises(AttributeError, match="'NoSuchName'"):
+        _ = routeproof.NoSuchName  # the point: it does not exist (typed: module __getattr__)

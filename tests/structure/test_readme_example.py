@@ -1,61 +1,73 @@
-"""The README's "Using the router" example runs as written and imports only the public API.
+"""The README is a front door: short, installs from the checkout, and its example runs as written.
 
-The providers' hosts are answered in process by respx, in each API's documented shape (the mock
-servers' default answers), so the example runs with its placeholder keys and no network.
+The example is run against ``routeproof mock`` (fresh mock providers on free ports, put in place of
+the README's 9101/9102), from the repository root, in its own interpreter.
 """
 
 from __future__ import annotations
 
 import ast
-import json
+import re
 from pathlib import Path
 
-import httpx
-import pytest
-import respx
+from tests.docs.blocks import ROOT, python_blocks, run_block
 
-from routeproof.mock.script import Shape
-from routeproof.mock.shapes import DEFAULT_TEXT, RequestView, default_body, default_stream, encode_stream_item
-
-ROOT = Path(__file__).resolve().parents[2]
-HEADING = "## Using the router"
+README = ROOT / "README.md"
 PUBLIC_IMPORTS = {"routeproof", "routeproof.providers"}
+GATE_COMMANDS = ("python3 -m pip install tox && tox -e falsify", "python3 -m pip install tox && tox")
 
 
-def _snippet() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("```python\n", text.index(HEADING)) + len("```python\n")
-    return text[start : text.index("```", start)]
+def _text() -> str:
+    return README.read_text(encoding="utf-8")
 
 
-def _answer(shape: Shape) -> respx.types.SideEffectTypes:
-    def respond(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
-        view = RequestView(model=body["model"], stream=bool(body.get("stream")), tool_name=None, include_usage=True)
-        if not view.stream:
-            return httpx.Response(200, json=default_body(shape, view))
-        content = b"".join(encode_stream_item(shape, item) for item in default_stream(shape, view))
-        return httpx.Response(200, content=content, headers={"content-type": "text/event-stream"})
+def test_readme_fits_on_a_screen_or_two() -> None:
+    """At most 150 lines, with one ```python block (the example) and the sections a newcomer needs."""
+    text = _text()
+    assert len(text.splitlines()) <= 150
+    assert len(python_blocks(README)) == 1
+    sections = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert sections[:2] == ["Install", "A first call, against the mock providers"]
+    assert {"Run the checks", "Read next"} <= set(sections)
 
-    return respond
+
+def test_readme_installs_from_the_checkout() -> None:
+    """The install line is the editable install from the checkout; the text says there is no index."""
+    text = _text()
+    assert "pip install -e '.[gateway]'" in text
+    assert "no package index" in text
+    assert "pip install 'routeproof" not in text  # no install from an index that does not have it
+
+
+def test_readme_keeps_the_gate_commands_and_ci_runs_them() -> None:
+    """Both quick-start commands are in the README verbatim, and .ci/run ends with ``tox run``."""
+    text = _text()
+    for command in GATE_COMMANDS:
+        assert f"```bash\n{command}\n```" in text
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert ci[-1] == "tox run --colored no"
+
+
+def test_readme_links_resolve() -> None:
+    """Every relative link in the README names a file of the checkout."""
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", _text())
+    local = [t for t in targets if not t.startswith(("http://", "https://"))]
+    assert local
+    assert [t for t in local if not (ROOT / t).exists()] == []
 
 
 def test_readme_example_imports_only_the_public_api() -> None:
     """Every routeproof import in the example is from ``routeproof`` or ``routeproof.providers``."""
-    tree = ast.parse(_snippet())
+    tree = ast.parse(python_blocks(README)[0].code)
     modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     modules |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert {m for m in modules if m and m.startswith("routeproof")} <= PUBLIC_IMPORTS
 
 
-def test_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    """The example answers (from the primary, Anthropic) and streams to exactly one MessageStop."""
-    code = compile(_snippet(), "README.md", "exec")
-    with respx.mock(assert_all_called=False) as mock:
-        mock.post("https://api.anthropic.com/v1/messages").mock(side_effect=_answer(Shape.ANTHROPIC))
-        mock.post("https://api.openai.com/v1/chat/completions").mock(side_effect=_answer(Shape.OPENAI))
-        exec(code, {"__name__": "readme_example"})  # the README's own code
-    out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith(DEFAULT_TEXT)
-    assert "ProviderKind.ANTHROPIC" in out[0]
-    assert [line for line in out if line.startswith("MessageStop(")] == [out[-1]]
+def test_readme_example_runs_against_the_mock(tmp_path: Path) -> None:
+    """The example answers from the primary (Anthropic) mock in one successful attempt."""
+    done = run_block(python_blocks(README)[0], tmp_path)
+    assert done.returncode == 0, done.stderr
+    expected = "[(<ProviderKind.ANTHROPIC: 'anthropic'>, <AttemptStatus.SUCCEEDED: 'succeeded'>)]"
+    assert done.stdout.startswith("Hello from the routeproof mock.")
+    assert done.stdout.strip().endswith(expected)

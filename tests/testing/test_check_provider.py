@@ -9,16 +9,17 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from routeproof import (
+from routeproof import ChatRequest, Message, ProviderKind, ProviderResponse
+from routeproof.providers import (
+    AnthropicProvider,
     AttemptFailure,
     AttemptFailureKind,
-    ChatRequest,
-    Message,
+    BedrockProvider,
+    LocalProvider,
+    OpenAIProvider,
+    Provider,
     ProviderCallFailed,
-    ProviderKind,
-    ProviderResponse,
 )
-from routeproof.providers import AnthropicProvider, BedrockProvider, LocalProvider, OpenAIProvider, Provider
 from routeproof.testing import (
     Failure,
     ProviderCheckFailed,

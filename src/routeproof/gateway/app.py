@@ -15,7 +15,7 @@ JSON list); a failed one in the error body's ``routeproof`` field (see ``failure
 
 While a call runs, the app listens for the client's disconnect; a disconnect cancels the call, so no
 provider request starts after it. No framework: a measured Starlette layer doubled the per-request
-overhead (``tools/asgi_stack_probe.py``) and the app needs none of its routing.
+overhead (``benchmarks/asgi_stack_probe.py``) and the app needs none of its routing.
 """
 
 from __future__ import annotations

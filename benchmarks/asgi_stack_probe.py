@@ -2,7 +2,7 @@
 app on each stack (real loopback sockets, keep-alive) and print p50/p99 per request and the
 throughput with 50 requests in flight.
 
-Run: ``python tools/asgi_stack_probe.py [requests]`` (needs the ``gateway`` extra, starlette and granian).
+Run: ``python -m benchmarks.asgi_stack_probe [requests]`` (needs the ``gateway`` extra, starlette and granian).
 The app does what the gateway's hot path does before the router: read the body, parse JSON,
 answer JSON.
 """
@@ -59,11 +59,15 @@ def starlette_app() -> Any:
 starlette = starlette_app() if __name__ != "__main__" else None
 
 STACKS = {
-    "uvicorn+raw": ["-m", "uvicorn", "tools.asgi_stack_probe:raw_app", "--log-level", "warning", "--no-access-log"],
-    "uvicorn+starlette": [
-        "-m", "uvicorn", "tools.asgi_stack_probe:starlette", "--log-level", "warning", "--no-access-log",
+    "uvicorn+raw": [
+        "-m", "uvicorn", "benchmarks.asgi_stack_probe:raw_app", "--log-level", "warning", "--no-access-log",
     ],
-    "granian+raw": ["-m", "granian", "--interface", "asgi", "--log-level", "warning", "tools.asgi_stack_probe:raw_app"],
+    "uvicorn+starlette": [
+        "-m", "uvicorn", "benchmarks.asgi_stack_probe:starlette", "--log-level", "warning", "--no-access-log",
+    ],
+    "granian+raw": [
+        "-m", "granian", "--interface", "asgi", "--log-level", "warning", "benchmarks.asgi_stack_probe:raw_app",
+    ],
 }  # fmt: skip
 
 

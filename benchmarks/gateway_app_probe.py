@@ -3,9 +3,9 @@ server in front and the router's answer canned (one real call to an in-process m
 is timed is only auth, tenant lookup, body read, JSON parse, the disconnect watch, the response and
 its headers.
 
-    python -O tools/gateway_app_probe.py [--requests 5000]
+    python -O -m benchmarks.gateway_app_probe [--requests 5000]
 
-A/B another checkout's app: ``PYTHONPATH=/tmp/before/src python -O tools/gateway_app_probe.py``
+A/B another checkout's app: ``PYTHONPATH=/tmp/before/src python -O -m benchmarks.gateway_app_probe``
 (``git archive main src | tar -x -C /tmp/before``). Prints the CPU per request of the second of two
 passes (the first warms). A measurement tool, not a test.
 """

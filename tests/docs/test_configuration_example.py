@@ -1,4 +1,4 @@
-"""The README's configuration example runs as written, from the repository root, with dummy keys."""
+"""docs/configuration.md's configuration example runs as written, from the repository root, with dummy keys."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ HEADING = "## Configuration that takes effect"
 
 
 def _snippet() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     start = text.index("```python\n", text.index(HEADING)) + len("```python\n")
     return text[start : text.index("```", start)]
 

@@ -2,7 +2,7 @@
 uvloop, one worker), over one ``routeproof mock``, in rotated rounds of one run: p50 and server CPU
 per call (the granian process and its children). granian is no dependency: ``pip install granian``.
 
-    python tools/gateway_granian_ab.py --rounds 6 --calls 300
+    python -m benchmarks.gateway_granian_ab --rounds 6 --calls 300
 
 A measurement tool for choosing the server, not a test.
 """

@@ -2,7 +2,7 @@
 this process under cProfile, ``routeproof mock`` behind it and a sequential client in two other
 processes, so only the gateway's own work is profiled.
 
-    python tools/gateway_profile.py --calls 2000 [--optimize] [--top 25]
+    python -m benchmarks.gateway_profile --calls 2000 [--optimize] [--top 25]
 
 Printed: the profiled CPU per call split into the gateway layer (uvicorn's HTTP parse and response
 writes, the app's auth, tenant lookup, JSON parse and response building), the router (the routed call

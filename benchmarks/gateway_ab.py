@@ -3,7 +3,7 @@ front of it, one running this checkout's code and one running another checkout's
 measured in rotated order over several rounds in one run, so both see the same machine load.
 
     git archive main src | tar -x -C /tmp/before
-    python tools/gateway_ab.py --before /tmp/before/src --rounds 6 --calls 300
+    python -m benchmarks.gateway_ab --before /tmp/before/src --rounds 6 --calls 300
 
 Per round and arm: the p50 of ``--calls`` sequential calls on one keep-alive client (after a warm-up),
 and the gateway's CPU (user + system, from /proc) per call. Printed: the median over rounds of each,

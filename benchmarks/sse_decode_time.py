@@ -1,12 +1,12 @@
 """Time StreamDecoder on one long SSE ``data:`` line fed in 64 KiB chunks (as httpx delivers them).
 
-Usage: ``python -m tools.sse_decode_time [--sse-file PATH] [MB ...]`` (default 2 4 8); prints
+Usage: ``python -m benchmarks.sse_decode_time [--sse-file PATH] [MB ...]`` (default 2 4 8); prints
 seconds per size. The line is an OpenAI chunk whose content is ``MB`` megabytes of text, so it is
 also JSON-decoded once. ``--sse-file`` times another version of ``core/sse.py`` instead, e.g. the
 one before the linear decoder::
 
     git show b10dff4:src/routeproof/core/sse.py > /tmp/old_sse.py
-    python -m tools.sse_decode_time --sse-file /tmp/old_sse.py
+    python -m benchmarks.sse_decode_time --sse-file /tmp/old_sse.py
 """
 
 from __future__ import annotations
