@@ -54,11 +54,22 @@ from routeproof.core.types import (
     TenantPolicy,
 )
 from routeproof.deadline import check_deadline, past_deadline_hint
-from routeproof.errors import DeadlineExceeded, ProviderCallFailed, RouterError
+from routeproof.errors import DeadlineExceeded, NoEligibleProvider, ProviderCallFailed, RouterError
 from routeproof.observe import attempt_span
 from routeproof.ports import Ports
 
-__all__ = ["Committed", "Mode", "OpenStream", "begin", "close_events", "complete", "drive", "observe", "perform"]
+__all__ = [
+    "Committed",
+    "Mode",
+    "OpenStream",
+    "begin",
+    "begin_admitted",
+    "close_events",
+    "complete",
+    "drive",
+    "observe",
+    "perform",
+]
 
 
 class Mode(enum.Enum):
@@ -91,6 +102,7 @@ def _plan(ports: Ports, resolved: ResolvedModel, policy: TenantPolicy, now_ms: i
     planning = ports.planning
     # each configured name bound to its registered instance (its kind known)
     chain = tuple(replace(e, provider=planning.ids.get(e.provider, e.provider)) for e in build_chain(resolved, policy))
+    chain = ports.traffic.order(chain, ports.traffic.draws(ports.draw, chain))  # core/balance.py: groups' order
     return plan_chain(
         chain,
         policy.privacy_tier,
@@ -132,6 +144,48 @@ def begin(
     return Call(ports, req, session_id, chain_plan), state, action
 
 
+async def begin_admitted(
+    ports: Ports,
+    req: ChatRequest,
+    resolved: ResolvedModel,
+    *,
+    deadline: float,
+    policy: TenantPolicy,
+    session_id: str,
+) -> tuple[Call, KernelState, Action]:
+    """:func:`begin`, once a deployment of the chain has room under its declared rate limits.
+
+    When every deployment is at its limit the call queues (FIFO) until core's
+    ``capacity_wait`` says one frees before the call's end, then plans afresh; when none frees in
+    time (or waiting is off) it is refused with the limits named (NoEligibleProvider).
+    """
+    traffic = ports.traffic
+    planned = begin(ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id)
+    if not traffic.config.limits:
+        return planned
+    call, state, _ = planned
+    if not traffic.waiters.locked():
+        verdict = await traffic.capacity(call.chain_plan.chain, req, ports.ledger.wall_ms(), _end_wall_ms(ports, state))
+        if verdict.go:
+            return planned
+    async with traffic.waiters:  # FIFO: asyncio.Lock wakes its waiters in arrival order
+        while True:
+            now_wall = ports.ledger.wall_ms()
+            verdict = await traffic.capacity(call.chain_plan.chain, req, now_wall, _end_wall_ms(ports, state))
+            if verdict.go:
+                return begin(ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id)
+            if verdict.until_ms is None or not traffic.config.wait_for_capacity:
+                limited = ", ".join(e.provider.value for e in call.chain_plan.chain)
+                raise NoEligibleProvider(f"every deployment is at its declared rate limit ({limited})")
+            await asyncio.sleep((verdict.until_ms - now_wall) / 1000)
+
+
+def _end_wall_ms(ports: Ports, state: KernelState) -> int:
+    """The call's end (deadline or 30 s budget) on the wall clock the traffic store shares."""
+    left_ms = state.plan.effective_end_ms - loop_ms(asyncio.get_running_loop().time())
+    return ports.ledger.wall_ms() + max(0, left_ms)
+
+
 def observe(
     ports: Ports, records: tuple[AttemptRecord, ...], now_ms: int, *, success_settled_later: bool = False
 ) -> None:
@@ -146,6 +200,7 @@ def observe(
         if record.http_status is not None:  # answered: the latency-SLA trigger's sample
             latency_ms = record.first_token_ms if record.first_token_ms is not None else record.elapsed_ms
             ports.health.record_latency(record.provider, now_ms, latency_ms)
+            ports.traffic.record_latency(record.provider, latency_ms)  # the latency strategy's EWMA
         effect = health_effect(record.status)
         if not (success_settled_later and effect is HealthEffect.SUCCESS):
             ports.health.apply(record.provider, effect, now_ms)
@@ -186,6 +241,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
     events: AsyncIterator[StreamEvent] | None = None
     keep_open = False
     settled = False
+    ports.traffic.started(entry.provider)  # least-outstanding's in-flight count
     try:
         try:
             provider = ports.providers[entry.provider]
@@ -214,17 +270,21 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 keep_open = settled = True  # committed: the relay owns the stream and the reservation now
                 first_token_ms = now_ms - action.issued_at_ms
                 opened = OpenStream(first=first, events=events, reservation=reservation, first_token_ms=first_token_ms)
+                await call.traffic_settled(action, usage=None, succeeded=True)  # the estimate stays booked
                 return AttemptSucceeded(now_ms=now_ms, first_token_ms=first_token_ms), opened
             call.cost_pico_usd = ports.ledger.known_cost(entry.provider, entry.model, response.usage)
             await ports.ledger.settle(reservation, booked_pico_usd=call.cost_pico_usd or 0, succeeded=True)
             settled = True
             call.response = response
+            await call.traffic_settled(action, usage=response.usage, succeeded=True)
             return AttemptSucceeded(now_ms=call.now_ms()), None
         settled = True
         return await call.failed(action, reservation, failure), None
     finally:
+        ports.traffic.finished(entry.provider)
         if not settled:  # cancelled: never leak the reservation
             await ports.ledger.settle(reservation, booked_pico_usd=0, succeeded=False)
+            await call.traffic_settled(action, usage=None, succeeded=False)
         if events is not None and not keep_open:
             await close_events(events)
 
@@ -295,6 +355,8 @@ async def complete(
     session_id: str,
 ) -> ProviderResponse:
     """One plain call: the driver loop, then the response with its history."""
-    call, state, action = begin(ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id)
+    call, state, action = await begin_admitted(
+        ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id
+    )
     committed = await drive(ports, call, state, action, Mode.COMPLETE, deadline=deadline)
     return call.succeed(committed.succeed, call.now_ms() - state.plan.started_at_ms)

@@ -23,9 +23,10 @@ import pytest
 import routeproof
 import routeproof.providers
 import routeproof.testing
+import routeproof.traffic
 from routeproof.core.kernel import KernelState  # an internal type, for the planted leak
 
-PUBLIC_MODULES = (routeproof, routeproof.providers, routeproof.testing)
+PUBLIC_MODULES = (routeproof, routeproof.providers, routeproof.testing, routeproof.traffic)
 
 
 def _exported(module: types.ModuleType) -> dict[str, object]:
