@@ -189,6 +189,12 @@ class Router:
             raise ConfigError(
                 f"traffic names providers that are not configured: {unknown!r} (known: {sorted(self._ids)})"
             )
+        if traffic is not None:  # keyed by instance identity (a provider alone of its kind is its kind)
+            traffic = replace(
+                traffic,
+                members={self._ids[k].value: v for k, v in traffic.members.items()},
+                limits={self._ids[k].value: v for k, v in traffic.limits.items()},
+            )
         return Traffic(traffic, store)
 
     @staticmethod
