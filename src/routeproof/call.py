@@ -179,7 +179,7 @@ class Call:
         """The attempt was sent: its rate-limit place keeps the tokens used (``None``: the estimate),
         and a success refunds the provider's retry budget."""
         ticket, self.ticket = self.ticket, None
-        await self.ports.traffic.settle(ticket, usage)
+        await self.ports.traffic.settle(ticket, usage, self.ports.ledger.wall_ms())
         if succeeded:
             await self.ports.traffic.succeeded(action.entry.provider)
 

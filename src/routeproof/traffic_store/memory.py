@@ -46,11 +46,11 @@ class MemoryTrafficStore:
         """Core's verdict on such a reservation now, without making it."""
         return admit(limits, tuple(self._live(deployment, limits, now_ms).values()), now_ms, tokens)
 
-    async def settle(self, ticket: RateTicket, *, tokens: int) -> None:
-        """The ticket now holds ``tokens`` (a ticket already out of the window is gone)."""
+    async def settle(self, ticket: RateTicket, *, tokens: int, now_ms: int) -> None:
+        """The ticket now holds ``tokens`` from ``now_ms`` on (a ticket already out of the window is gone)."""
         log = self._logs.get(ticket.deployment, {})
         if ticket.ticket_id in log:
-            log[ticket.ticket_id] = LogEntry(at_ms=ticket.at_ms, tokens=max(0, tokens))
+            log[ticket.ticket_id] = LogEntry(at_ms=max(ticket.at_ms, now_ms), tokens=max(0, tokens))
 
     async def release(self, ticket: RateTicket) -> None:
         """Remove the ticket."""

@@ -131,13 +131,13 @@ class Traffic:
             return None
         return await self._store.try_reserve(provider.value, limits, tokens=self.estimate_tokens(req), now_ms=now_ms)
 
-    async def settle(self, ticket: RateTicket | None, usage: Usage | None) -> None:
+    async def settle(self, ticket: RateTicket | None, usage: Usage | None, now_ms: int) -> None:
         """The request was sent: keep its place, with the tokens really used (the estimate if unknown)."""
         if ticket is None:
             return
         tokens = ticket.tokens if usage is None else usage.prompt_tokens + usage.completion_tokens
         tokens += 0 if usage is None else usage.cached_input_tokens + usage.cache_creation_tokens
-        await self._store.settle(ticket, tokens=tokens)
+        await self._store.settle(ticket, tokens=tokens, now_ms=now_ms)
 
     async def release(self, ticket: RateTicket | None) -> None:
         """The request was never sent: give its place back."""

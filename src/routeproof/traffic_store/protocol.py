@@ -43,8 +43,10 @@ class TrafficStore(Protocol):
         """Whether such a reservation would fit now, without making it."""
         ...
 
-    async def settle(self, ticket: RateTicket, *, tokens: int) -> None:
-        """Replace the ticket's estimate by the tokens really used (the request keeps its place)."""
+    async def settle(self, ticket: RateTicket, *, tokens: int, now_ms: int) -> None:
+        """Replace the ticket's estimate by the tokens really used, and its instant by ``now_ms``
+        (the answer's arrival: the request reached the provider at some instant up to then, so the
+        window counts it from then on, and the provider never sees more than the limit)."""
         ...
 
     async def release(self, ticket: RateTicket) -> None:
