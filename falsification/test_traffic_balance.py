@@ -17,8 +17,8 @@ Pre-registered claims, seeds and tolerances (set before the rows were first run)
   deployment (attempts sent and not yet answered, the router's own count) is sampled every 5 ms
   and the calls each got are read from the servers' journals; the claim: the max/min ratio of the
   two time-averaged in-flight counts is <= 1.25, and no deployment gets more than 60 % of the
-  calls (LiteLLM's least-busy sent 93.7 % to one backend, PR #40401). Second part: a fast (10 ms) and a slow (80 ms) deployment, same
-  load: the slow one gets less than half of the calls (proportionally less).
+  calls (LiteLLM's least-busy sent 93.7 % to one backend, PR #40401). Second part: a fast (10 ms)
+  and a slow (80 ms) deployment, same load: the slow one gets less than half of the calls.
 """
 
 from __future__ import annotations
