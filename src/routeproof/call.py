@@ -88,6 +88,7 @@ class Call:
         self.trace_context = call_trace_context()  # one trace for all of this call's attempts
         self.config_error: ConfigError | None = None  # the first entry skipped as misconfigured
         self.ticket: RateTicket | None = None  # the pending attempt's place in its deployment's rate window
+        self.preset: RateTicket | None = None  # the place admission reserved for the call's first attempt there
 
     def now_ms(self) -> int:
         return loop_ms(self.loop.time())
@@ -107,7 +108,11 @@ class Call:
             ports.ledger.price(entry.provider, entry.model)
         except Exception as exc:  # pricing belongs to the attempt boundary: core's table classifies it
             return await self.boundary(action, None, exc)
-        ticket = await ports.traffic.reserve(entry.provider, self.req, ports.ledger.wall_ms())
+        ticket: RateTicket | RateVerdict | None
+        if self.preset is not None and self.preset.deployment == entry.provider.value:
+            ticket, self.preset = self.preset, None  # reserved at admission (driver.begin_admitted)
+        else:
+            ticket = await ports.traffic.reserve(entry.provider, self.req, ports.ledger.wall_ms())
         if isinstance(ticket, RateVerdict):  # at its declared rpm/tpm: skipped, named (core/rate_limit.py)
             return self.skip(action, rate_limit_reason(ticket))
         self.ticket = ticket
@@ -182,6 +187,11 @@ class Call:
         await self.ports.traffic.settle(ticket, usage, self.ports.ledger.wall_ms())
         if succeeded:
             await self.ports.traffic.succeeded(action.entry.provider)
+
+    async def release_preset(self) -> None:
+        """Give back an admission place no attempt used."""
+        preset, self.preset = self.preset, None
+        await self.ports.traffic.release(preset)
 
     async def release_ticket(self) -> None:
         """The attempt was never sent: its rate-limit place is given back."""

@@ -164,16 +164,24 @@ async def begin_admitted(
     if not traffic.config.limits:
         return planned
     call, state, _ = planned
-    if not traffic.waiters.locked():
-        verdict = await traffic.capacity(call.chain_plan.chain, req, ports.ledger.wall_ms(), _end_wall_ms(ports, state))
+    if not traffic.waiters.locked():  # nobody queued ahead: try at once
+        ticket, verdict = await traffic.admit_call(
+            call.chain_plan.chain, req, ports.ledger.wall_ms(), _end_wall_ms(ports, state)
+        )
         if verdict.go:
+            call.preset = ticket  # the first attempt on that deployment uses this place
             return planned
     async with traffic.waiters:  # FIFO: asyncio.Lock wakes its waiters in arrival order
         while True:
             now_wall = ports.ledger.wall_ms()
-            verdict = await traffic.capacity(call.chain_plan.chain, req, now_wall, _end_wall_ms(ports, state))
+            chain, end_ms = call.chain_plan.chain, _end_wall_ms(ports, state)
+            ticket, verdict = await traffic.admit_call(chain, req, now_wall, end_ms)
             if verdict.go:
-                return begin(ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id)
+                call, state, action = begin(
+                    ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id
+                )
+                call.preset = ticket
+                return call, state, action
             if verdict.until_ms is None or not traffic.config.wait_for_capacity:
                 limited = ", ".join(e.provider.value for e in call.chain_plan.chain)
                 raise NoEligibleProvider(f"every deployment is at its declared rate limit ({limited})")
@@ -311,6 +319,22 @@ async def drive(
 
     ``progress`` sees the attempt records each time they change.
     """
+    try:
+        return await _drive(ports, call, state, action, mode, deadline=deadline, progress=progress)
+    finally:
+        await call.release_preset()  # an admission place the call never used goes back
+
+
+async def _drive(
+    ports: Ports,
+    call: Call,
+    state: KernelState,
+    action: Action,
+    mode: Mode,
+    *,
+    deadline: float,
+    progress: Callable[[tuple[AttemptRecord, ...]], None],
+) -> Committed:
     started_ms = state.plan.started_at_ms
     kept_open: OpenStream | None = None  # streaming: the committed attempt's open stream ...
     kept_slot: Slot | None = None  # ... and the in-flight slot it holds until the relay ends

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import icontract
 
 __all__ = [
+    "MIN_LEFT_AFTER_WAIT_MS",
     "WINDOW_MS",
     "CapacityWait",
     "DeploymentLimits",
@@ -147,11 +148,16 @@ class CapacityWait:
         return not self.go and self.until_ms is None
 
 
+MIN_LEFT_AFTER_WAIT_MS = 250
+"""A wait that would leave the call less than this before its end is not taken: the call is
+refused at once instead of waking to a place it has no time to use (the place would be wasted)."""
+
+
 def _capacity_wait(verdicts: tuple[RateVerdict, ...], now_ms: int, end_ms: int) -> CapacityWait:
     if not verdicts or any(v.ok for v in verdicts):
         return CapacityWait(go=True)
     times = [v.retry_at_ms for v in verdicts if v.retry_at_ms is not None]
-    if not times or min(times) >= end_ms:
+    if not times or min(times) + MIN_LEFT_AFTER_WAIT_MS > end_ms:
         return CapacityWait(go=False)
     return CapacityWait(go=False, until_ms=max(now_ms + 1, min(times)))
 

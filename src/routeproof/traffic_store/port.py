@@ -144,17 +144,21 @@ class Traffic:
         if ticket is not None:
             await self._store.release(ticket)
 
-    async def capacity(self, chain: tuple[ChainEntry, ...], req: ChatRequest, now_ms: int, end_ms: int) -> CapacityWait:
-        """Core's verdict for a call over ``chain``: go, wait until an instant, or refuse."""
+    async def admit_call(
+        self, chain: tuple[ChainEntry, ...], req: ChatRequest, now_ms: int, end_ms: int
+    ) -> tuple[RateTicket | None, CapacityWait]:
+        """Reserve the call's place at the first deployment of ``chain`` with room (atomically, in
+        the store), so that no other call can take it between admission and the attempt; else
+        core's verdict (wait until an instant, or refuse). ``(None, go)``: some deployment is unlimited."""
         verdicts: list[RateVerdict] = []
         for entry in chain:
-            limits = self.limits_of(entry.provider)
-            if limits is None:
-                return CapacityWait(go=True)  # an unlimited deployment can always take it
-            verdicts.append(
-                await self._store.peek(entry.provider.value, limits, tokens=self.estimate_tokens(req), now_ms=now_ms)
-            )
-        return capacity_wait(tuple(verdicts), now_ms, end_ms)
+            outcome = await self.reserve(entry.provider, req, now_ms)
+            if outcome is None:
+                return None, CapacityWait(go=True)  # an unlimited deployment can always take it
+            if isinstance(outcome, RateTicket):
+                return outcome, CapacityWait(go=True)
+            verdicts.append(outcome)
+        return None, capacity_wait(tuple(verdicts), now_ms, end_ms)
 
     @property
     def waiters(self) -> asyncio.Lock:
