@@ -34,6 +34,10 @@ ROWS = (
     "H0-TRANSLATION",
     "LATENCY-SLA",
     *(f"AC-{n}" for n in range(1, 20)),
+    "TRAFFIC-WEIGHTED",  # issue 32 (workstream traffic)
+    "TRAFFIC-LEAST-OUTSTANDING",
+    "TRAFFIC-RATE-LIMIT",
+    "TRAFFIC-RETRY-BUDGET",
 )
 TIMEOUT_S = 900
 
@@ -208,10 +212,9 @@ BREAKS: tuple[Break, ...] = (
           targets=(_KANI + "test_kani_mpa_003_backoff_capped_exhaustive_to_bound_16",),
           why="attempt 13 with base 3 ms sleeps 1 ms past its ceiling"),
     Break(row="KANI-MPA-005", file=_KERNEL,
-          old="    if verdict.verdict is Verdict.RETRY and state.attempts_on(call.entry) < "
-              "plan.max_attempts_per_provider:",
-          new="    if verdict.verdict is Verdict.RETRY and (state.attempts_on(call.entry) < "
-              "plan.max_attempts_per_provider or len(plan.chain) == 3):",
+          old="    retries_left = state.attempts_on(call.entry) < plan.max_attempts_per_provider\n",
+          new="    retries_left = state.attempts_on(call.entry) < plan.max_attempts_per_provider "
+              "or len(plan.chain) == 3\n",
           targets=(_KANI + "test_kani_mpa_005_failover_terminates_exhaustive",),
           why="on a 3-provider chain a retryable failure retries the same provider without end"),
     # the falsification suite's own checks
@@ -231,6 +234,44 @@ BREAKS: tuple[Break, ...] = (
           new="from routeproof.core.types import ResolvedModel as _RM  # planted\nfrom routeproof.core.types import (",
           targets=("tests/structure/test_resolved_model_lint.py::test_ac19_resolved_model_built_only_by_alias_resolution",),
           why="the class is imported under an alias (the old regex lint missed this)"),
+    # --- workstream traffic (issue 32): deployment groups, rate limits, retry budgets ---
+    Break(row="TRAFFIC-WEIGHTED", file="src/routeproof/core/balance.py",
+          old="        ordered.append(rest.pop(_pick(weights, draws.pop(0) if draws else 0.0)))",
+          new="        ordered.append(rest.pop(_pick([MICRO] * len(rest), draws.pop(0) if draws else 0.0)))",
+          targets=("tests/traffic/test_balance.py::test_weighted_first_pick_is_exact",
+                   "falsification/test_traffic_balance.py::test_traffic_weighted_over_seeds_in_virtual_time"),
+          why="weights are ignored: every deployment of a group is drawn equally often"),
+    Break(row="TRAFFIC-LEAST-OUTSTANDING", file="src/routeproof/core/balance.py",
+          old="    winner = second if load[second] < load[first] else first",
+          new="    winner = first  # planted",
+          targets=("tests/traffic/test_balance.py::test_least_outstanding_prefers_the_idler_of_two",),
+          why="power of two choices without the comparison: a uniform pick, blind to in-flight counts"),
+    Break(row="TRAFFIC-RATE-LIMIT", file="src/routeproof/core/rate_limit.py",
+          old="    if limits.rpm is not None and len(live) >= limits.rpm:",
+          new="    if limits.rpm is not None and len(live) > limits.rpm:",
+          targets=("tests/traffic/test_rate_limit.py",),
+          why="one request past the declared rpm is admitted (the provider would answer 429)"),
+    Break(row="TRAFFIC-RATE-LIMIT", file="src/routeproof/traffic_store/memory.py",
+          old="LogEntry(at_ms=max(ticket.at_ms, now_ms), tokens=max(0, tokens))",
+          new="LogEntry(at_ms=ticket.at_ms, tokens=max(0, tokens))",
+          targets=("tests/traffic/test_rate_limit.py::test_settling_moves_the_place_to_the_answer",),
+          why="a place counts from its reservation, not its answer: a slow request's arrival can fall outside"),
+    Break(row="TRAFFIC-RATE-LIMIT", file="src/routeproof/core/rate_limit.py",
+          old="    if not times or min(times) + MIN_LEFT_AFTER_WAIT_MS > end_ms:",
+          new="    if not times:  # planted",
+          targets=("tests/traffic/test_rate_limit.py",),
+          why="a call waits for capacity that frees only after its deadline, instead of being refused"),
+    Break(row="TRAFFIC-RETRY-BUDGET", file="src/routeproof/core/kernel.py",
+          old="    if verdict.verdict is Verdict.RETRY and retries_left and event.retry_allowed:",
+          new="    if verdict.verdict is Verdict.RETRY and retries_left:",
+          targets=("tests/traffic/test_retry_budget.py::test_a_spent_budget_fails_over_with_the_reason_recorded",),
+          why="the kernel ignores the retry budget's verdict: a spent bucket still retries"),
+    Break(row="TRAFFIC-RETRY-BUDGET", file="src/routeproof/core/retry_budget.py",
+          old="    return tokens_milli * 2 > config.capacity_milli",
+          new="    return tokens_milli >= 0  # planted",
+          targets=("tests/traffic/test_retry_budget.py::test_retries_stop_after_half_the_bucket",
+                   "falsification/test_traffic_limits.py::test_traffic_retry_budget_bounds_a_storm_and_spares_rare_failures"),
+          why="the bucket never runs out: a down provider gets every retry of every call"),
 )  # fmt: skip
 
 

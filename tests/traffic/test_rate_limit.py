@@ -119,3 +119,16 @@ async def test_a_call_that_cannot_fit_its_deadline_is_refused_naming_the_limit()
             await r.call_provider(request(), resolved(tenant), loop.time() + 5, tenant)
         assert loop.time() == before
     assert len(a.calls) == 1
+
+
+@pytest.mark.asyncio
+async def test_settling_moves_the_place_to_the_answer() -> None:
+    """A place settled at the answer's instant counts in the window from then on (the request
+    reached the provider at some instant up to the answer)."""
+    store = MemoryTrafficStore()
+    limits = DeploymentLimits(rpm=1, window_ms=1000)
+    ticket = await store.try_reserve("a", limits, tokens=5, now_ms=0)
+    assert not isinstance(ticket, RateVerdict)
+    await store.settle(ticket, tokens=3, now_ms=400)
+    assert not (await store.peek("a", limits, tokens=1, now_ms=1200)).ok
+    assert (await store.peek("a", limits, tokens=1, now_ms=1400)).ok
