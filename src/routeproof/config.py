@@ -68,7 +68,9 @@ __all__ = [
     "secret_problem",
 ]
 
-_TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger", "health"})  # [health]: health_store/config.py
+_TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger", "health"}) | {
+    "traffic"  # [traffic]: traffic_store/config.py
+}  # [health]: health_store/config.py
 _DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "budget", "admission"}) | {
     "traffic"
 }

@@ -21,6 +21,7 @@ from routeproof.health_store import HealthStoreConfig, load_health_config, open_
 from routeproof.ledger_store import LedgerConfig, load_ledger_config, open_store
 from routeproof.router import Router
 from routeproof.traffic import DeploymentLimits, Member, TrafficConfig
+from routeproof.traffic_store.config import TrafficStoreConfig, load_traffic_config, open_traffic_store
 from routeproof.transport import make_client
 
 __all__ = ["load_router", "router_from_config", "tenant_policy", "traffic_config"]
@@ -32,6 +33,7 @@ def router_from_config(
     client: httpx.AsyncClient | None = None,
     ledger: LedgerConfig | None = None,
     health_store: HealthStoreConfig | None = None,
+    traffic_store: TrafficStoreConfig | None = None,
 ) -> Router:
     """A Router over the configured providers, sharing one pooled client that the Router closes;
     its budget ledger lives where ``ledger`` (the ``[ledger]`` table) says, in memory by default."""
@@ -76,6 +78,7 @@ def router_from_config(
         max_in_flight=admission.max_in_flight or None,  # 0: no limit
         max_in_flight_per_provider=admission.max_in_flight_per_provider or None,
         traffic=traffic_config(config),
+        traffic_store=open_traffic_store(traffic_store or TrafficStoreConfig()),
     )
 
 
@@ -102,6 +105,7 @@ def load_router(path: str | os.PathLike[str], *, environ: Mapping[str, str] | No
         load_config(path, environ=environ),
         ledger=load_ledger_config(path, environ=environ)[0],
         health_store=load_health_config(path, environ=environ),
+        traffic_store=load_traffic_config(path, environ=environ),
     )
 
 

@@ -87,3 +87,19 @@ async def test_a_router_built_from_config_carries_it() -> None:
         traffic = router._ports.traffic.config
         assert traffic.strategy is Strategy.LEAST_OUTSTANDING
         assert set(traffic.members) == {"vllm-a", "vllm-b"}
+
+
+@pytest.mark.asyncio
+async def test_load_router_opens_the_traffic_store_the_file_names(tmp_path: Path) -> None:
+    """``[traffic] backend = "sqlite"`` gives the Router a SQLite traffic store at the named path;
+    an unknown backend fails naming it."""
+    from routeproof.factory import load_router
+    from routeproof.traffic_store.sqlite import SqliteTrafficStore
+
+    agent = tmp_path / "agent.toml"
+    agent.write_text(BASE + '\n[traffic]\nbackend = "sqlite"\npath = "traffic.db"\n', encoding="utf-8")
+    async with load_router(agent, environ={}) as router:
+        assert isinstance(router._ports.traffic.store, SqliteTrafficStore)
+    agent.write_text(BASE + '\n[traffic]\nbackend = "etcd"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="traffic.backend = 'etcd'"):
+        load_router(agent, environ={})
