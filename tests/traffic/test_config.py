@@ -101,5 +101,5 @@ async def test_load_router_opens_the_traffic_store_the_file_names(tmp_path: Path
     async with load_router(agent, environ={}) as router:
         assert isinstance(router._ports.traffic.store, SqliteTrafficStore)
     agent.write_text(BASE + '\n[traffic]\nbackend = "etcd"\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match="traffic.backend = 'etcd'"):
+    with pytest.raises(ConfigError, match=r"traffic\.backend = 'etcd'"):
         load_router(agent, environ={})
