@@ -74,7 +74,7 @@ _TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger", "health"}) | {
 _DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "budget", "admission"}) | {
     "traffic"
 }
-_TRAFFIC_KEYS = frozenset({"strategy", "retry_budget", "wait_for_capacity"})
+_TRAFFIC_KEYS = frozenset({"strategy", "retry_budget", "wait_for_capacity", "cache_affinity_ttl_s"})
 _RETRY_BUDGET_KEYS = frozenset({"max_tokens", "token_ratio"})
 _FAILOVER_KEYS = frozenset({"failure_threshold", "latency_sla_ms", "cooldown_ms"})
 _BACKOFF_KEYS = frozenset({"policy", "base_ms", "cap_ms", "max_retries"})
@@ -127,7 +127,16 @@ def _traffic(raw: object) -> TrafficSettings:
         )
         if budget.token_ratio_milli == 0:
             raise fail(f"{inner}.token_ratio", budget_table.get("token_ratio"), "must be at least 0.001")
-    return TrafficSettings(strategy=strategies[str(strategy_raw)], retry_budget=budget, wait_for_capacity=wait)
+    ttl_s = table.get("cache_affinity_ttl_s")
+    affinity_ttl_ms = None
+    if ttl_s is not None:
+        affinity_ttl_ms = read_int(table, "cache_affinity_ttl_s", where, 0, minimum=1) * 1000
+    return TrafficSettings(
+        strategy=strategies[str(strategy_raw)],
+        retry_budget=budget,
+        wait_for_capacity=wait,
+        affinity_ttl_ms=affinity_ttl_ms,
+    )
 
 
 def _backoff(raw: object) -> BackoffConfig:

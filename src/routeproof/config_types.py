@@ -140,6 +140,7 @@ class TrafficSettings:
     strategy: Strategy = Strategy.ORDERED
     retry_budget: RetryBudgetConfig | None = None
     wait_for_capacity: bool = True
+    affinity_ttl_ms: int | None = None  # cache_affinity_ttl_s (opt-in): how long a prefix's pin lives
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

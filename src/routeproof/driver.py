@@ -98,11 +98,12 @@ class Committed:
     slot: Slot | None
 
 
-def _plan(ports: Ports, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
+def _plan(ports: Ports, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int, req: ChatRequest) -> ChainPlan:
     planning = ports.planning
     # each configured name bound to its registered instance (its kind known)
     chain = tuple(replace(e, provider=planning.ids.get(e.provider, e.provider)) for e in build_chain(resolved, policy))
-    chain = ports.traffic.order(chain, ports.traffic.draws(ports.draw, chain))  # core/balance.py: groups' order
+    # core/balance.py (groups' order) and core/affinity.py (a cacheable prefix's pinned deployment)
+    chain = ports.traffic.order(chain, ports.traffic.draws(ports.draw, chain), req, now_ms)
     return plan_chain(
         chain,
         policy.privacy_tier,
@@ -128,7 +129,7 @@ def begin(
     now_s = asyncio.get_running_loop().time()
     check_deadline(deadline, now_s)
     started_ms = loop_ms(now_s)
-    chain_plan = _plan(ports, resolved, policy, started_ms)
+    chain_plan = _plan(ports, resolved, policy, started_ms, req)
     planning = ports.planning
     plan = call_plan(
         chain_plan,

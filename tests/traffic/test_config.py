@@ -103,3 +103,10 @@ async def test_load_router_opens_the_traffic_store_the_file_names(tmp_path: Path
     agent.write_text(BASE + '\n[traffic]\nbackend = "etcd"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"traffic\.backend = 'etcd'"):
         load_router(agent, environ={})
+
+
+def test_cache_affinity_is_opt_in_with_a_ttl_in_seconds() -> None:
+    """``cache_affinity_ttl_s = 3600`` pins prefixes for an hour; absent, there is no affinity."""
+    assert traffic_config(parsed(BASE)).affinity_ttl_ms is None
+    hour = parsed(BASE + "\n[driver.traffic]\ncache_affinity_ttl_s = 3600\n")
+    assert traffic_config(hour).affinity_ttl_ms == 3_600_000

@@ -107,7 +107,7 @@ async def test_two_routers_on_one_redis_share_a_limit(redis_server: RedisServer)
 
     async def one(r: Router) -> bool:
         try:
-            await r.call_provider(request(), resolved(tenant), loop.time() + 2, tenant)
+            await r.call_provider(request(), resolved(tenant), loop.time() + 15, tenant)
         except NoEligibleProvider as exc:
             refusals.append(str(exc))
             return False

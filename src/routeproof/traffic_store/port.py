@@ -12,10 +12,12 @@ store is.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from routeproof.core.affinity import pin_first, pin_live
 from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_needed, ewma_ms, order_chain
 from routeproof.core.pricing import worst_case_prompt_tokens
 from routeproof.core.rate_limit import CapacityWait, DeploymentLimits, RateVerdict, capacity_wait
@@ -24,7 +26,10 @@ from routeproof.core.types import AttemptFailure, ChainEntry, ChatRequest, Provi
 from routeproof.traffic_store.memory import MemoryTrafficStore
 from routeproof.traffic_store.protocol import RateTicket, TrafficStore
 
-__all__ = ["Traffic", "TrafficConfig", "rate_limit_reason"]
+__all__ = ["MAX_PINS", "Traffic", "TrafficConfig", "rate_limit_reason"]
+
+MAX_PINS = 10_000
+"""Cache-affinity pins kept before the expired ones are swept (per process)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,6 +48,7 @@ class TrafficConfig:
     limits: Mapping[str, DeploymentLimits] = field(default_factory=dict)
     retry_budget: RetryBudgetConfig | None = None
     wait_for_capacity: bool = True
+    affinity_ttl_ms: int | None = None  # opt-in cache affinity: a prefix's pin lives this long (5 min, 1 h)
 
     def __post_init__(self) -> None:
         if not isinstance(self.strategy, Strategy):
@@ -53,6 +59,8 @@ class TrafficConfig:
         for name, limit in self.limits.items():
             if not isinstance(limit, DeploymentLimits):
                 raise TypeError(f"TrafficConfig.limits[{name!r}] must be DeploymentLimits, got {limit!r}")
+        if self.affinity_ttl_ms is not None and (not isinstance(self.affinity_ttl_ms, int) or self.affinity_ttl_ms < 1):
+            raise ValueError(f"TrafficConfig.affinity_ttl_ms must be an int >= 1, got {self.affinity_ttl_ms!r}")
         object.__setattr__(self, "members", MappingProxyType(dict(self.members)))
         object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))
 
@@ -66,13 +74,14 @@ def rate_limit_reason(verdict: RateVerdict) -> str:
 class Traffic:
     """The traffic port of one Router (see the module docstring)."""
 
-    __slots__ = ("_ewma", "_in_flight", "_store", "_waiters", "config")
+    __slots__ = ("_ewma", "_in_flight", "_pins", "_store", "_waiters", "config")
 
     def __init__(self, config: TrafficConfig | None = None, store: TrafficStore | None = None) -> None:
         self.config = config or TrafficConfig()
         self._store: TrafficStore = store or MemoryTrafficStore()
         self._in_flight: dict[str, int] = {}
         self._ewma: dict[str, int] = {}
+        self._pins: dict[str, tuple[str, int]] = {}  # cacheable prefix -> (deployment, pinned at ms)
         self._waiters = asyncio.Lock()  # FIFO: asyncio.Lock wakes its waiters in arrival order
 
     @property
@@ -82,12 +91,31 @@ class Traffic:
 
     # --- balancing (process-local snapshot) -----------------------------------------------------
 
-    def order(self, chain: tuple[ChainEntry, ...], draws: tuple[float, ...]) -> tuple[ChainEntry, ...]:
-        """The chain with each deployment group ordered by the strategy (core/balance.py)."""
-        if self.config.strategy is Strategy.ORDERED or not self.config.members:
+    def order(
+        self,
+        chain: tuple[ChainEntry, ...],
+        draws: tuple[float, ...],
+        req: ChatRequest | None = None,
+        now_ms: int = 0,
+    ) -> tuple[ChainEntry, ...]:
+        """The chain with each deployment group ordered by the strategy (core/balance.py), then,
+        with cache affinity on, the request's prefix's pinned deployment first in its group
+        (core/affinity.py). A prefix without a live pin is pinned here, before anything is sent."""
+        if self.config.strategy is not Strategy.ORDERED and self.config.members:
+            snapshot = BalanceSnapshot(in_flight=dict(self._in_flight), ewma_ms=dict(self._ewma))
+            chain = order_chain(chain, self.config.members, self.config.strategy, snapshot, draws)
+        ttl_ms = self.config.affinity_ttl_ms
+        if ttl_ms is None or req is None or not chain:
             return chain
-        snapshot = BalanceSnapshot(in_flight=dict(self._in_flight), ewma_ms=dict(self._ewma))
-        return order_chain(chain, self.config.members, self.config.strategy, snapshot, draws)
+        prefix = repr((req.alias, req.system, req.tools, req.messages[:-1]))  # the cacheable prefix
+        key = hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+        pin = self._pins.get(key)
+        if pin is not None and pin_live(pin[1], ttl_ms, now_ms):
+            return pin_first(chain, dict(self.config.members), pin[0])
+        if len(self._pins) >= MAX_PINS:  # forget the expired pins before adding one
+            self._pins = {k: v for k, v in self._pins.items() if pin_live(v[1], ttl_ms, now_ms)}
+        self._pins[key] = (chain[0].provider.value, now_ms)
+        return chain
 
     def draws(self, draw: Callable[[], float], chain: tuple[ChainEntry, ...]) -> tuple[float, ...]:
         """The draws ``order`` needs for ``chain`` (none when nothing is balanced: the router's
