@@ -32,6 +32,7 @@ from routeproof.core.outcomes import (
     refusal_for,
 )
 from routeproof.core.pricing import format_usd
+from routeproof.core.rate_limit import RateVerdict
 from routeproof.core.routing import ChainPlan
 from routeproof.core.types import (
     AttemptFailure,
@@ -39,6 +40,7 @@ from routeproof.core.types import (
     ProviderId,
     ProviderResponse,
     SkipRecord,
+    Usage,
 )
 from routeproof.errors import (
     AllProvidersFailed,
@@ -59,6 +61,8 @@ from routeproof.observe import (
     log_turn_warning,
 )
 from routeproof.ports import Ports
+from routeproof.traffic_store.port import rate_limit_reason
+from routeproof.traffic_store.protocol import RateTicket
 
 __all__ = ["Call"]
 
@@ -83,6 +87,8 @@ class Call:
         self.cost_pico_usd: int | None = None  # the answered attempt's exact cost; None = unpriced
         self.trace_context = call_trace_context()  # one trace for all of this call's attempts
         self.config_error: ConfigError | None = None  # the first entry skipped as misconfigured
+        self.ticket: RateTicket | None = None  # the pending attempt's place in its deployment's rate window
+        self.preset: RateTicket | None = None  # the place admission reserved for the call's first attempt there
 
     def now_ms(self) -> int:
         return loop_ms(self.loop.time())
@@ -102,8 +108,17 @@ class Call:
             ports.ledger.price(entry.provider, entry.model)
         except Exception as exc:  # pricing belongs to the attempt boundary: core's table classifies it
             return await self.boundary(action, None, exc)
+        ticket: RateTicket | RateVerdict | None
+        if self.preset is not None and self.preset.deployment == entry.provider.value:
+            ticket, self.preset = self.preset, None  # reserved at admission (driver.begin_admitted)
+        else:
+            ticket = await ports.traffic.reserve(entry.provider, self.req, ports.ledger.wall_ms())
+        if isinstance(ticket, RateVerdict):  # at its declared rpm/tpm: skipped, named (core/rate_limit.py)
+            return self.skip(action, rate_limit_reason(ticket))
+        self.ticket = ticket
         outcome = await ports.ledger.reserve(entry.provider, entry.model, self.req, self.session_id)
         if isinstance(outcome, BudgetRefusal):
+            await self.release_ticket()
             self.refusal = outcome
             refusal = refusal_for(outcome.scope)  # core/outcomes.py: skip this provider, or end the call
             if refusal is kernel.RefusalEffect.SKIP_PROVIDER:
@@ -146,6 +161,7 @@ class Call:
                 str(exc)[:MAX_DETAIL_CHARS],
             )
             await self.ports.ledger.settle(reservation, booked_pico_usd=0, succeeded=False)
+            await self.release_ticket()  # nothing was sent
             return self.skip(action, outcome.skip_reason)
         if failure is None:  # pragma: no cover - classify_exception covers every Exception
             raise exc
@@ -159,7 +175,28 @@ class Call:
         entry = action.entry
         billed = ledger.cost(entry.provider, entry.model, failure.billed_usage) if is_billable(failure) else 0
         await ledger.settle(reservation, booked_pico_usd=billed, succeeded=False)
-        return AttemptFailed(now_ms=self.now_ms(), failure=failure, draw=self.ports.draw())
+        await self.traffic_settled(action, usage=failure.billed_usage or Usage(), succeeded=False)
+        # the retry budget's verdict is the kernel's input: spent -> fail over, recorded (core/retry_budget.py)
+        allowed = await self.ports.traffic.retry_allowed(entry.provider, failure)
+        return AttemptFailed(now_ms=self.now_ms(), failure=failure, draw=self.ports.draw(), retry_allowed=allowed)
+
+    async def traffic_settled(self, action: CallProvider, *, usage: Usage | None, succeeded: bool) -> None:
+        """The attempt was sent: its rate-limit place keeps the tokens used (``None``: the estimate),
+        and a success refunds the provider's retry budget."""
+        ticket, self.ticket = self.ticket, None
+        await self.ports.traffic.settle(ticket, usage, self.ports.ledger.wall_ms())
+        if succeeded:
+            await self.ports.traffic.succeeded(action.entry.provider)
+
+    async def release_preset(self) -> None:
+        """Give back an admission place no attempt used."""
+        preset, self.preset = self.preset, None
+        await self.ports.traffic.release(preset)
+
+    async def release_ticket(self) -> None:
+        """The attempt was never sent: its rate-limit place is given back."""
+        ticket, self.ticket = self.ticket, None
+        await self.ports.traffic.release(ticket)
 
     def succeed(self, action: Succeed, latency_ms: int) -> ProviderResponse:
         """The response the caller gets: normalised, with the attempt history and the skips."""

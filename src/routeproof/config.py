@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from routeproof.config_providers import build_providers, provider_config, resolve_aws_credentials
-from routeproof.config_read import Missing, fail, read_int, read_str, read_table, read_usd, secret_problem
+from routeproof.config_read import Missing, fail, read_int, read_micro, read_str, read_table, read_usd, secret_problem
 from routeproof.config_types import (
     DEFAULT_KEY_ENV,
     DEFAULT_PROVIDER_ENV,
@@ -33,7 +33,9 @@ from routeproof.config_types import (
     FailoverConfig,
     ProviderConfig,
     RoutingConfig,
+    TrafficSettings,
 )
+from routeproof.core.balance import Strategy
 from routeproof.core.constants import (
     FAILURE_THRESHOLD,
     FULL_JITTER_BASE_MS,
@@ -43,6 +45,7 @@ from routeproof.core.constants import (
 )
 from routeproof.core.health import DEFAULT_COOLDOWN_MS
 from routeproof.core.identity import instance_ids
+from routeproof.core.retry_budget import DEFAULT_MAX_TOKENS, DEFAULT_TOKEN_RATIO_MILLI, RetryBudgetConfig
 from routeproof.errors import ConfigError
 
 __all__ = [
@@ -56,6 +59,7 @@ __all__ = [
     "FailoverConfig",
     "ProviderConfig",
     "RoutingConfig",
+    "TrafficSettings",
     "build_providers",
     "load_config",
     "parse_config",
@@ -64,8 +68,14 @@ __all__ = [
     "secret_problem",
 ]
 
-_TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger", "health"})  # [health]: health_store/config.py
-_DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "budget", "admission"})
+_TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger", "health"}) | {
+    "traffic"  # [traffic]: traffic_store/config.py
+}  # [health]: health_store/config.py
+_DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "budget", "admission"}) | {
+    "traffic"
+}
+_TRAFFIC_KEYS = frozenset({"strategy", "retry_budget", "wait_for_capacity", "cache_affinity_ttl_s"})
+_RETRY_BUDGET_KEYS = frozenset({"max_tokens", "token_ratio"})
 _FAILOVER_KEYS = frozenset({"failure_threshold", "latency_sla_ms", "cooldown_ms"})
 _BACKOFF_KEYS = frozenset({"policy", "base_ms", "cap_ms", "max_retries"})
 _BUDGET_KEYS = frozenset({"turn_warning_usd", "session_usd", "monthly_usd"})
@@ -91,6 +101,41 @@ def _admission(raw: object) -> AdmissionConfig:
         max_in_flight=read_int(table, "max_in_flight", where, 100, minimum=0),
         max_in_flight_per_provider=read_int(table, "max_in_flight_per_provider", where, 100, minimum=0),
         transport=transport,
+    )
+
+
+def _traffic(raw: object) -> TrafficSettings:
+    where = "driver.traffic"
+    table = read_table(raw, where, _TRAFFIC_KEYS)
+    strategy_raw = table.get("strategy", Strategy.ORDERED.value)
+    strategies = {s.value: s for s in Strategy}
+    if strategy_raw not in strategies:
+        raise fail(f"{where}.strategy", strategy_raw, f"must be one of {sorted(strategies)}")
+    wait = table.get("wait_for_capacity", True)
+    if not isinstance(wait, bool):
+        raise fail(f"{where}.wait_for_capacity", wait, "must be true or false")
+    budget = None
+    if "retry_budget" in table:
+        inner = f"{where}.retry_budget"
+        budget_table = read_table(table["retry_budget"], inner, _RETRY_BUDGET_KEYS)
+        budget = RetryBudgetConfig(
+            max_tokens=read_int(budget_table, "max_tokens", inner, DEFAULT_MAX_TOKENS, minimum=1),
+            token_ratio_milli=read_micro(
+                budget_table, "token_ratio", inner, DEFAULT_TOKEN_RATIO_MILLI * 1000, maximum=1_000_000
+            )
+            // 1000,
+        )
+        if budget.token_ratio_milli == 0:
+            raise fail(f"{inner}.token_ratio", budget_table.get("token_ratio"), "must be at least 0.001")
+    ttl_s = table.get("cache_affinity_ttl_s")
+    affinity_ttl_ms = None
+    if ttl_s is not None:
+        affinity_ttl_ms = read_int(table, "cache_affinity_ttl_s", where, 0, minimum=1) * 1000
+    return TrafficSettings(
+        strategy=strategies[str(strategy_raw)],
+        retry_budget=budget,
+        wait_for_capacity=wait,
+        affinity_ttl_ms=affinity_ttl_ms,
     )
 
 
@@ -197,6 +242,7 @@ def parse_config(data: Mapping[str, object], *, environ: Mapping[str, str], base
         private_hosts=private_hosts,
         budget=_budget_config(driver.get("budget", {}), environ),
         admission=_admission(driver.get("admission", {})),
+        traffic=_traffic(driver.get("traffic", {})),
     )
 
 

@@ -11,7 +11,17 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
-from routeproof.config_read import Missing, fail, read_int, read_secret, read_str, read_table, read_timeout_ms, read_usd
+from routeproof.config_read import (
+    Missing,
+    fail,
+    read_int,
+    read_micro,
+    read_secret,
+    read_str,
+    read_table,
+    read_timeout_ms,
+    read_usd,
+)
 from routeproof.config_types import DEFAULT_KEY_ENV, ProviderConfig
 from routeproof.core.identity import KIND_ALIASES
 from routeproof.core.tiers import endpoint_tier
@@ -44,9 +54,23 @@ _PROFILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,@/-]{0,63}$")  # an AWS confi
 _AWS_KEY_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
 _TIERS: Mapping[str, PrivacyTier] = MappingProxyType({tier.name.lower(): tier for tier in PrivacyTier})
 
-_PROVIDER_KEYS = frozenset(
-    {"kind", "base_url", "model", "priority", "privacy_tier", "daily_budget_usd", "api_key_env", "timeout_ms", "region"}
-) | {"profile"}  # profile: Bedrock's AWS config profile
+_PROVIDER_KEYS = (
+    frozenset(
+        {
+            "kind",
+            "base_url",
+            "model",
+            "priority",
+            "privacy_tier",
+            "daily_budget_usd",
+            "api_key_env",
+            "timeout_ms",
+            "region",
+        }
+    )
+    | {"profile"}
+    | {"weight", "rpm", "tpm"}
+)  # profile: Bedrock's AWS config profile; weight/rpm/tpm: traffic
 
 
 def provider_kind(name: str, table: Mapping[str, object], where: str) -> ProviderKind:
@@ -158,8 +182,16 @@ def provider_config(
         profile=profile,
         api_key=api_key,
         aws_credentials=aws_credentials,
+        weight_micro=read_micro(table, "weight", where, 1_000_000, maximum=10**12),
+        rpm=_limit(table, "rpm", where),
+        tpm=_limit(table, "tpm", where),
         **aws,
     )
+
+
+def _limit(table: Mapping[str, object], key: str, where: str) -> int | None:
+    """A declared rate limit (``rpm``/``tpm``): an integer >= 1, or absent."""
+    return None if table.get(key) is None else read_int(table, key, where, 0, minimum=1)
 
 
 def resolve_aws_credentials(profile: str | None, where: str) -> object | None:

@@ -50,6 +50,20 @@ def read_int(table: Mapping[str, object], key: str, where: str, default: int, *,
     return value
 
 
+def read_micro(table: Mapping[str, object], key: str, where: str, default_micro: int, *, maximum: int) -> int:
+    """A positive number exact to millionths (``weight = 0.5``), as integer millionths: a value that
+    would need rounding, or 0, is refused naming it (no fraction is truncated to 0)."""
+    value = table.get(key)
+    if value is None:
+        return default_micro
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise fail(f"{where}.{key}", value, "must be a number")
+    micro = Decimal(value) * 1_000_000
+    if micro != micro.to_integral_value() or micro <= 0 or micro > maximum:
+        raise fail(f"{where}.{key}", value, f"must be > 0, at most {maximum / 1_000_000:g}, in steps of 0.000001")
+    return int(micro)
+
+
 def read_str(table: Mapping[str, object], key: str, where: str) -> str | None:
     value = table.get(key)
     if value is None:

@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
 
+from routeproof.core.balance import Strategy
 from routeproof.core.constants import (
     FAILURE_THRESHOLD,
     FULL_JITTER_BASE_MS,
@@ -21,6 +22,7 @@ from routeproof.core.constants import (
     PROVIDER_DEFAULT_TIMEOUT_MS,
 )
 from routeproof.core.health import DEFAULT_COOLDOWN_MS
+from routeproof.core.retry_budget import RetryBudgetConfig
 from routeproof.core.types import PrivacyTier, ProviderKind
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "FailoverConfig",
     "ProviderConfig",
     "RoutingConfig",
+    "TrafficSettings",
 ]
 
 DEFAULT_KEY_ENV: Mapping[ProviderKind, str] = MappingProxyType(
@@ -79,6 +82,9 @@ class ProviderConfig:
     aws_session_token: str | None = field(default=None, repr=False)
     aws_credentials: object | None = field(default=None, repr=False, compare=False)
     """Bedrock without explicit keys: the botocore credentials object its chain resolved at load."""
+    weight_micro: int = 1_000_000  # its share of its priority group, in millionths (``weight = 0.5``)
+    rpm: int | None = None  # declared requests per minute (None: not limited)
+    tpm: int | None = None  # declared tokens per minute
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,6 +134,16 @@ class AdmissionConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TrafficSettings:
+    """``[driver.traffic]`` (issue 32): the groups' strategy, the retry budget (None: off), waiting."""
+
+    strategy: Strategy = Strategy.ORDERED
+    retry_budget: RetryBudgetConfig | None = None
+    wait_for_capacity: bool = True
+    affinity_ttl_ms: int | None = None  # cache_affinity_ttl_s (opt-in): how long a prefix's pin lives
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RoutingConfig:
     """The whole file: providers in priority order, failover, backoff, the pricing file's path."""
 
@@ -138,6 +154,7 @@ class RoutingConfig:
     private_hosts: frozenset[str] = frozenset()
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     admission: AdmissionConfig = field(default_factory=AdmissionConfig)
+    traffic: TrafficSettings = field(default_factory=TrafficSettings)
 
     def provider(self, name: str) -> ProviderConfig:
         """The provider configured as ``name``."""

@@ -54,11 +54,22 @@ from routeproof.core.types import (
     TenantPolicy,
 )
 from routeproof.deadline import check_deadline, past_deadline_hint
-from routeproof.errors import DeadlineExceeded, ProviderCallFailed, RouterError
+from routeproof.errors import DeadlineExceeded, NoEligibleProvider, ProviderCallFailed, RouterError
 from routeproof.observe import attempt_span
 from routeproof.ports import Ports
 
-__all__ = ["Committed", "Mode", "OpenStream", "begin", "close_events", "complete", "drive", "observe", "perform"]
+__all__ = [
+    "Committed",
+    "Mode",
+    "OpenStream",
+    "begin",
+    "begin_admitted",
+    "close_events",
+    "complete",
+    "drive",
+    "observe",
+    "perform",
+]
 
 
 class Mode(enum.Enum):
@@ -87,10 +98,12 @@ class Committed:
     slot: Slot | None
 
 
-def _plan(ports: Ports, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
+def _plan(ports: Ports, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int, req: ChatRequest) -> ChainPlan:
     planning = ports.planning
     # each configured name bound to its registered instance (its kind known)
     chain = tuple(replace(e, provider=planning.ids.get(e.provider, e.provider)) for e in build_chain(resolved, policy))
+    # core/balance.py (groups' order) and core/affinity.py (a cacheable prefix's pinned deployment)
+    chain = ports.traffic.order(chain, ports.traffic.draws(ports.draw, chain), req, now_ms)
     return plan_chain(
         chain,
         policy.privacy_tier,
@@ -116,7 +129,7 @@ def begin(
     now_s = asyncio.get_running_loop().time()
     check_deadline(deadline, now_s)
     started_ms = loop_ms(now_s)
-    chain_plan = _plan(ports, resolved, policy, started_ms)
+    chain_plan = _plan(ports, resolved, policy, started_ms, req)
     planning = ports.planning
     plan = call_plan(
         chain_plan,
@@ -130,6 +143,56 @@ def begin(
     )
     state, action = kernel.start(plan, started_ms)
     return Call(ports, req, session_id, chain_plan), state, action
+
+
+async def begin_admitted(
+    ports: Ports,
+    req: ChatRequest,
+    resolved: ResolvedModel,
+    *,
+    deadline: float,
+    policy: TenantPolicy,
+    session_id: str,
+) -> tuple[Call, KernelState, Action]:
+    """:func:`begin`, once a deployment of the chain has room under its declared rate limits.
+
+    When every deployment is at its limit the call queues (FIFO) until core's
+    ``capacity_wait`` says one frees before the call's end, then plans afresh; when none frees in
+    time (or waiting is off) it is refused with the limits named (NoEligibleProvider).
+    """
+    traffic = ports.traffic
+    planned = begin(ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id)
+    if not traffic.config.limits:
+        return planned
+    call, state, _ = planned
+    if not traffic.waiters.locked():  # nobody queued ahead: try at once
+        ticket, verdict = await traffic.admit_call(
+            call.chain_plan.chain, req, ports.ledger.wall_ms(), _end_wall_ms(ports, state)
+        )
+        if verdict.go:
+            call.preset = ticket  # the first attempt on that deployment uses this place
+            return planned
+    async with traffic.waiters:  # FIFO: asyncio.Lock wakes its waiters in arrival order
+        while True:
+            now_wall = ports.ledger.wall_ms()
+            chain, end_ms = call.chain_plan.chain, _end_wall_ms(ports, state)
+            ticket, verdict = await traffic.admit_call(chain, req, now_wall, end_ms)
+            if verdict.go:
+                call, state, action = begin(
+                    ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id
+                )
+                call.preset = ticket
+                return call, state, action
+            if verdict.until_ms is None or not traffic.config.wait_for_capacity:
+                limited = ", ".join(e.provider.value for e in call.chain_plan.chain)
+                raise NoEligibleProvider(f"every deployment is at its declared rate limit ({limited})")
+            await asyncio.sleep((verdict.until_ms - now_wall) / 1000)
+
+
+def _end_wall_ms(ports: Ports, state: KernelState) -> int:
+    """The call's end (deadline or 30 s budget) on the wall clock the traffic store shares."""
+    left_ms = state.plan.effective_end_ms - loop_ms(asyncio.get_running_loop().time())
+    return ports.ledger.wall_ms() + max(0, left_ms)
 
 
 def observe(
@@ -146,6 +209,7 @@ def observe(
         if record.http_status is not None:  # answered: the latency-SLA trigger's sample
             latency_ms = record.first_token_ms if record.first_token_ms is not None else record.elapsed_ms
             ports.health.record_latency(record.provider, now_ms, latency_ms)
+            ports.traffic.record_latency(record.provider, latency_ms)  # the latency strategy's EWMA
         effect = health_effect(record.status)
         if not (success_settled_later and effect is HealthEffect.SUCCESS):
             ports.health.apply(record.provider, effect, now_ms)
@@ -186,6 +250,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
     events: AsyncIterator[StreamEvent] | None = None
     keep_open = False
     settled = False
+    ports.traffic.started(entry.provider)  # least-outstanding's in-flight count
     try:
         try:
             provider = ports.providers[entry.provider]
@@ -214,17 +279,21 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 keep_open = settled = True  # committed: the relay owns the stream and the reservation now
                 first_token_ms = now_ms - action.issued_at_ms
                 opened = OpenStream(first=first, events=events, reservation=reservation, first_token_ms=first_token_ms)
+                await call.traffic_settled(action, usage=None, succeeded=True)  # the estimate stays booked
                 return AttemptSucceeded(now_ms=now_ms, first_token_ms=first_token_ms), opened
             call.cost_pico_usd = ports.ledger.known_cost(entry.provider, entry.model, response.usage)
             await ports.ledger.settle(reservation, booked_pico_usd=call.cost_pico_usd or 0, succeeded=True)
             settled = True
             call.response = response
+            await call.traffic_settled(action, usage=response.usage, succeeded=True)
             return AttemptSucceeded(now_ms=call.now_ms()), None
         settled = True
         return await call.failed(action, reservation, failure), None
     finally:
+        ports.traffic.finished(entry.provider)
         if not settled:  # cancelled: never leak the reservation
             await ports.ledger.settle(reservation, booked_pico_usd=0, succeeded=False)
+            await call.traffic_settled(action, usage=None, succeeded=False)
         if events is not None and not keep_open:
             await close_events(events)
 
@@ -251,6 +320,22 @@ async def drive(
 
     ``progress`` sees the attempt records each time they change.
     """
+    try:
+        return await _drive(ports, call, state, action, mode, deadline=deadline, progress=progress)
+    finally:
+        await call.release_preset()  # an admission place the call never used goes back
+
+
+async def _drive(
+    ports: Ports,
+    call: Call,
+    state: KernelState,
+    action: Action,
+    mode: Mode,
+    *,
+    deadline: float,
+    progress: Callable[[tuple[AttemptRecord, ...]], None],
+) -> Committed:
     started_ms = state.plan.started_at_ms
     kept_open: OpenStream | None = None  # streaming: the committed attempt's open stream ...
     kept_slot: Slot | None = None  # ... and the in-flight slot it holds until the relay ends
@@ -295,6 +380,8 @@ async def complete(
     session_id: str,
 ) -> ProviderResponse:
     """One plain call: the driver loop, then the response with its history."""
-    call, state, action = begin(ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id)
+    call, state, action = await begin_admitted(
+        ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id
+    )
     committed = await drive(ports, call, state, action, Mode.COMPLETE, deadline=deadline)
     return call.succeed(committed.succeed, call.now_ms() - state.plan.started_at_ms)

@@ -20,9 +20,11 @@ from routeproof.errors import ConfigError
 from routeproof.health_store import HealthStoreConfig, load_health_config, open_health_store
 from routeproof.ledger_store import LedgerConfig, load_ledger_config, open_store
 from routeproof.router import Router
+from routeproof.traffic import DeploymentLimits, Member, TrafficConfig
+from routeproof.traffic_store.config import TrafficStoreConfig, load_traffic_config, open_traffic_store
 from routeproof.transport import make_client
 
-__all__ = ["load_router", "router_from_config", "tenant_policy"]
+__all__ = ["load_router", "router_from_config", "tenant_policy", "traffic_config"]
 
 
 def router_from_config(
@@ -31,6 +33,7 @@ def router_from_config(
     client: httpx.AsyncClient | None = None,
     ledger: LedgerConfig | None = None,
     health_store: HealthStoreConfig | None = None,
+    traffic_store: TrafficStoreConfig | None = None,
 ) -> Router:
     """A Router over the configured providers, sharing one pooled client that the Router closes;
     its budget ledger lives where ``ledger`` (the ``[ledger]`` table) says, in memory by default."""
@@ -74,6 +77,26 @@ def router_from_config(
         latency=LatencyConfig(sla_ms=config.failover.latency_sla_ms),
         max_in_flight=admission.max_in_flight or None,  # 0: no limit
         max_in_flight_per_provider=admission.max_in_flight_per_provider or None,
+        traffic=traffic_config(config),
+        traffic_store=open_traffic_store(traffic_store or TrafficStoreConfig()),
+    )
+
+
+def traffic_config(config: RoutingConfig) -> TrafficConfig:
+    """``[driver.traffic]`` and each provider's ``priority``/``weight``/``rpm``/``tpm`` (issue 32):
+    providers at one priority form a group, balanced by the strategy."""
+    settings = config.traffic
+    return TrafficConfig(
+        strategy=settings.strategy,
+        members={p.name: Member(priority=p.priority, weight_micro=p.weight_micro) for p in config.providers},
+        limits={
+            p.name: DeploymentLimits(rpm=p.rpm, tpm=p.tpm)
+            for p in config.providers
+            if p.rpm is not None or p.tpm is not None
+        },
+        retry_budget=settings.retry_budget,
+        wait_for_capacity=settings.wait_for_capacity,
+        affinity_ttl_ms=settings.affinity_ttl_ms,
     )
 
 
@@ -83,6 +106,7 @@ def load_router(path: str | os.PathLike[str], *, environ: Mapping[str, str] | No
         load_config(path, environ=environ),
         ledger=load_ledger_config(path, environ=environ)[0],
         health_store=load_health_config(path, environ=environ),
+        traffic_store=load_traffic_config(path, environ=environ),
     )
 
 

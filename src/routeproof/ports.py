@@ -13,6 +13,7 @@ draw          the kernel's randomness: a float in [0, 1) per failed attempt
 wall_clock    Unix time in seconds (the ledger's day and month); loop time is asyncio's
 planning      what the kernel's plan is built from (chain rules, backoff, timeouts)
 timeouts      the committed stream's idle timeout
+traffic       deployment groups, rate-limit windows and retry budgets (traffic_store/)
 ============  ===========================================================================
 
 Nothing here decides anything: each port performs, and core decides.
@@ -44,6 +45,7 @@ from routeproof.health_store import HealthStore
 from routeproof.ledger_store import LedgerStore
 from routeproof.providers.protocol import Provider
 from routeproof.registry import kind_of
+from routeproof.traffic_store.port import Traffic
 
 __all__ = ["HealthBook", "HealthPort", "Instrumentation", "Ledger", "Planning", "Ports", "StreamTimeouts"]
 
@@ -227,3 +229,4 @@ class Ports:
     draw: Callable[[], float]
     planning: Planning
     timeouts: StreamTimeouts
+    traffic: Traffic

@@ -50,6 +50,8 @@ from routeproof.ports import HealthBook, Instrumentation, Ledger, Planning, Port
 from routeproof.providers.protocol import Provider
 from routeproof.registry import keyed_by_instance, kind_of, names, provider_timeouts, registry
 from routeproof.streaming import ProviderStream
+from routeproof.traffic_store.port import Traffic, TrafficConfig
+from routeproof.traffic_store.protocol import TrafficStore
 
 __all__ = ["Router"]
 
@@ -81,6 +83,8 @@ class Router:
         max_in_flight: int | None = None,
         max_in_flight_per_provider: int | None = DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER,
         health_store: HealthStore | None = None,
+        traffic: TrafficConfig | None = None,
+        traffic_store: TrafficStore | None = None,
     ) -> None:
         if isinstance(attempt_timeout_s, bool) or not isinstance(attempt_timeout_s, int | float):
             raise ConfigError(f"attempt_timeout_s must be a number of seconds, got {attempt_timeout_s!r}")
@@ -172,7 +176,26 @@ class Router:
                 max_attempts_per_provider=self._max_attempts_per_provider,
             ),
             timeouts=StreamTimeouts(idle_timeout_s=self._stream_idle_timeout_s),
+            traffic=self._new_traffic(traffic, traffic_store),
         )
+
+    def _new_traffic(self, traffic: TrafficConfig | None, store: TrafficStore | None) -> Traffic:
+        """The traffic port; every deployment the traffic config names must be a configured provider."""
+        if traffic is not None and not isinstance(traffic, TrafficConfig):
+            raise ConfigError(f"traffic must be a TrafficConfig, got {traffic!r}")
+        named = set() if traffic is None else {*traffic.members, *traffic.limits}
+        unknown = sorted(named - set(self._ids))
+        if unknown:
+            raise ConfigError(
+                f"traffic names providers that are not configured: {unknown!r} (known: {sorted(self._ids)})"
+            )
+        if traffic is not None:  # keyed by instance identity (a provider alone of its kind is its kind)
+            traffic = replace(
+                traffic,
+                members={self._ids[k].value: v for k, v in traffic.members.items()},
+                limits={self._ids[k].value: v for k, v in traffic.limits.items()},
+            )
+        return Traffic(traffic, store)
 
     @staticmethod
     def _new_latency(latency: LatencyConfig | None) -> LatencyState:
@@ -245,6 +268,7 @@ class Router:
         if self._ledger_store is not None:
             await self._ledger_store.aclose()
         await self._health_store.aclose()
+        await self._ports.traffic.store.aclose()
         if self._client is not None:
             await self._client.aclose()
 

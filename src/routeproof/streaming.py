@@ -39,7 +39,7 @@ from routeproof.core.types import (
     StreamEvent,
     TenantPolicy,
 )
-from routeproof.driver import Mode, OpenStream, begin, close_events, drive
+from routeproof.driver import Mode, OpenStream, begin_admitted, close_events, drive
 from routeproof.ports import Ports
 
 __all__ = ["ProviderStream", "StreamInterrupted"]
@@ -130,7 +130,7 @@ class ProviderStream:
     async def _one_call(self, *, hold_back: bool) -> AsyncGenerator[StreamEvent, None]:
         """One run of the driver loop (driver.py), then the committed attempt's relay."""
         ports = self._ports
-        call, state, action = begin(
+        call, state, action = await begin_admitted(
             ports, self._req, self._resolved, deadline=self._deadline, policy=self._policy, session_id=self._session_id
         )
         committed = await drive(

@@ -27,10 +27,18 @@ import routeproof.config
 import routeproof.providers
 import routeproof.stores
 import routeproof.testing
+import routeproof.traffic
 from routeproof.core.kernel import KernelState  # an internal type, for the planted leak
 
 # routeproof.config: load_config returns its RoutingConfig (the validated agent.toml), and its values
-PUBLIC_MODULES = (routeproof, routeproof.providers, routeproof.stores, routeproof.testing, routeproof.config)
+PUBLIC_MODULES = (
+    routeproof,
+    routeproof.providers,
+    routeproof.stores,
+    routeproof.testing,
+    routeproof.config,
+    routeproof.traffic,
+)
 
 
 def _exported(module: types.ModuleType) -> dict[str, object]:

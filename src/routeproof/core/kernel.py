@@ -19,7 +19,8 @@ In CALLING exactly one :class:`CallProvider` is pending and only an attempt even
 SLEEPING one :class:`Sleep` is pending and only :class:`SleepDone` answers it (:data:`ANSWERED_BY`);
 DONE accepts nothing. A failed attempt is decided in this order, first match wins: bad
 credentials -> AUTH; 400/404/context overflow -> TERMINAL; the caller's deadline passed or cut the
-attempt -> DEADLINE; the 30 s budget passed or cut it -> ALL_FAILED; retryable, attempts left and
+attempt -> DEADLINE; the 30 s budget passed or cut it -> ALL_FAILED; retryable, attempts left,
+the provider's retry budget not spent (``AttemptFailed.retry_allowed``, core/retry_budget.py) and
 the backoff (or the provider's Retry-After) ends before the deadline and budget -> Sleep then the
 same provider; otherwise the next provider in the chain (a failover never resets a provider's
 attempt count), and when none is left the call fails.
@@ -264,6 +265,7 @@ def _record(
     http_status: int | None = None,
     retry_reason: RetryReason | None = None,
     first_token_ms: int | None = None,
+    retry_throttled: bool = False,
 ) -> AttemptRecord:
     return AttemptRecord(
         provider=call.entry.provider,
@@ -275,6 +277,7 @@ def _record(
         http_status=http_status,
         retry_reason=retry_reason,
         first_token_ms=first_token_ms,
+        retry_throttled=retry_throttled,
     )
 
 
@@ -305,7 +308,9 @@ def _on_failure(state: KernelState, call: CallProvider, event: AttemptFailed) ->
         return done(status, CallFailureKind.ALL_FAILED)
 
     sleep_did_not_fit = False
-    if verdict.verdict is Verdict.RETRY and state.attempts_on(call.entry) < plan.max_attempts_per_provider:
+    retries_left = state.attempts_on(call.entry) < plan.max_attempts_per_provider
+    throttled = verdict.verdict is Verdict.RETRY and retries_left and not event.retry_allowed
+    if verdict.verdict is Verdict.RETRY and retries_left and event.retry_allowed:
         sleep_ms = _sleep_before_retry(plan, call, failure, event.draw)
         if now_ms + sleep_ms < plan.effective_end_ms:  # a call can still be issued after waking
             assert verdict.reason is not None  # classify's postcondition: RETRY carries a reason
@@ -333,6 +338,7 @@ def _on_failure(state: KernelState, call: CallProvider, event: AttemptFailed) ->
         http_status=failure.http_status,
         retry_reason=verdict.reason,
         first_token_ms=event.first_token_ms,
+        retry_throttled=throttled,  # the retry budget is spent: fail over instead (gRPC A6)
     )
     next_state, action = _issue(
         replace(state, records=(*state.records, record), pending=None), call.position + 1, now_ms
@@ -443,6 +449,12 @@ def start(plan: CallPlan, now_ms: int) -> tuple[KernelState, Action]:
     )
 )
 @icontract.ensure(lambda state, result: len(result[0].records) >= len(state.records))
+@icontract.ensure(
+    lambda event, result: (
+        not isinstance(event, AttemptFailed) or event.retry_allowed or not isinstance(result[1], Sleep)
+    ),
+    "a spent retry budget never sleeps for a retry",
+)
 def step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
     """Feed what happened to the pending action; get the new state and the next action."""
     return _step(state, event)

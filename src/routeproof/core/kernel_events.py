@@ -35,6 +35,7 @@ class AttemptFailed:
     failure: AttemptFailure
     draw: float = 0.5
     first_token_ms: int | None = None
+    retry_allowed: bool = True  # the provider's retry budget (core/retry_budget.py): False fails over
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

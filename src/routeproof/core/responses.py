@@ -121,6 +121,7 @@ class AttemptRecord:
     http_status: int | None = None  # None when no HTTP status was seen (timeouts, resets)
     retry_reason: RetryReason | None = None
     first_token_ms: int | None = None  # streaming only: time to first token of this attempt
+    retry_throttled: bool = False  # retryable, but the provider's retry budget was spent: failed over
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,209 @@
+"""The traffic port: what the driver asks about deployments, performed over a traffic store.
+
+It decides nothing. The order of a group is ``core.balance.order_chain`` over this process's
+snapshot (calls in flight, latency EWMAs) and the router's draws; whether a deployment may take a
+call is ``core.rate_limit.admit`` applied by the store; whether a failed attempt may be retried is
+``core.retry_budget`` applied by the store; whether a call waits for capacity or is refused is
+``core.rate_limit.capacity_wait``. In-flight counts and EWMAs are per process (each replica
+balances what it sends); rate-limit windows and retry buckets live in the store, shared when the
+store is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from routeproof.core.affinity import pin_first, pin_live
+from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_needed, ewma_ms, order_chain
+from routeproof.core.pricing import worst_case_prompt_tokens
+from routeproof.core.rate_limit import CapacityWait, DeploymentLimits, RateVerdict, capacity_wait
+from routeproof.core.retry_budget import RetryBudgetConfig, costs_token
+from routeproof.core.types import AttemptFailure, ChainEntry, ChatRequest, ProviderId, Usage
+from routeproof.traffic_store.memory import MemoryTrafficStore
+from routeproof.traffic_store.protocol import RateTicket, TrafficStore
+
+__all__ = ["MAX_PINS", "Traffic", "TrafficConfig", "rate_limit_reason"]
+
+MAX_PINS = 10_000
+"""Cache-affinity pins kept before the expired ones are swept (per process)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrafficConfig:
+    """How a router shares traffic over deployments (issue 32), by provider name.
+
+    ``members``: each deployment's priority and weight (deployments of one alias at one priority
+    form a group); ``strategy``: how a group orders its deployments; ``limits``: declared rpm/tpm
+    per deployment; ``retry_budget``: the per-provider token bucket (None: retries unbudgeted, as
+    before); ``wait_for_capacity``: whether a call whose deployments are all at their limits waits
+    (FIFO, within its deadline) instead of being refused at once.
+    """
+
+    strategy: Strategy = Strategy.ORDERED
+    members: Mapping[str, Member] = field(default_factory=dict)
+    limits: Mapping[str, DeploymentLimits] = field(default_factory=dict)
+    retry_budget: RetryBudgetConfig | None = None
+    wait_for_capacity: bool = True
+    affinity_ttl_ms: int | None = None  # opt-in cache affinity: a prefix's pin lives this long (5 min, 1 h)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.strategy, Strategy):
+            raise TypeError(f"TrafficConfig.strategy must be a Strategy, got {self.strategy!r}")
+        for name, member in self.members.items():
+            if not isinstance(member, Member):
+                raise TypeError(f"TrafficConfig.members[{name!r}] must be a Member, got {member!r}")
+        for name, limit in self.limits.items():
+            if not isinstance(limit, DeploymentLimits):
+                raise TypeError(f"TrafficConfig.limits[{name!r}] must be DeploymentLimits, got {limit!r}")
+        if self.affinity_ttl_ms is not None and (not isinstance(self.affinity_ttl_ms, int) or self.affinity_ttl_ms < 1):
+            raise ValueError(f"TrafficConfig.affinity_ttl_ms must be an int >= 1, got {self.affinity_ttl_ms!r}")
+        object.__setattr__(self, "members", MappingProxyType(dict(self.members)))
+        object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))
+
+
+def rate_limit_reason(verdict: RateVerdict) -> str:
+    """The ``SkipRecord`` reason of a deployment at its limit."""
+    assert verdict.limit is not None
+    return f"rate_limit_{verdict.limit.value}"
+
+
+class Traffic:
+    """The traffic port of one Router (see the module docstring)."""
+
+    __slots__ = ("_ewma", "_in_flight", "_pins", "_store", "_waiters", "config")
+
+    def __init__(self, config: TrafficConfig | None = None, store: TrafficStore | None = None) -> None:
+        self.config = config or TrafficConfig()
+        self._store: TrafficStore = store or MemoryTrafficStore()
+        self._in_flight: dict[str, int] = {}
+        self._ewma: dict[str, int] = {}
+        self._pins: dict[str, tuple[str, int]] = {}  # cacheable prefix -> (deployment, pinned at ms)
+        self._waiters = asyncio.Lock()  # FIFO: asyncio.Lock wakes its waiters in arrival order
+
+    @property
+    def store(self) -> TrafficStore:
+        """Where the windows and buckets live."""
+        return self._store
+
+    # --- balancing (process-local snapshot) -----------------------------------------------------
+
+    def order(
+        self,
+        chain: tuple[ChainEntry, ...],
+        draws: tuple[float, ...],
+        req: ChatRequest | None = None,
+        now_ms: int = 0,
+    ) -> tuple[ChainEntry, ...]:
+        """The chain with each deployment group ordered by the strategy (core/balance.py), then,
+        with cache affinity on, the request's prefix's pinned deployment first in its group
+        (core/affinity.py). A prefix without a live pin is pinned here, before anything is sent."""
+        if self.config.strategy is not Strategy.ORDERED and self.config.members:
+            snapshot = BalanceSnapshot(in_flight=dict(self._in_flight), ewma_ms=dict(self._ewma))
+            chain = order_chain(chain, self.config.members, self.config.strategy, snapshot, draws)
+        ttl_ms = self.config.affinity_ttl_ms
+        if ttl_ms is None or req is None or not chain:
+            return chain
+        prefix = repr((req.alias, req.system, req.tools, req.messages[:-1]))  # the cacheable prefix
+        key = hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+        pin = self._pins.get(key)
+        if pin is not None and pin_live(pin[1], ttl_ms, now_ms):
+            return pin_first(chain, dict(self.config.members), pin[0])
+        if len(self._pins) >= MAX_PINS:  # forget the expired pins before adding one
+            self._pins = {k: v for k, v in self._pins.items() if pin_live(v[1], ttl_ms, now_ms)}
+        self._pins[key] = (chain[0].provider.value, now_ms)
+        return chain
+
+    def draws(self, draw: Callable[[], float], chain: tuple[ChainEntry, ...]) -> tuple[float, ...]:
+        """The draws ``order`` needs for ``chain`` (none when nothing is balanced: the router's
+        random sequence, which seeds the kernel's jitter, is left untouched)."""
+        if self.config.strategy is Strategy.ORDERED or not self.config.members:
+            return ()
+        return tuple(draw() for _ in range(draws_needed(chain)))
+
+    def started(self, provider: ProviderId) -> None:
+        """An attempt on ``provider`` is in flight."""
+        self._in_flight[provider.value] = self._in_flight.get(provider.value, 0) + 1
+
+    def finished(self, provider: ProviderId) -> None:
+        """An attempt on ``provider`` ended."""
+        self._in_flight[provider.value] = max(0, self._in_flight.get(provider.value, 0) - 1)
+
+    def in_flight(self) -> Mapping[str, int]:
+        """Attempts in flight by provider name (a copy)."""
+        return dict(self._in_flight)
+
+    def record_latency(self, provider: ProviderId, latency_ms: int) -> None:
+        """One answered attempt's time to first token (or to answer): the latency EWMA's sample."""
+        self._ewma[provider.value] = ewma_ms(self._ewma.get(provider.value), max(0, latency_ms))
+
+    # --- rate limits (the store) ----------------------------------------------------------------
+
+    def limits_of(self, provider: ProviderId) -> DeploymentLimits | None:
+        """The deployment's declared limits, or None."""
+        limits = self.config.limits.get(provider.value)
+        return limits if limits is not None and limits.limited else None
+
+    @staticmethod
+    def estimate_tokens(req: ChatRequest) -> int:
+        """The reservation's estimate: an upper bound on the prompt plus the output cap."""
+        return worst_case_prompt_tokens(req) + req.max_tokens
+
+    async def reserve(self, provider: ProviderId, req: ChatRequest, now_ms: int) -> RateTicket | RateVerdict | None:
+        """A ticket in the deployment's window, the verdict that refused it, or None (not limited)."""
+        limits = self.limits_of(provider)
+        if limits is None:
+            return None
+        return await self._store.try_reserve(provider.value, limits, tokens=self.estimate_tokens(req), now_ms=now_ms)
+
+    async def settle(self, ticket: RateTicket | None, usage: Usage | None, now_ms: int) -> None:
+        """The request was sent: keep its place, with the tokens really used (the estimate if unknown)."""
+        if ticket is None:
+            return
+        tokens = ticket.tokens if usage is None else usage.prompt_tokens + usage.completion_tokens
+        tokens += 0 if usage is None else usage.cached_input_tokens + usage.cache_creation_tokens
+        await self._store.settle(ticket, tokens=tokens, now_ms=now_ms)
+
+    async def release(self, ticket: RateTicket | None) -> None:
+        """The request was never sent: give its place back."""
+        if ticket is not None:
+            await self._store.release(ticket)
+
+    async def admit_call(
+        self, chain: tuple[ChainEntry, ...], req: ChatRequest, now_ms: int, end_ms: int
+    ) -> tuple[RateTicket | None, CapacityWait]:
+        """Reserve the call's place at the first deployment of ``chain`` with room (atomically, in
+        the store), so that no other call can take it between admission and the attempt; else
+        core's verdict (wait until an instant, or refuse). ``(None, go)``: some deployment is unlimited."""
+        verdicts: list[RateVerdict] = []
+        for entry in chain:
+            outcome = await self.reserve(entry.provider, req, now_ms)
+            if outcome is None:
+                return None, CapacityWait(go=True)  # an unlimited deployment can always take it
+            if isinstance(outcome, RateTicket):
+                return outcome, CapacityWait(go=True)
+            verdicts.append(outcome)
+        return None, capacity_wait(tuple(verdicts), now_ms, end_ms)
+
+    @property
+    def waiters(self) -> asyncio.Lock:
+        """The FIFO queue of calls waiting for capacity."""
+        return self._waiters
+
+    # --- retry budget (the store) ---------------------------------------------------------------
+
+    async def retry_allowed(self, provider: ProviderId, failure: AttemptFailure) -> bool:
+        """Charge the provider's bucket for a retryable failure; whether a retry is still allowed."""
+        budget = self.config.retry_budget
+        if budget is None or not costs_token(failure):
+            return True
+        return await self._store.retry_failure(provider.value, budget)
+
+    async def succeeded(self, provider: ProviderId) -> None:
+        """Refund the provider's bucket for a success."""
+        budget = self.config.retry_budget
+        if budget is not None:
+            await self._store.retry_success(provider.value, budget)
