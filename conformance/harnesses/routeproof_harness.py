@@ -348,7 +348,7 @@ class Harness:
                     if self.variant is not None
                     else "routeproof"
                 ),
-                "version": routeproof.__dict__.get("__version__", _version()),
+                "version": routeproof.__version__,
                 "capabilities": list(CAPABILITIES),
                 "breaks": {k: list(v[0]) for k, v in BREAKS.items()},
             }
@@ -467,12 +467,6 @@ class Harness:
                 more = await self._stream(replace(setup, chain=rest), req, policy_for(rest, "standard"), deadline)
                 return {**more, "text": "".join(text) + str(more.get("text", ""))}
         return {"op": "outcome", "class": cls, "error": error, "text": "".join(text), "tool_calls": tools}
-
-
-def _version() -> str:
-    from importlib.metadata import version
-
-    return version("routeproof")
 
 
 def _request(data: Mapping[str, Any]) -> ChatRequest:
