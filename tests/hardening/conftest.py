@@ -1,0 +1,19 @@
+"""Hardening fixtures: the gateway stack of tests/gateway (real loopback sockets), reused.
+
+``metrics_reader`` is None here: the process-wide telemetry is installed once, by tests/gateway's
+session fixture, and a second install would take the reader its ``/metrics`` test reads."""
+
+from __future__ import annotations
+
+import pytest
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from tests.gateway.conftest import make_stack, stack
+
+__all__ = ["make_stack", "metrics_reader", "stack"]
+
+
+@pytest.fixture(scope="session")
+def metrics_reader() -> InMemoryMetricReader | None:
+    """No metrics reader: these tests read no /metrics."""
+    return None
