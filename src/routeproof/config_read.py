@@ -97,6 +97,16 @@ def secret_problem(value: str) -> str | None:
     return None
 
 
+def check_secret(where: str, parameter: str, value: str | None) -> None:
+    """Refuse a credential passed in code (a provider's constructor) that :func:`secret_problem` rejects:
+    a ``ValueError`` naming the provider and the parameter, never the value. Unchecked, a key with a
+    trailing newline reached httpcore, whose DEBUG log printed it in full (``Illegal header value``)."""
+    if value:
+        problem = secret_problem(value)
+        if problem is not None:
+            raise ValueError(f"{where}: {parameter} {problem}; the value is not shown")
+
+
 def read_secret(environ: Mapping[str, str], variable: str, where: str, missing: Missing) -> str:
     value = environ.get(variable, "")
     if not value:

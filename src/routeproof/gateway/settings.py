@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from routeproof.config import read_toml
+from routeproof.config_read import secret_problem
 from routeproof.core.types import PrivacyTier
 from routeproof.errors import ConfigError
 
@@ -97,9 +98,15 @@ def _tenant(name: str, raw: object, environ: Mapping[str, str]) -> Tenant:
         key = environ.get(key_env, "")
         if not key:
             raise _fail(f"{where}.key_env", key_env, "environment variable is not set")
+        problem = secret_problem(key)  # a trailing newline: every client would get 401 with no hint
+        if problem is not None:
+            raise _fail(f"{where}.key_env", key_env, f"the variable's value {problem}; the value is not shown")
     else:
         if not isinstance(inline, str) or not inline:
             raise _fail(f"{where}.key", "<hidden>", "must be a non-empty string")
+        problem = secret_problem(inline)
+        if problem is not None:
+            raise _fail(f"{where}.key", "<hidden>", problem)
         key = inline
     tier_raw = raw.get("privacy_tier", "standard")
     if tier_raw not in _TIERS:
