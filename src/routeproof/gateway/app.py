@@ -40,7 +40,16 @@ from routeproof.core.types import AttemptRecord, ChatRequest, StreamError, Strea
 from routeproof.errors import RouterError, TranslationError
 from routeproof.gateway.anthropic_wire import AnthropicStream, message
 from routeproof.gateway.backend import Backend, Route
-from routeproof.gateway.edge import Refused, check_content_type, deadline_ms, read_headers, read_json
+from routeproof.gateway.edge import (
+    Refused,
+    admitted,
+    check_content_type,
+    deadline_ms,
+    read_headers,
+    read_json,
+    readiness,
+    tenant_admission,
+)
 from routeproof.gateway.failures import Api, Failure, attempt_json, error_body, failure_for, failure_headers
 from routeproof.gateway.openai_wire import OpenAIStream, completion
 from routeproof.gateway.settings import Tenant
@@ -163,6 +172,7 @@ class GatewayApp:
         self.ready = False
         self.in_flight = 0
         self._metrics_reader = metrics_reader
+        self.tenancy = tenant_admission(backend.settings)  # edge.py: each tenant's share of in-flight calls
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -204,7 +214,8 @@ class GatewayApp:
         if path == "/healthz":
             await _send_json(send, 200, {"status": "ok"})
         elif path == "/readyz":
-            await _send_json(send, 200 if self.ready else 503, {"ready": self.ready})
+            status, body = readiness(self.ready, self.tenancy)  # edge.py: saturation per tenant
+            await _send_json(send, status, body)
         elif path == "/metrics":
             reader = self._metrics_reader
             text = prometheus_text(reader.get_metrics_data() if reader is not None else None)
@@ -246,12 +257,23 @@ class GatewayApp:
             message_text = f"model {model!r} is not configured (known: {list(self.backend.aliases)!r})"
             raise _Reject(Failure(status=404, code="model_not_found", message=message_text))
         job = _Job(api=api, route=route, req=req, timeout_s=_timeout_s(headers.get(DEADLINE_HEADER)))
-        answer = self._stream(job, include_usage, send) if stream else self._call(job, send)
+
+        def answer_for(admitted: _Job) -> Coroutine[Any, Any, None]:
+            return self._stream(admitted, include_usage, send) if stream else self._call(admitted, send)
+
+        answer = self._admitted(tenant, job, answer_for)
         if any(name in headers for name in _TRACE_HEADERS):  # the caller's trace continues as our child
             answer = _in_server_span(path, trace_context(headers), answer)
         # Untraced: no server span. The sampler records no trace the gateway starts itself
         # (ParentBased(ALWAYS_OFF)), so that span did nothing but cost about a tenth of the app's CPU.
         await _run_until_disconnect(receive, answer)
+
+    async def _admitted(
+        self, tenant: Tenant, job: _Job, answer_for: Callable[[_Job], Coroutine[Any, Any, None]]
+    ) -> None:
+        """Answer ``job`` within one of ``tenant``'s slots (edge.py's ``admitted``), its deadline less the wait."""
+        async with admitted(self.tenancy, tenant.name, job.timeout_s) as timeout_s:
+            await answer_for(replace(job, timeout_s=timeout_s))
 
     def _models(self, api: Api) -> dict[str, Any]:
         if api is Api.ANTHROPIC:

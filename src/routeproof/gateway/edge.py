@@ -11,6 +11,11 @@ here with a structured 4xx (:class:`Refused`, answered in the client's API shape
 | a lone surrogate (``\\ud800``) in any string or key     | 400    | invalid_request       |
 | an integer longer than Python's digit limit             | 400    | invalid_request       |
 
+Per-tenant shares (``[gateway] max_in_flight``, split by each tenant's ``weight``): a call waits for
+one of its own tenant's slots, never another's; past its share and its queue it is refused at once
+(503 ``tenant_saturated``, ``Retry-After: 1``); its deadline passing while it queues is a 504. The rule
+is ``core.admission.tenant_verdict``; ``/readyz`` lists saturated tenants and is 503 when all are.
+
 The depth limit holds for the parsed value, not only for the parser: the JSON decoder itself stops at
 the interpreter's recursion limit (about 1,000 levels; 100,000 raised ``RecursionError``), and the
 code after it (translation, re-encoding for a provider) recurses too, so a value nested 900 deep
@@ -23,22 +28,29 @@ and be counted as "all providers failed" (502). It is the caller's error, so it 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
+from routeproof.admission import TenantAdmission, TenantRateLimit, TenantSaturated
 from routeproof.gateway.failures import Failure
+from routeproof.gateway.settings import GatewaySettings
 
 __all__ = [
     "MAX_DEADLINE_DIGITS",
     "MAX_JSON_DEPTH",
     "SINGLE_VALUED",
     "Refused",
+    "admitted",
     "check_content_type",
     "deadline_ms",
     "read_headers",
     "read_json",
+    "readiness",
+    "tenant_admission",
 ]
 
 MAX_JSON_DEPTH = 64
@@ -129,3 +141,40 @@ def _check_value(value: object, max_depth: int) -> None:
                 stack.extend((child, depth + 1) for child in item.values())
             else:
                 stack.extend((child, depth + 1) for child in item)
+
+
+def tenant_admission(settings: GatewaySettings, rate_limit: TenantRateLimit | None = None) -> TenantAdmission:
+    """Each configured tenant's share (slots, queue); ``rate_limit`` is the hook for the traffic store."""
+    limits = {t.name: (t.max_in_flight, t.max_queued) for t in settings.tenants}
+    return TenantAdmission(limits, rate_limit=rate_limit)
+
+
+@contextlib.asynccontextmanager
+async def admitted(tenancy: TenantAdmission, tenant: str, timeout_s: float) -> AsyncIterator[float]:
+    """Hold one of ``tenant``'s slots for the block; yields the time left of ``timeout_s`` after queueing.
+    Refused: 503 tenant_saturated (share and queue full), 504 deadline_exceeded (the deadline passed queued).
+    """
+    loop = asyncio.get_running_loop()
+    end_s = loop.time() + timeout_s
+    try:
+        await tenancy.acquire(tenant, end_s)
+    except TenantSaturated as exc:
+        failure = Failure(status=503, code="tenant_saturated", message=str(exc), retry_after_s=exc.retry_after_s)
+        raise Refused(failure) from exc
+    except TimeoutError as exc:
+        message = f"caller deadline exceeded while queued for one of tenant {tenant!r}'s in-flight slots"
+        raise Refused(Failure(status=504, code="deadline_exceeded", message=message)) from exc
+    try:
+        yield max(0.0, end_s - loop.time())
+    finally:
+        tenancy.release(tenant)
+
+
+def readiness(ready: bool, tenancy: TenantAdmission) -> tuple[int, dict[str, Any]]:
+    """``/readyz``: 200 while serving with a free slot for some tenant; 503 before start, while stopping,
+    or with every tenant's share full. The body lists each tenant's slots and queue."""
+    saturated = tenancy.saturated()
+    snapshot = tenancy.snapshot()
+    full = bool(snapshot) and len(saturated) == len(snapshot)
+    body = {"ready": ready and not full, "saturated": list(saturated), "tenants": snapshot}
+    return (200 if ready and not full else 503), body

@@ -4,11 +4,14 @@
     aliases = ["chat"]              # the model names clients may ask for (default: ["default"])
     max_body_bytes = 1048576        # request size limit (413 above it)
     grace_period_ms = 10000         # graceful shutdown: in-flight calls and streams get this long
+    max_in_flight = 100             # calls in flight at once, shared among the tenants by weight
+    # max_queued_per_tenant = 50    # waiters per tenant (default: the tenant's share of max_in_flight)
 
     [gateway.tenants.team-a]
     key_env = "ROUTEPROOF_KEY_TEAM_A"   # the tenant's gateway key, from the environment ...
     # key = "..."                       # ... or inline (a test convenience; prefer key_env)
     privacy_tier = "standard"           # sovereign | private | standard (default standard)
+    weight = 1                          # its share of max_in_flight, relative to the others' weights
 
 Validated when loaded: a bad value raises :class:`~routeproof.errors.ConfigError` naming the key
 and the value, never a key's secret.
@@ -20,10 +23,11 @@ import hashlib
 import hmac
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from routeproof.config import read_toml
 from routeproof.config_read import secret_problem
+from routeproof.core.admission import tenant_shares
 from routeproof.core.types import PrivacyTier
 from routeproof.errors import ConfigError
 
@@ -38,8 +42,10 @@ __all__ = [
 
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 DEFAULT_GRACE_PERIOD_MS = 10_000
-_KEYS = frozenset({"aliases", "max_body_bytes", "grace_period_ms", "tenants"})
-_TENANT_KEYS = frozenset({"key_env", "key", "privacy_tier"})
+DEFAULT_MAX_IN_FLIGHT = 100
+"""The router's per-provider default: the tenants' shares together never queue below the gateway."""
+_KEYS = frozenset({"aliases", "max_body_bytes", "grace_period_ms", "tenants", "max_in_flight", "max_queued_per_tenant"})
+_TENANT_KEYS = frozenset({"key_env", "key", "privacy_tier", "weight"})
 _TIERS = {tier.name.lower(): tier for tier in PrivacyTier}
 
 
@@ -50,6 +56,11 @@ class Tenant:
     name: str
     privacy_tier: PrivacyTier = PrivacyTier.STANDARD
     key_sha256: bytes = field(repr=False)
+    weight: int = 1
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    """Its share of the gateway's in-flight calls (``core.admission.tenant_shares``)."""
+    max_queued: int = DEFAULT_MAX_IN_FLIGHT
+    """How many of its calls may wait for a slot; more are refused (503 tenant_saturated)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,10 +86,10 @@ def _fail(where: str, value: object, why: str) -> ConfigError:
     return ConfigError(f"{where} = {value!r}: {why}")
 
 
-def _positive_int(table: Mapping[str, object], key: str, default: int) -> int:
+def _positive_int(table: Mapping[str, object], key: str, default: int, where: str = "gateway") -> int:
     value = table.get(key, default)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise _fail(f"gateway.{key}", value, "must be a positive integer")
+        raise _fail(f"{where}.{key}", value, "must be a positive integer")
     return value
 
 
@@ -111,7 +122,10 @@ def _tenant(name: str, raw: object, environ: Mapping[str, str]) -> Tenant:
     tier_raw = raw.get("privacy_tier", "standard")
     if tier_raw not in _TIERS:
         raise _fail(f"{where}.privacy_tier", tier_raw, f"must be one of {sorted(_TIERS)}")
-    return Tenant(name=name, privacy_tier=_TIERS[str(tier_raw)], key_sha256=hashlib.sha256(key.encode()).digest())
+    weight = _positive_int(raw, "weight", 1, where)
+    return Tenant(
+        name=name, privacy_tier=_TIERS[str(tier_raw)], key_sha256=hashlib.sha256(key.encode()).digest(), weight=weight
+    )
 
 
 def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, str]) -> GatewaySettings:
@@ -134,6 +148,17 @@ def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, 
     digests = [t.key_sha256 for t in tenants]
     if len(set(digests)) != len(digests):
         raise ConfigError("gateway.tenants: two tenants share one key")
+    max_in_flight = _positive_int(table, "max_in_flight", DEFAULT_MAX_IN_FLIGHT)
+    if max_in_flight < len(tenants):
+        raise _fail("gateway.max_in_flight", max_in_flight, f"must be at least one per tenant ({len(tenants)})")
+    shares = tenant_shares(max_in_flight, tuple(t.weight for t in tenants))
+    queued = table.get("max_queued_per_tenant")
+    if queued is not None:
+        queued = _positive_int(table, "max_queued_per_tenant", 1)
+    tenants = tuple(
+        replace(t, max_in_flight=share, max_queued=share if queued is None else queued)
+        for t, share in zip(tenants, shares, strict=True)
+    )
     return GatewaySettings(
         tenants=tenants,
         aliases=tuple(str(a) for a in aliases),
