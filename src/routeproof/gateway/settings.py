@@ -5,6 +5,8 @@
     max_body_bytes = 1048576        # request size limit (413 above it)
     grace_period_ms = 10000         # graceful shutdown: in-flight calls and streams get this long
     max_in_flight = 100             # calls in flight at once, shared among the tenants by weight
+    header_timeout_ms = 10000       # a connection's request headers must arrive within this
+    max_connections = 4096          # open client connections; past it: 503 and close
     # max_queued_per_tenant = 50    # waiters per tenant (default: the tenant's share of max_in_flight)
 
     [gateway.tenants.team-a]
@@ -44,7 +46,14 @@ DEFAULT_MAX_BODY_BYTES = 1 << 20
 DEFAULT_GRACE_PERIOD_MS = 10_000
 DEFAULT_MAX_IN_FLIGHT = 100
 """The router's per-provider default: the tenants' shares together never queue below the gateway."""
-_KEYS = frozenset({"aliases", "max_body_bytes", "grace_period_ms", "tenants", "max_in_flight", "max_queued_per_tenant"})
+DEFAULT_HEADER_TIMEOUT_MS = 10_000
+"""A connection that has not sent a request's headers this long after opening (or after its first byte) is closed."""
+DEFAULT_MAX_CONNECTIONS = 4096
+"""Open client connections past this are answered 503 and closed (each holds a socket and buffers)."""
+_KEYS = frozenset(
+    {"aliases", "max_body_bytes", "grace_period_ms", "tenants", "max_in_flight", "max_queued_per_tenant",
+     "header_timeout_ms", "max_connections"}
+)  # fmt: skip
 _TENANT_KEYS = frozenset({"key_env", "key", "privacy_tier", "weight"})
 _TIERS = {tier.name.lower(): tier for tier in PrivacyTier}
 
@@ -71,6 +80,8 @@ class GatewaySettings:
     aliases: tuple[str, ...] = ("default",)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     grace_period_ms: int = DEFAULT_GRACE_PERIOD_MS
+    header_timeout_ms: int = DEFAULT_HEADER_TIMEOUT_MS
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
 
     def tenant_for(self, presented: str | None) -> Tenant | None:
         """The tenant whose key is ``presented``, compared in constant time against every key."""
@@ -164,6 +175,8 @@ def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, 
         aliases=tuple(str(a) for a in aliases),
         max_body_bytes=_positive_int(table, "max_body_bytes", DEFAULT_MAX_BODY_BYTES),
         grace_period_ms=_positive_int(table, "grace_period_ms", DEFAULT_GRACE_PERIOD_MS),
+        header_timeout_ms=_positive_int(table, "header_timeout_ms", DEFAULT_HEADER_TIMEOUT_MS),
+        max_connections=_positive_int(table, "max_connections", DEFAULT_MAX_CONNECTIONS),
     )
 
 
