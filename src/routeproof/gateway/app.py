@@ -48,6 +48,7 @@ from routeproof.gateway.edge import (
     read_headers,
     read_json,
     readiness,
+    shutdown_answer,
     tenant_admission,
 )
 from routeproof.gateway.failures import Api, Failure, attempt_json, error_body, failure_for, failure_headers
@@ -173,6 +174,7 @@ class GatewayApp:
         self.in_flight = 0
         self._metrics_reader = metrics_reader
         self.tenancy = tenant_admission(backend.settings)  # edge.py: each tenant's share of in-flight calls
+        self.shutting_down: Callable[[], bool] = lambda: False  # server.py: True once uvicorn is stopping
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -231,6 +233,10 @@ class GatewayApp:
                 await _send_json(send, failure.status, error_body(api, failure), failure_headers(failure))
             except _ClientGone:
                 pass  # the call was cancelled; there is nobody to answer
+            except asyncio.CancelledError:
+                if not self.shutting_down():
+                    raise
+                await shutdown_answer(api, send)  # edge.py: uvicorn cut it past the grace period; no traceback
             finally:
                 self.in_flight -= 1
 

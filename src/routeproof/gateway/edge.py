@@ -32,11 +32,11 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 from routeproof.admission import TenantAdmission, TenantRateLimit, TenantSaturated
-from routeproof.gateway.failures import Failure
+from routeproof.gateway.failures import Api, Failure, error_body
 from routeproof.gateway.settings import GatewaySettings
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "read_headers",
     "read_json",
     "readiness",
+    "shutdown_answer",
     "tenant_admission",
 ]
 
@@ -141,6 +142,25 @@ def _check_value(value: object, max_depth: int) -> None:
                 stack.extend((child, depth + 1) for child in item.values())
             else:
                 stack.extend((child, depth + 1) for child in item)
+
+
+async def shutdown_answer(api: Api, send: Callable[[MutableMapping[str, Any]], Awaitable[None]]) -> None:
+    """End a request uvicorn cancelled past the grace period, without a traceback: a 503 with
+    ``Retry-After`` if nothing was answered yet (a stream has already ended with its SSE error event).
+
+    This is the one place a ``CancelledError`` stops: the outermost frame of uvicorn's request task,
+    cancelled by uvicorn itself, which ignores what the task returns but logs what it raises as
+    "Exception in ASGI application" (one ERROR traceback per request cut)."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+    failure = Failure(status=503, code="shutting_down", message="the gateway is shutting down", retry_after_s=1)
+    body = json.dumps(error_body(api, failure), separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"retry-after", b"1"), (b"connection", b"close")]  # fmt: skip
+    with contextlib.suppress(RuntimeError, OSError):  # the answer had started: nothing more to say
+        await send({"type": "http.response.start", "status": 503, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
 
 def tenant_admission(settings: GatewaySettings, rate_limit: TenantRateLimit | None = None) -> TenantAdmission:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import socket
 from typing import Any
@@ -131,4 +132,15 @@ def make_server(backend: Backend, *, metrics_reader: InMemoryMetricReader | None
         timeout_keep_alive=KEEP_ALIVE_S,
         http=protocol,
     )
-    return uvicorn.Server(config)
+    server = uvicorn.Server(config)
+    app.shutting_down = lambda: server.should_exit
+    logging.getLogger("uvicorn.error").addFilter(_graceful_cut_is_a_warning)  # after Config's dictConfig
+    return server
+
+
+def _graceful_cut_is_a_warning(record: logging.LogRecord) -> bool:
+    """uvicorn logs cancelling what outlived the grace period as an ERROR; it is the configured
+    behaviour (streams end with an SSE error event, calls with a 503), so it is a WARNING here."""
+    if record.levelno == logging.ERROR and str(record.msg).startswith("Cancel %s running task(s)"):
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+    return True
