@@ -111,8 +111,11 @@ def guarded_protocol(base: type[Any], *, header_timeout_s: float, max_connection
     return Guarded
 
 
-def make_server(backend: Backend, *, metrics_reader: InMemoryMetricReader | None = None) -> uvicorn.Server:
-    """A uvicorn server for ``backend``; ``/metrics`` prints what ``metrics_reader`` holds."""
+def make_server(
+    backend: Backend, *, metrics_reader: InMemoryMetricReader | None = None, log_level: str = "warning"
+) -> uvicorn.Server:
+    """A uvicorn server for ``backend``; ``/metrics`` prints what ``metrics_reader`` holds; uvicorn's
+    loggers at ``log_level`` (``routeproof serve --log-level``)."""
     app = GatewayApp(backend, metrics_reader=metrics_reader)
     settings = backend.settings
     protocol = guarded_protocol(
@@ -123,7 +126,7 @@ def make_server(backend: Backend, *, metrics_reader: InMemoryMetricReader | None
     config = uvicorn.Config(
         app,
         lifespan="on",
-        log_level="warning",
+        log_level=log_level,
         access_log=False,
         timeout_graceful_shutdown=math.ceil(backend.settings.grace_period_ms / 1000),  # uvicorn takes whole seconds
         server_header=False,

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from routeproof.config import read_toml
-from routeproof.config_read import secret_problem
+from routeproof.config_read import secret_problem, warn_implausible_ms
 from routeproof.core.admission import tenant_shares
 from routeproof.core.types import PrivacyTier
 from routeproof.errors import ConfigError
@@ -170,6 +170,10 @@ def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, 
         replace(t, max_in_flight=share, max_queued=share if queued is None else queued)
         for t, share in zip(tenants, shares, strict=True)
     )
+    for key in ("grace_period_ms", "header_timeout_ms"):
+        raw_ms = table.get(key)
+        if isinstance(raw_ms, int) and not isinstance(raw_ms, bool):
+            warn_implausible_ms(f"gateway.{key}", raw_ms)
     return GatewaySettings(
         tenants=tenants,
         aliases=tuple(str(a) for a in aliases),
