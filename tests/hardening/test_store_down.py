@@ -9,6 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from routeproof.core.ledger import BudgetLimits, Reservation
+from routeproof.core.types import ProviderKind
+from routeproof.gateway.failures import failure_for
+from routeproof.ledger_store import LedgerUnavailable, SqliteLedgerStore
 from tests.gateway.conftest import FAST_BACKOFF, GATEWAY_KEY, StackFactory
 
 pytestmark = pytest.mark.asyncio
@@ -51,3 +55,26 @@ async def test_sqlite_locked_is_503_with_retry_after(make_stack: StackFactory, t
     assert locked.headers["retry-after"] == "1"
     assert "locked" in locked.json()["error"]["message"]
     assert again.status_code == 200
+
+
+@pytest.mark.asyncio
+async def test_sqlite_full_disk_is_store_unavailable_503(tmp_path: Path) -> None:
+    """SQLite's "database or disk is full" (a page cap standing in for a full disk) fails the reservation
+    closed with LedgerUnavailable, which the gateway answers 503 store_unavailable with Retry-After."""
+    store = SqliteLedgerStore(tmp_path / "full.sqlite3", BudgetLimits())
+    try:
+        first = await store.try_reserve(session_id="s0", provider=ProviderKind.OPENAI, amount_pico_usd=1, now_ms=1)
+        assert isinstance(first, Reservation)
+        conn = store._connection()
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(LedgerUnavailable, match="full") as caught:  # noqa: PT012 - fills until it is full
+            for n in range(5_000):  # new sessions need new rows, then new pages: there are none
+                await store.try_reserve(
+                    session_id=f"session-{n:05d}-" + "x" * 200, provider=ProviderKind.OPENAI, amount_pico_usd=1,
+                    now_ms=1,
+                )  # fmt: skip
+    finally:
+        await store.aclose()
+    failure = failure_for(caught.value)
+    assert (failure.status, failure.code, failure.retry_after_s) == (503, "store_unavailable", 1)
