@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from routeproof.admission import Limiter, TenantAdmission, TenantSaturated
 from routeproof.core.admission import TenantVerdict, tenant_shares, tenant_verdict
+from routeproof.errors import ConfigError
+from routeproof.gateway.settings import parse_gateway_settings
 from routeproof.mock import Scripted
 from tests.gateway.conftest import GATEWAY_KEY, OTHER_KEY, StackFactory
 
@@ -135,3 +137,15 @@ async def test_gateway_refuses_the_noisy_tenant_past_its_share_and_serves_the_ot
     assert other.status_code == 503  # team-b is Sovereign: no provider may take it, but it was not queued
     assert other.json()["routeproof"]["code"] == "no_eligible_provider"
     assert all(answer.status_code == 200 for answer in answers)
+
+
+def test_settings_split_max_in_flight_by_weight() -> None:
+    """Weights 3 and 1 split 100 slots 74/25 (one each, the rest by weight); 150 tenants with no
+    max_in_flight get one slot each (the default grows); a limit below the tenant count is refused."""
+    tenants = {"a": {"key": "ka", "weight": 3}, "b": {"key": "kb"}}
+    settings = parse_gateway_settings({"gateway": {"tenants": tenants}}, environ={})
+    assert [(t.max_in_flight, t.max_queued) for t in settings.tenants] == [(74, 74), (25, 25)]  # 1 each + 98 by weight
+    many = {f"t{n}": {"key": f"k{n}"} for n in range(150)}
+    assert {t.max_in_flight for t in parse_gateway_settings({"gateway": {"tenants": many}}, environ={}).tenants} == {1}
+    with pytest.raises(ConfigError, match=r"gateway\.max_in_flight"):
+        parse_gateway_settings({"gateway": {"tenants": many, "max_in_flight": 10}}, environ={})

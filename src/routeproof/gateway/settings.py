@@ -159,7 +159,8 @@ def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, 
     digests = [t.key_sha256 for t in tenants]
     if len(set(digests)) != len(digests):
         raise ConfigError("gateway.tenants: two tenants share one key")
-    max_in_flight = _positive_int(table, "max_in_flight", DEFAULT_MAX_IN_FLIGHT)
+    # the default grows with the tenants (one slot each at least); a value set too low is refused
+    max_in_flight = _positive_int(table, "max_in_flight", max(DEFAULT_MAX_IN_FLIGHT, len(tenants)))
     if max_in_flight < len(tenants):
         raise _fail("gateway.max_in_flight", max_in_flight, f"must be at least one per tenant ({len(tenants)})")
     shares = tenant_shares(max_in_flight, tuple(t.weight for t in tenants))
