@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from routeproof.clock import loop_ms, waypoint
-from routeproof.core.admission import readmit, waited
+from routeproof.core.admission import TenantVerdict, readmit, tenant_verdict, waited
 from routeproof.core.kernel import Action, CallProvider, KernelState
 from routeproof.core.types import ProviderId
 from routeproof.errors import ConfigError, DeadlineExceeded
@@ -32,7 +34,16 @@ from routeproof.errors import ConfigError, DeadlineExceeded
 if TYPE_CHECKING:
     from routeproof.observe import RouterMetrics
 
-__all__ = ["DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER", "Admission", "AdmissionTimeout", "Limiter", "Slot"]
+__all__ = [
+    "DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER",
+    "Admission",
+    "AdmissionTimeout",
+    "Limiter",
+    "Slot",
+    "TenantAdmission",
+    "TenantRateLimit",
+    "TenantSaturated",
+]
 
 DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER = 100
 """httpx's and aiohttp's default connection-pool size: admission, not the pool, does the queueing."""
@@ -214,3 +225,103 @@ class Admission:
             slot.release()
             return state, again, None
         return state, again, slot
+
+
+# --- per-tenant shares (the gateway's; the rule is core.admission.tenant_verdict) -----------------------
+
+
+class TenantSaturated(Exception):
+    """A tenant's share of in-flight calls and its queue are full, or its rate limit says wait."""
+
+    def __init__(self, tenant: str, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.tenant = tenant
+        self.retry_after_s = retry_after_s
+
+
+class TenantRateLimit(Protocol):
+    """The hook for per-tenant rate limits (the traffic store implements it; none is built in here).
+
+    ``try_take`` is asked before a tenant's call is admitted: None lets it through, an integer refuses
+    it with ``Retry-After`` of that many seconds."""
+
+    async def try_take(self, tenant: str) -> int | None:
+        """None: go on; seconds: refuse, and say when to retry."""
+        ...
+
+
+@dataclass(slots=True, kw_only=True)
+class _TenantState:
+    max_in_flight: int
+    max_queued: int
+    in_flight: int = 0
+    waiters: collections.deque[asyncio.Future[None]] = field(default_factory=collections.deque)
+
+
+class TenantAdmission:
+    """Each tenant's in-flight calls and queue, bounded by its own share; no tenant waits for another's.
+
+    ``limits`` maps a tenant to (max in flight, max queued). A call acquires before it is routed and
+    releases when its answer (or stream) ends; a release hands the slot to the tenant's first waiter.
+    """
+
+    def __init__(self, limits: Mapping[str, tuple[int, int]], *, rate_limit: TenantRateLimit | None = None) -> None:
+        self._tenants = {name: _TenantState(max_in_flight=n, max_queued=q) for name, (n, q) in limits.items()}
+        self._rate_limit = rate_limit
+
+    def snapshot(self) -> dict[str, dict[str, int]]:
+        """Per tenant: in_flight, its limit, queued, the queue's limit (for ``/readyz``)."""
+        return {
+            name: {
+                "in_flight": t.in_flight,
+                "limit": t.max_in_flight,
+                "queued": len(t.waiters),
+                "queue_limit": t.max_queued,
+            }
+            for name, t in self._tenants.items()
+        }
+
+    def saturated(self) -> tuple[str, ...]:
+        """The tenants whose every slot is held now."""
+        return tuple(name for name, t in self._tenants.items() if t.in_flight >= t.max_in_flight)
+
+    async def acquire(self, tenant: str, end_s: float) -> None:
+        """Take one of ``tenant``'s slots, queueing until loop time ``end_s``; ``TenantSaturated`` when its
+        slots and queue are full (at once), ``TimeoutError`` when ``end_s`` passes while it queues."""
+        if self._rate_limit is not None:
+            wait_s = await self._rate_limit.try_take(tenant)
+            if wait_s is not None:
+                raise TenantSaturated(tenant, f"tenant {tenant!r} is over its rate limit", wait_s)
+        state = self._tenants[tenant]
+        verdict = tenant_verdict(state.in_flight, len(state.waiters), state.max_in_flight, state.max_queued)
+        if verdict is TenantVerdict.ADMIT:
+            state.in_flight += 1
+            return
+        if verdict is TenantVerdict.REFUSE:
+            message = (
+                f"tenant {tenant!r} has {state.in_flight} calls in flight (its share: {state.max_in_flight}) "
+                f"and {len(state.waiters)} queued (its queue: {state.max_queued})"
+            )
+            raise TenantSaturated(tenant, message, 1)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        state.waiters.append(future)
+        try:
+            async with asyncio.timeout_at(end_s):
+                await future
+        except BaseException:
+            if future.done() and not future.cancelled():
+                self.release(tenant)  # granted as the wait ended: pass the slot on
+            else:
+                future.cancel()
+                state.waiters.remove(future)
+            raise
+
+    def release(self, tenant: str) -> None:
+        """Give a slot back: to the tenant's first waiter, or free."""
+        state = self._tenants[tenant]
+        while state.waiters:
+            future = state.waiters.popleft()
+            if not future.done():
+                future.set_result(None)
+                return
+        state.in_flight -= 1

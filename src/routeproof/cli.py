@@ -170,6 +170,12 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="store_true",
         help="production mode: re-run under python -O (contract checks and asserts off; as PYTHONOPTIMIZE=1)",
     )
+    parser.add_argument(
+        "--log-level",
+        choices=("critical", "error", "warning", "info", "debug"),
+        default="warning",
+        help="log level of every logger: routeproof, uvicorn, httpx (default: warning; debug shows no secret)",
+    )
     parser.set_defaults(handler=_gateway_command("run_serve"))
 
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -12,9 +13,11 @@ from routeproof.core.constants import PROVIDER_DEFAULT_TIMEOUT_MS
 from routeproof.errors import ConfigError
 
 __all__ = [
+    "IMPLAUSIBLY_SHORT_MS",
     "STORE_URL_SCHEMES",
     "Missing",
     "StoreTable",
+    "check_secret",
     "fail",
     "read_int",
     "read_secret",
@@ -25,6 +28,7 @@ __all__ = [
     "read_usd",
     "secret_problem",
     "shown_url",
+    "warn_implausible_ms",
 ]
 
 
@@ -111,6 +115,16 @@ def secret_problem(value: str) -> str | None:
     return None
 
 
+def check_secret(where: str, parameter: str, value: str | None) -> None:
+    """Refuse a credential passed in code (a provider's constructor) that :func:`secret_problem` rejects:
+    a ``ValueError`` naming the provider and the parameter, never the value. Unchecked, a key with a
+    trailing newline reached httpcore, whose DEBUG log printed it in full (``Illegal header value``)."""
+    if value:
+        problem = secret_problem(value)
+        if problem is not None:
+            raise ValueError(f"{where}: {parameter} {problem}; the value is not shown")
+
+
 def read_secret(environ: Mapping[str, str], variable: str, where: str, missing: Missing) -> str:
     value = environ.get(variable, "")
     if not value:
@@ -122,8 +136,26 @@ def read_secret(environ: Mapping[str, str], variable: str, where: str, missing: 
     return value
 
 
+IMPLAUSIBLY_SHORT_MS = 100
+"""A timeout or grace period under this many milliseconds was almost surely meant in seconds."""
+_log = logging.getLogger("routeproof.config")
+
+
+def warn_implausible_ms(where: str, value: int) -> bool:
+    """Log a warning (not an error: a tiny value is legal, if odd) when a duration in milliseconds is
+    so short it was probably meant in seconds (``timeout_ms = 30``); True when it warned."""
+    if 0 < value < IMPLAUSIBLY_SHORT_MS:
+        _log.warning(
+            "%s = %d: %d milliseconds is implausibly short; seconds meant? (%d s would be %d)",
+            where, value, value, value, value * 1000,
+        )  # fmt: skip
+        return True
+    return False
+
+
 def read_timeout_ms(table: Mapping[str, object], where: str) -> int:
     value = read_int(table, "timeout_ms", where, PROVIDER_DEFAULT_TIMEOUT_MS, minimum=1)
+    warn_implausible_ms(f"{where}.timeout_ms", value)
     if value > PROVIDER_DEFAULT_TIMEOUT_MS:
         raise fail(f"{where}.timeout_ms", value, f"must be <= {PROVIDER_DEFAULT_TIMEOUT_MS} (the per-attempt cap)")
     return value

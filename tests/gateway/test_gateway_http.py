@@ -25,7 +25,7 @@ async def test_health_ready_and_metrics(stack: Stack) -> None:
     """healthz and readyz answer 200 while serving; /metrics shows the seed's metric names after a call."""
     async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
         assert (await client.get("/healthz")).status_code == 200
-        assert (await client.get("/readyz")).json() == {"ready": True}
+        assert (await client.get("/readyz")).json()["ready"] is True  # per-tenant saturation beside it
         assert (await client.post("/v1/chat/completions", json=BODY, headers=AUTH)).status_code == 200
         metrics = await client.get("/metrics")
     assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")

@@ -40,7 +40,18 @@ from routeproof.core.types import AttemptRecord, ChatRequest, StreamError, Strea
 from routeproof.errors import RouterError, TranslationError
 from routeproof.gateway.anthropic_wire import AnthropicStream, message
 from routeproof.gateway.backend import Backend, Route
-from routeproof.gateway.failures import Api, Failure, attempt_json, error_body, failure_for
+from routeproof.gateway.edge import (
+    Refused,
+    admitted,
+    check_content_type,
+    deadline_ms,
+    read_headers,
+    read_json,
+    readiness,
+    shutdown_answer,
+    tenant_admission,
+)
+from routeproof.gateway.failures import Api, Failure, attempt_json, error_body, failure_for, failure_headers
 from routeproof.gateway.openai_wire import OpenAIStream, completion
 from routeproof.gateway.settings import Tenant
 from routeproof.gateway.telemetry import prometheus_text, trace_context
@@ -136,7 +147,7 @@ async def _run_until_disconnect(receive: Receive, work: Coroutine[Any, Any, T]) 
 
 
 def _headers(scope: Scope) -> dict[str, str]:
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    return read_headers(scope["headers"])  # edge.py: a single-valued header sent twice is refused
 
 
 def _attempts_header(attempts: tuple[AttemptRecord, ...]) -> tuple[bytes, bytes]:
@@ -162,6 +173,8 @@ class GatewayApp:
         self.ready = False
         self.in_flight = 0
         self._metrics_reader = metrics_reader
+        self.tenancy = tenant_admission(backend.settings)  # edge.py: each tenant's share of in-flight calls
+        self.shutting_down: Callable[[], bool] = lambda: False  # server.py: True once uvicorn is stopping
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -184,7 +197,12 @@ class GatewayApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         method, path = scope["method"], scope["path"]
-        headers = _headers(scope)
+        try:
+            headers = _headers(scope)
+        except Refused as refused:
+            api = _API_BY_PATH.get(path) or Api.OPENAI
+            await _send_json(send, refused.failure.status, error_body(api, refused.failure))
+            return
         api = _API_BY_PATH.get(path) or (Api.ANTHROPIC if "anthropic-version" in headers else Api.OPENAI)
         routes = _ROUTES
         if path not in routes:
@@ -198,7 +216,8 @@ class GatewayApp:
         if path == "/healthz":
             await _send_json(send, 200, {"status": "ok"})
         elif path == "/readyz":
-            await _send_json(send, 200 if self.ready else 503, {"ready": self.ready})
+            status, body = readiness(self.ready, self.tenancy)  # edge.py: saturation per tenant
+            await _send_json(send, status, body)
         elif path == "/metrics":
             reader = self._metrics_reader
             text = prometheus_text(reader.get_metrics_data() if reader is not None else None)
@@ -209,10 +228,15 @@ class GatewayApp:
             self.in_flight += 1
             try:
                 await self._api(api, path, headers, receive, send)
-            except _Reject as reject:
-                await _send_json(send, reject.failure.status, error_body(api, reject.failure))
+            except (_Reject, Refused) as reject:
+                failure = reject.failure
+                await _send_json(send, failure.status, error_body(api, failure), failure_headers(failure))
             except _ClientGone:
                 pass  # the call was cancelled; there is nobody to answer
+            except asyncio.CancelledError:
+                if not self.shutting_down():
+                    raise
+                await shutdown_answer(api, send)  # edge.py: uvicorn cut it past the grace period; no traceback
             finally:
                 self.in_flight -= 1
 
@@ -231,6 +255,7 @@ class GatewayApp:
         if path == "/v1/models":
             await _send_json(send, 200, self._models(api))
             return
+        check_content_type(headers.get("content-type"))
         body = await self._body(headers, receive)
         req, model, stream, include_usage = _parse(api, body)
         route = self.backend.route(tenant, model)
@@ -238,12 +263,23 @@ class GatewayApp:
             message_text = f"model {model!r} is not configured (known: {list(self.backend.aliases)!r})"
             raise _Reject(Failure(status=404, code="model_not_found", message=message_text))
         job = _Job(api=api, route=route, req=req, timeout_s=_timeout_s(headers.get(DEADLINE_HEADER)))
-        answer = self._stream(job, include_usage, send) if stream else self._call(job, send)
+
+        def answer_for(admitted: _Job) -> Coroutine[Any, Any, None]:
+            return self._stream(admitted, include_usage, send) if stream else self._call(admitted, send)
+
+        answer = self._admitted(tenant, job, answer_for)
         if any(name in headers for name in _TRACE_HEADERS):  # the caller's trace continues as our child
             answer = _in_server_span(path, trace_context(headers), answer)
         # Untraced: no server span. The sampler records no trace the gateway starts itself
         # (ParentBased(ALWAYS_OFF)), so that span did nothing but cost about a tenth of the app's CPU.
         await _run_until_disconnect(receive, answer)
+
+    async def _admitted(
+        self, tenant: Tenant, job: _Job, answer_for: Callable[[_Job], Coroutine[Any, Any, None]]
+    ) -> None:
+        """Answer ``job`` within one of ``tenant``'s slots (edge.py's ``admitted``), its deadline less the wait."""
+        async with admitted(self.tenancy, tenant.name, job.timeout_s) as timeout_s:
+            await answer_for(replace(job, timeout_s=timeout_s))
 
     def _models(self, api: Api) -> dict[str, Any]:
         if api is Api.ANTHROPIC:
@@ -281,7 +317,7 @@ class GatewayApp:
             resp = await self.backend.call(job.route, job.req, job.timeout_s)
         except RouterError as exc:
             failure = failure_for(exc)
-            await _send_json(send, failure.status, error_body(api, failure))
+            await _send_json(send, failure.status, error_body(api, failure), failure_headers(failure))
             return
         body = message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
         await _send_json(send, 200, body, (_attempts_header(resp.attempts),))
@@ -294,7 +330,7 @@ class GatewayApp:
                 first: StreamEvent = await anext(stream)
             except RouterError as exc:
                 failure = failure_for(exc)
-                await _send_json(send, failure.status, error_body(api, failure))
+                await _send_json(send, failure.status, error_body(api, failure), failure_headers(failure))
                 return
             encoder: AnthropicStream | OpenAIStream
             if api is Api.ANTHROPIC:
@@ -328,10 +364,7 @@ async def _in_server_span(path: str, parent: Context, work: Coroutine[Any, Any, 
 
 def _parse(api: Api, body: bytes) -> tuple[ChatRequest, str, bool, bool]:
     """The request, its model alias, whether it streams, and whether it wants usage in the stream."""
-    try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _Reject(Failure(status=400, code="invalid_request", message=f"body is not JSON: {exc}")) from exc
+    data: Any = read_json(body)  # edge.py: depth limit, surrogates, NaN, digit limit -> 400
     if api is Api.OPENAI and isinstance(data, dict) and not {"max_tokens", "max_completion_tokens"} & data.keys():
         data = {**data, "max_tokens": DEFAULT_MAX_TOKENS}  # optional in OpenAI's API, required by the router
     try:
@@ -351,7 +384,4 @@ def _timeout_s(raw: str | None) -> float:
     """The caller's deadline header as seconds from now, capped at the 30 s budget."""
     if raw is None:
         return FAILOVER_BUDGET_MS / 1000
-    if not raw.strip().isdigit() or int(raw) <= 0:
-        message_text = f"{DEADLINE_HEADER} must be a positive integer of milliseconds, got {raw!r}"
-        raise _Reject(Failure(status=400, code="invalid_request", message=message_text))
-    return min(int(raw), FAILOVER_BUDGET_MS) / 1000
+    return min(deadline_ms(raw, DEADLINE_HEADER), FAILOVER_BUDGET_MS) / 1000

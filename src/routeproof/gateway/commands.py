@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
 import time
@@ -60,6 +61,7 @@ def production_argv(args: argparse.Namespace) -> list[str] | None:
     return [
         sys.executable, "-O", "-m", "routeproof.cli", "serve",
         "--config", str(args.config), "--host", str(args.host), "--port", str(args.port),
+        "--log-level", str(getattr(args, "log_level", "warning")),
     ]  # fmt: skip
 
 
@@ -69,12 +71,14 @@ def run_serve(args: argparse.Namespace) -> int:
     if argv is not None:
         sys.stdout.flush()
         os.execv(argv[0], argv)
+    log_level = str(getattr(args, "log_level", "warning"))
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        backend = Backend.load(args.config)
+        backend = Backend.load(args.config)  # after basicConfig: load-time warnings (timeout_ms = 30) show
         sock = bind(args.host, args.port)
     except (ConfigError, OSError) as exc:
         return _error("serve", exc)
-    server = make_server(backend, metrics_reader=install_telemetry())
+    server = make_server(backend, metrics_reader=install_telemetry(), log_level=log_level)
     host, port = sock.getsockname()[:2]
     mode = " [production: python -O, contracts off]" if sys.flags.optimize else ""
     print(f"routeproof gateway on http://{host}:{port} (models: {', '.join(backend.aliases)}){mode}", flush=True)

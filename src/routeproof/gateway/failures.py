@@ -13,6 +13,9 @@ type, in the shape of the API the client spoke, with the attempt records in an e
 | an invalid provider answer                  | 502    | upstream_error             |
 | a provider rejected the gateway's credentials | 502   | upstream_error (*)         |
 | no provider may take the call (tier, cooling) | 503  | no_eligible_provider       |
+| the ledger store is down, locked or full (``LedgerUnavailable``) | 503 | store_unavailable (+ ``Retry-After``) |
+| the tenant's share of in-flight calls and queue is full | 503 | tenant_saturated (+ ``Retry-After``) |
+| a body whose content type is not JSON       | 415    | unsupported_media_type     |
 | the caller's deadline elapsed (``DeadlineExceeded``) | 504 | deadline_exceeded     |
 
 (*) never 401 (``AuthError``): that would tell the client its own key is wrong.
@@ -38,8 +41,9 @@ from routeproof.errors import (
     TerminalProviderError,
     TranslationError,
 )
+from routeproof.ledger_store.protocol import LedgerUnavailable
 
-__all__ = ["Api", "Failure", "attempt_json", "error_body", "failure_for"]
+__all__ = ["STORE_RETRY_AFTER_S", "Api", "Failure", "attempt_json", "error_body", "failure_for", "failure_headers"]
 
 
 class Api(enum.Enum):
@@ -57,6 +61,19 @@ class Failure:
     code: str
     message: str
     attempts: tuple[AttemptRecord, ...] = ()
+    retry_after_s: int | None = None
+    """Sent as ``Retry-After`` (whole seconds) when set: the condition is expected to pass."""
+
+
+STORE_RETRY_AFTER_S = 1
+"""``Retry-After`` while the ledger store is unavailable: fail closed, try again in a second."""
+
+
+def failure_headers(failure: Failure) -> tuple[tuple[bytes, bytes], ...]:
+    """The extra response headers for ``failure`` (``Retry-After`` when it has one)."""
+    if failure.retry_after_s is None:
+        return ()
+    return ((b"retry-after", str(failure.retry_after_s).encode()),)
 
 
 _OPENAI_TYPES = {
@@ -66,6 +83,7 @@ _OPENAI_TYPES = {
     404: "invalid_request_error",
     405: "invalid_request_error",
     413: "invalid_request_error",
+    415: "invalid_request_error",
 }
 _ANTHROPIC_TYPES = {
     400: "invalid_request_error",
@@ -74,6 +92,7 @@ _ANTHROPIC_TYPES = {
     404: "not_found_error",
     405: "invalid_request_error",
     413: "request_too_large",
+    415: "invalid_request_error",
     503: "overloaded_error",
     504: "timeout_error",
 }
@@ -86,6 +105,10 @@ def failure_for(exc: RouterError) -> Failure:
         return Failure(status=504, code="deadline_exceeded", message=str(exc), attempts=attempts)
     if isinstance(exc, BudgetExhausted):
         return Failure(status=402, code="budget_exhausted", message=str(exc), attempts=attempts)
+    if isinstance(exc, LedgerUnavailable):  # fail closed: nothing was sent unbooked; the store may be back soon
+        return Failure(
+            status=503, code="store_unavailable", message=str(exc), attempts=attempts, retry_after_s=STORE_RETRY_AFTER_S
+        )
     if isinstance(exc, NoEligibleProvider):
         return Failure(status=503, code="no_eligible_provider", message=str(exc), attempts=attempts)
     if isinstance(exc, AuthError):

@@ -4,11 +4,16 @@
     aliases = ["chat"]              # the model names clients may ask for (default: ["default"])
     max_body_bytes = 1048576        # request size limit (413 above it)
     grace_period_ms = 10000         # graceful shutdown: in-flight calls and streams get this long
+    max_in_flight = 100             # calls in flight at once, shared among the tenants by weight
+    header_timeout_ms = 10000       # a connection's request headers must arrive within this
+    max_connections = 4096          # open client connections; past it: 503 and close
+    # max_queued_per_tenant = 50    # waiters per tenant (default: the tenant's share of max_in_flight)
 
     [gateway.tenants.team-a]
     key_env = "ROUTEPROOF_KEY_TEAM_A"   # the tenant's gateway key, from the environment ...
     # key = "..."                       # ... or inline (a test convenience; prefer key_env)
     privacy_tier = "standard"           # sovereign | private | standard (default standard)
+    weight = 1                          # its share of max_in_flight, relative to the others' weights
 
 Validated when loaded: a bad value raises :class:`~routeproof.errors.ConfigError` naming the key
 and the value, never a key's secret.
@@ -20,9 +25,11 @@ import hashlib
 import hmac
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from routeproof.config import read_toml
+from routeproof.config_read import secret_problem, warn_implausible_ms
+from routeproof.core.admission import tenant_shares
 from routeproof.core.types import PrivacyTier
 from routeproof.errors import ConfigError
 
@@ -37,8 +44,17 @@ __all__ = [
 
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 DEFAULT_GRACE_PERIOD_MS = 10_000
-_KEYS = frozenset({"aliases", "max_body_bytes", "grace_period_ms", "tenants"})
-_TENANT_KEYS = frozenset({"key_env", "key", "privacy_tier"})
+DEFAULT_MAX_IN_FLIGHT = 100
+"""The router's per-provider default: the tenants' shares together never queue below the gateway."""
+DEFAULT_HEADER_TIMEOUT_MS = 10_000
+"""A connection that has not sent a request's headers this long after opening (or after its first byte) is closed."""
+DEFAULT_MAX_CONNECTIONS = 4096
+"""Open client connections past this are answered 503 and closed (each holds a socket and buffers)."""
+_KEYS = frozenset(
+    {"aliases", "max_body_bytes", "grace_period_ms", "tenants", "max_in_flight", "max_queued_per_tenant",
+     "header_timeout_ms", "max_connections"}
+)  # fmt: skip
+_TENANT_KEYS = frozenset({"key_env", "key", "privacy_tier", "weight"})
 _TIERS = {tier.name.lower(): tier for tier in PrivacyTier}
 
 
@@ -49,6 +65,11 @@ class Tenant:
     name: str
     privacy_tier: PrivacyTier = PrivacyTier.STANDARD
     key_sha256: bytes = field(repr=False)
+    weight: int = 1
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    """Its share of the gateway's in-flight calls (``core.admission.tenant_shares``)."""
+    max_queued: int = DEFAULT_MAX_IN_FLIGHT
+    """How many of its calls may wait for a slot; more are refused (503 tenant_saturated)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,6 +80,8 @@ class GatewaySettings:
     aliases: tuple[str, ...] = ("default",)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     grace_period_ms: int = DEFAULT_GRACE_PERIOD_MS
+    header_timeout_ms: int = DEFAULT_HEADER_TIMEOUT_MS
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
 
     def tenant_for(self, presented: str | None) -> Tenant | None:
         """The tenant whose key is ``presented``, compared in constant time against every key."""
@@ -74,10 +97,10 @@ def _fail(where: str, value: object, why: str) -> ConfigError:
     return ConfigError(f"{where} = {value!r}: {why}")
 
 
-def _positive_int(table: Mapping[str, object], key: str, default: int) -> int:
+def _positive_int(table: Mapping[str, object], key: str, default: int, where: str = "gateway") -> int:
     value = table.get(key, default)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise _fail(f"gateway.{key}", value, "must be a positive integer")
+        raise _fail(f"{where}.{key}", value, "must be a positive integer")
     return value
 
 
@@ -97,14 +120,23 @@ def _tenant(name: str, raw: object, environ: Mapping[str, str]) -> Tenant:
         key = environ.get(key_env, "")
         if not key:
             raise _fail(f"{where}.key_env", key_env, "environment variable is not set")
+        problem = secret_problem(key)  # a trailing newline: every client would get 401 with no hint
+        if problem is not None:
+            raise _fail(f"{where}.key_env", key_env, f"the variable's value {problem}; the value is not shown")
     else:
         if not isinstance(inline, str) or not inline:
             raise _fail(f"{where}.key", "<hidden>", "must be a non-empty string")
+        problem = secret_problem(inline)
+        if problem is not None:
+            raise _fail(f"{where}.key", "<hidden>", problem)
         key = inline
     tier_raw = raw.get("privacy_tier", "standard")
     if tier_raw not in _TIERS:
         raise _fail(f"{where}.privacy_tier", tier_raw, f"must be one of {sorted(_TIERS)}")
-    return Tenant(name=name, privacy_tier=_TIERS[str(tier_raw)], key_sha256=hashlib.sha256(key.encode()).digest())
+    weight = _positive_int(raw, "weight", 1, where)
+    return Tenant(
+        name=name, privacy_tier=_TIERS[str(tier_raw)], key_sha256=hashlib.sha256(key.encode()).digest(), weight=weight
+    )
 
 
 def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, str]) -> GatewaySettings:
@@ -127,11 +159,29 @@ def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, 
     digests = [t.key_sha256 for t in tenants]
     if len(set(digests)) != len(digests):
         raise ConfigError("gateway.tenants: two tenants share one key")
+    # the default grows with the tenants (one slot each at least); a value set too low is refused
+    max_in_flight = _positive_int(table, "max_in_flight", max(DEFAULT_MAX_IN_FLIGHT, len(tenants)))
+    if max_in_flight < len(tenants):
+        raise _fail("gateway.max_in_flight", max_in_flight, f"must be at least one per tenant ({len(tenants)})")
+    shares = tenant_shares(max_in_flight, tuple(t.weight for t in tenants))
+    queued = table.get("max_queued_per_tenant")
+    if queued is not None:
+        queued = _positive_int(table, "max_queued_per_tenant", 1)
+    tenants = tuple(
+        replace(t, max_in_flight=share, max_queued=share if queued is None else queued)
+        for t, share in zip(tenants, shares, strict=True)
+    )
+    for key in ("grace_period_ms", "header_timeout_ms"):
+        raw_ms = table.get(key)
+        if isinstance(raw_ms, int) and not isinstance(raw_ms, bool):
+            warn_implausible_ms(f"gateway.{key}", raw_ms)
     return GatewaySettings(
         tenants=tenants,
         aliases=tuple(str(a) for a in aliases),
         max_body_bytes=_positive_int(table, "max_body_bytes", DEFAULT_MAX_BODY_BYTES),
         grace_period_ms=_positive_int(table, "grace_period_ms", DEFAULT_GRACE_PERIOD_MS),
+        header_timeout_ms=_positive_int(table, "header_timeout_ms", DEFAULT_HEADER_TIMEOUT_MS),
+        max_connections=_positive_int(table, "max_connections", DEFAULT_MAX_CONNECTIONS),
     )
 
 

@@ -229,6 +229,7 @@ class RedisLedgerStore:
         )
         self._script = self._redis.register_script(_SCRIPT)
         self._pending: list[tuple[Reservation, int]] = []  # settlements Redis did not take yet
+        self._flush_lock = asyncio.Lock()  # one flusher: see _flush
         self._background: set[asyncio.Task[object]] = set()
 
     @property
@@ -252,10 +253,21 @@ class RedisLedgerStore:
             ) from exc
 
     async def _flush(self, now_ms: int) -> None:
-        while self._pending:
-            reservation, booked = self._pending[0]
-            await self._settle_now(reservation, booked, now_ms)
-            self._pending.pop(0)
+        """Write the queued settlements, in order, one flusher at a time.
+
+        Unlocked, two operations flushing at once both settled the head (harmless: a settlement of a
+        closed reservation is a no-op) and then both popped it: the second pop removed a settlement
+        never written (a lost commit, later booked at its worst case) or raised ``IndexError`` from an
+        empty queue (a plain-text 500). Under the lock only the flusher pops, and only what it wrote;
+        a settlement queued meanwhile is appended behind and written in the same pass.
+        """
+        if not self._pending:
+            return  # the fast path: nothing queued, no lock taken
+        async with self._flush_lock:
+            while self._pending:
+                reservation, booked = self._pending[0]
+                await self._settle_now(reservation, booked, now_ms)  # LedgerUnavailable: it stays queued
+                self._pending.pop(0)
 
     async def _settle_now(self, reservation: Reservation, booked_pico_usd: int, now_ms: int) -> Settled:
         excess = max(0, booked_pico_usd - reservation.amount_pico_usd)

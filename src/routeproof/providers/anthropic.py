@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from routeproof.config_read import check_secret
 from routeproof.core.capabilities import ANTHROPIC_API_VERSION, CapabilityTable, ModelCapabilities, fit_request
 from routeproof.core.normalize import normalize_anthropic
 from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
@@ -52,6 +53,7 @@ class AnthropicProvider:
     ) -> None:
         if not api_key:
             raise ValueError(f"{name!r}: an Anthropic API key is required")
+        check_secret(repr(name), "api_key", api_key)  # never the value; never to httpcore's DEBUG log
         self.kind = ProviderKind.ANTHROPIC
         self.name = name
         self.base_url: str | None = base_url.rstrip("/")

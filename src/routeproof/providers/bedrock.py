@@ -28,6 +28,7 @@ from typing import Protocol
 
 import httpx
 
+from routeproof.config_read import check_secret
 from routeproof.core.capabilities import CapabilityTable, fit_request
 from routeproof.core.normalize import normalize_bedrock_converse
 from routeproof.core.translate import request_to_bedrock_converse
@@ -167,6 +168,9 @@ class BedrockProvider:
             raise ConfigError(f"{name!r}: {MISSING_EXTRA}") from _botocore_missing
         if not region:
             raise ValueError(f"{name!r}: a Bedrock region is required")
+        for parameter, secret in (("access_key_id", access_key_id), ("secret_access_key", secret_access_key),
+                                  ("session_token", session_token)):  # fmt: skip
+            check_secret(repr(name), parameter, secret)  # never the value; never to a DEBUG log
         if credentials is None:
             if not access_key_id or not secret_access_key:
                 raise ValueError(f"{name!r}: AWS credentials are required (keys or a credentials object)")

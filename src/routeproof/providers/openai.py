@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from routeproof.config_read import check_secret
 from routeproof.core.capabilities import CapabilityTable, fit_request
 from routeproof.core.normalize import normalize_openai
 from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
@@ -76,6 +77,7 @@ class OpenAIProvider:
         self.kind = kind
         self.name = name if name is not None else kind.value
         self.base_url: str | None = url.rstrip("/")
+        check_secret(repr(self.name), "api_key", api_key)  # never the value; never to httpcore's DEBUG log
         self._api_key = api_key or None
         if max_response_bytes < 1:
             raise ValueError(f"max_response_bytes must be >= 1, got {max_response_bytes!r}")

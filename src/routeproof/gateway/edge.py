@@ -1,0 +1,200 @@
+"""The gateway's edge: reading a request before anything else sees it. Every bad input is refused
+here with a structured 4xx (:class:`Refused`, answered in the client's API shape), never a 500.
+
+| input                                                  | status | code                  |
+| ------------------------------------------------------ | ------ | --------------------- |
+| a single-valued header sent twice (key, deadline, type) | 400   | invalid_request       |
+| a deadline header that is not 1-9 ASCII digits, or 0   | 400    | invalid_request       |
+| a content type other than JSON (or curl's form default) | 415   | unsupported_media_type |
+| a body that is not UTF-8 JSON, or has NaN/Infinity     | 400    | invalid_request       |
+| JSON nested deeper than :data:`MAX_JSON_DEPTH`          | 400    | invalid_request       |
+| a lone surrogate (``\\ud800``) in any string or key     | 400    | invalid_request       |
+| an integer longer than Python's digit limit             | 400    | invalid_request       |
+
+Per-tenant shares (``[gateway] max_in_flight``, split by each tenant's ``weight``): a call waits for
+one of its own tenant's slots, never another's; past its share and its queue it is refused at once
+(503 ``tenant_saturated``, ``Retry-After: 1``); its deadline passing while it queues is a 504. The rule
+is ``core.admission.tenant_verdict``; ``/readyz`` lists saturated tenants and is 503 when all are.
+
+The depth limit holds for the parsed value, not only for the parser: the JSON decoder itself stops at
+the interpreter's recursion limit (about 1,000 levels; 100,000 raised ``RecursionError``), and the
+code after it (translation, re-encoding for a provider) recurses too, so a value nested 900 deep
+would still fail later. 64 levels is far beyond any real chat request (a JSON-schema tool parameter
+nests a few levels per object).
+
+A lone surrogate cannot be encoded as UTF-8: it used to pass the edge, fail in the provider's client
+and be counted as "all providers failed" (502). It is the caller's error, so it is refused here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+
+from routeproof.admission import TenantAdmission, TenantRateLimit, TenantSaturated
+from routeproof.gateway.failures import Api, Failure, error_body
+from routeproof.gateway.settings import GatewaySettings
+
+__all__ = [
+    "MAX_DEADLINE_DIGITS",
+    "MAX_JSON_DEPTH",
+    "SINGLE_VALUED",
+    "Refused",
+    "admitted",
+    "check_content_type",
+    "deadline_ms",
+    "read_headers",
+    "read_json",
+    "readiness",
+    "shutdown_answer",
+    "tenant_admission",
+]
+
+MAX_JSON_DEPTH = 64
+"""Arrays and objects nested deeper than this are refused."""
+MAX_DEADLINE_DIGITS = 9
+"""A deadline header longer than this (over 11 days of milliseconds) is refused, not parsed."""
+SINGLE_VALUED = frozenset({"authorization", "x-api-key", "content-type", "content-length", "x-routeproof-deadline-ms"})
+"""Headers whose second copy makes the request ambiguous (which key? which deadline?)."""
+_JSON_TYPES = ("application/json", "application/x-www-form-urlencoded")
+"""Accepted media types: JSON, and curl's ``-d`` default (the body must still be JSON)."""
+_DIGITS = re.compile(f"[0-9]{{1,{MAX_DEADLINE_DIGITS}}}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Refused(Exception):
+    """A request refused at the edge; carries the 4xx answer."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+def _bad(message: str, status: int = 400, code: str = "invalid_request") -> Refused:
+    return Refused(Failure(status=status, code=code, message=message))
+
+
+def read_headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The request's headers, names lower-cased; a single-valued header sent twice is refused."""
+    out: dict[str, str] = {}
+    for name_raw, value_raw in raw:
+        name = name_raw.decode("latin-1").lower()
+        if name in out and name in SINGLE_VALUED:
+            raise _bad(f"header {name!r} sent more than once")
+        out[name] = value_raw.decode("latin-1")
+    return out
+
+
+def deadline_ms(raw: str, header: str) -> int:
+    """The deadline header's milliseconds: 1 to 9 ASCII digits, positive. ``²`` or 5,000 digits are
+    refused naming the header (``str.isdigit`` accepts ``²``, and ``int`` refuses over 4,300 digits)."""
+    text = raw.strip(" \t")
+    if _DIGITS.fullmatch(text) is None or int(text) <= 0:
+        shown = raw if len(raw) <= 40 else f"{raw[:40]}... ({len(raw)} characters)"
+        raise _bad(f"{header} must be a positive integer of milliseconds (at most 9 digits), got {shown!r}")
+    return int(text)
+
+
+def check_content_type(raw: str | None) -> None:
+    """Refuse a body that says it is not JSON (415); no content type at all is taken as JSON."""
+    if raw is None:
+        return
+    media = raw.split(";", 1)[0].strip().lower()
+    if media in _JSON_TYPES or (media.startswith("application/") and media.endswith("+json")):
+        return
+    shown = raw if len(raw) <= 80 else raw[:80] + "..."
+    raise _bad(f"content-type {shown!r} is not JSON; send application/json", 415, "unsupported_media_type")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def read_json(body: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> object:
+    """The body as a JSON value, no deeper than ``max_depth``, with no lone surrogate in any string."""
+    try:
+        value = json.loads(body, parse_constant=_refuse_constant)
+    except RecursionError as exc:
+        raise _bad(f"body nests deeper than {max_depth} levels") from exc
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, NaN, an int past the digit limit
+        raise _bad(f"body is not JSON: {exc}") from exc
+    _check_value(value, max_depth)
+    return value
+
+
+def _check_value(value: object, max_depth: int) -> None:
+    """Walk ``value`` without recursion: the depth limit and the surrogate rule."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item) is not None:
+                raise _bad("a string in the body holds a lone UTF-16 surrogate (not encodable as UTF-8)")
+        elif isinstance(item, dict | list):
+            if depth > max_depth:
+                raise _bad(f"body nests deeper than {max_depth} levels")
+            if isinstance(item, dict):
+                stack.extend((key, depth) for key in item)
+                stack.extend((child, depth + 1) for child in item.values())
+            else:
+                stack.extend((child, depth + 1) for child in item)
+
+
+async def shutdown_answer(api: Api, send: Callable[[MutableMapping[str, Any]], Awaitable[None]]) -> None:
+    """End a request uvicorn cancelled past the grace period, without a traceback: a 503 with
+    ``Retry-After`` if nothing was answered yet (a stream has already ended with its SSE error event).
+
+    This is the one place a ``CancelledError`` stops: the outermost frame of uvicorn's request task,
+    cancelled by uvicorn itself, which ignores what the task returns but logs what it raises as
+    "Exception in ASGI application" (one ERROR traceback per request cut)."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+    failure = Failure(status=503, code="shutting_down", message="the gateway is shutting down", retry_after_s=1)
+    body = json.dumps(error_body(api, failure), separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"retry-after", b"1"), (b"connection", b"close")]  # fmt: skip
+    with contextlib.suppress(RuntimeError, OSError):  # the answer had started: nothing more to say
+        await send({"type": "http.response.start", "status": 503, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def tenant_admission(settings: GatewaySettings, rate_limit: TenantRateLimit | None = None) -> TenantAdmission:
+    """Each configured tenant's share (slots, queue); ``rate_limit`` is the hook for the traffic store."""
+    limits = {t.name: (t.max_in_flight, t.max_queued) for t in settings.tenants}
+    return TenantAdmission(limits, rate_limit=rate_limit)
+
+
+@contextlib.asynccontextmanager
+async def admitted(tenancy: TenantAdmission, tenant: str, timeout_s: float) -> AsyncIterator[float]:
+    """Hold one of ``tenant``'s slots for the block; yields the time left of ``timeout_s`` after queueing.
+    Refused: 503 tenant_saturated (share and queue full), 504 deadline_exceeded (the deadline passed queued).
+    """
+    loop = asyncio.get_running_loop()
+    end_s = loop.time() + timeout_s
+    try:
+        await tenancy.acquire(tenant, end_s)
+    except TenantSaturated as exc:
+        failure = Failure(status=503, code="tenant_saturated", message=str(exc), retry_after_s=exc.retry_after_s)
+        raise Refused(failure) from exc
+    except TimeoutError as exc:
+        message = f"caller deadline exceeded while queued for one of tenant {tenant!r}'s in-flight slots"
+        raise Refused(Failure(status=504, code="deadline_exceeded", message=message)) from exc
+    try:
+        yield max(0.0, end_s - loop.time())
+    finally:
+        tenancy.release(tenant)
+
+
+def readiness(ready: bool, tenancy: TenantAdmission) -> tuple[int, dict[str, Any]]:
+    """``/readyz``: 200 while serving with a free slot for some tenant; 503 before start, while stopping,
+    or with every tenant's share full. The body lists each tenant's slots and queue."""
+    saturated = tenancy.saturated()
+    snapshot = tenancy.snapshot()
+    full = bool(snapshot) and len(saturated) == len(snapshot)
+    body = {"ready": ready and not full, "saturated": list(saturated), "tenants": snapshot}
+    return (200 if ready and not full else 503), body

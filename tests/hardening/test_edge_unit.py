@@ -1,0 +1,104 @@
+"""edge.py's readers, without a server: depth, surrogates, deadline digits, content types, duplicates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from routeproof.gateway.edge import (
+    MAX_JSON_DEPTH,
+    Refused,
+    check_content_type,
+    deadline_ms,
+    read_headers,
+    read_json,
+)
+
+
+def test_100000_deep_is_refused_naming_the_limit() -> None:
+    """The issue's body, 100,000 arrays deep, is a Refused 400 (the decoder's RecursionError is caught)."""
+    with pytest.raises(Refused, match="deeper than 64") as caught:
+        read_json(b"[" * 100_000 + b"]" * 100_000)
+    assert caught.value.failure.status == 400
+
+
+def test_depth_limit_is_exact() -> None:
+    """64 levels are read; 65 are refused, also below the decoder's own recursion limit."""
+    assert read_json(b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH) is not None
+    with pytest.raises(Refused):
+        read_json(b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1))
+    with pytest.raises(Refused):
+        read_json(b'{"a":' * 65 + b"1" + b"}" * 65)
+
+
+def test_surrogate_in_a_key_or_value_is_refused() -> None:
+    """A lone surrogate escaped in a key or in a nested value is refused; a real astral character is not."""
+    with pytest.raises(Refused, match="surrogate"):
+        read_json(b'{"\\udc00": 1}')
+    with pytest.raises(Refused, match="surrogate"):
+        read_json(b'{"m": [{"c": "x\\ud800"}]}')
+    assert read_json(b'"\\ud83d\\ude00"') == "\U0001f600"
+
+
+@pytest.mark.parametrize("raw", ["²", "9" * 5_000, "0", "", "+1", "1_000", "1.5", "0x10", "1234567890"])
+def test_deadline_refuses_what_is_not_1_to_9_ascii_digits(raw: str) -> None:
+    """Non-ASCII digits, 10+ digits, zero, signs, underscores, decimals and hex are refused, shown short."""
+    with pytest.raises(Refused, match="x-deadline") as caught:
+        deadline_ms(raw, "x-deadline")
+    assert len(caught.value.failure.message) < 200
+
+
+def test_deadline_reads_plain_digits() -> None:
+    """Digits, optionally padded with spaces, are the milliseconds."""
+    assert deadline_ms(" 250 ", "h") == 250
+    assert deadline_ms("999999999", "h") == 999_999_999
+
+
+@pytest.mark.parametrize("raw", [None, "application/json", "Application/JSON; charset=utf-8",
+                                 "application/vnd.api+json", "application/x-www-form-urlencoded"])  # fmt: skip
+def test_json_content_types_pass(raw: str | None) -> None:
+    """JSON, a +json type, none at all, and curl's form default are read as JSON."""
+    check_content_type(raw)
+
+
+@pytest.mark.parametrize("raw", ["text/plain", "multipart/form-data; boundary=x", "application/xml", ""])
+def test_other_content_types_are_415(raw: str) -> None:
+    """Anything else is a 415 naming the type."""
+    with pytest.raises(Refused) as caught:
+        check_content_type(raw)
+    assert caught.value.failure.status == 415
+
+
+def test_single_valued_header_twice_is_refused() -> None:
+    """A second x-api-key is refused; repeated other headers keep the last."""
+    with pytest.raises(Refused, match="x-api-key"):
+        read_headers([(b"x-api-key", b"a"), (b"X-Api-Key", b"b")])
+    assert read_headers([(b"accept", b"a"), (b"accept", b"b")]) == {"accept": "b"}
+
+
+_TEXT = st.text(st.characters(exclude_categories=()), max_size=8)  # lone surrogates included
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | _TEXT, lambda c: st.lists(c, max_size=3) | st.dictionaries(_TEXT, c)
+)
+
+
+def _outcome(raw: bytes) -> object:
+    try:
+        return read_json(raw)
+    except Refused as refused:
+        return refused.failure.status
+
+
+def _has_surrogate(value: object) -> bool:
+    text = json.dumps(value, ensure_ascii=False)
+    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
+@given(_JSON)
+def test_read_json_is_json_loads_or_a_refusal(value: object) -> None:
+    """Any JSON value comes back equal, or (lone surrogate) as a 400 refusal; no other error escapes."""
+    raw = json.dumps(value).encode()
+    assert _outcome(raw) == (400 if _has_surrogate(value) else value)
