@@ -231,6 +231,18 @@ BREAKS: tuple[Break, ...] = (
           new="from routeproof.core.types import ResolvedModel as _RM  # planted\nfrom routeproof.core.types import (",
           targets=("tests/structure/test_resolved_model_lint.py::test_ac19_resolved_model_built_only_by_alias_resolution",),
           why="the class is imported under an alias (the old regex lint missed this)"),
+    # workstream perf (issue 25): the fast transport on every path
+    Break(row="PERF-DEFAULT-TRANSPORT", file="src/routeproof/transport.py",
+          old="    return Transport.AIOHTTP if aiohttp_available() else Transport.HTTPX\n",
+          new="    return Transport.HTTPX  # planted\n",
+          targets=("tests/providers/test_transport.py::test_the_default_transport_is_aiohttps_unless_the_environment_names_one",
+                   "tests/providers/test_transport.py::test_a_provider_with_no_client_gets_the_default_transport"),
+          why="the default falls back to the slower httpx pool"),
+    Break(row="PERF-ADOPT-CLIENT", file="src/routeproof/transport.py",
+          old="    stock_limits = (stock._max_connections,",
+          new="    return client  # planted\n    stock_limits = (stock._max_connections,",
+          targets=("tests/providers/test_transport.py::test_a_stock_client_passed_in_gets_the_indexed_pool_with_routeproofs_keepalive",),
+          why="a client passed in keeps httpcore's O(C²) pool (the README's path is slow again)"),
 )  # fmt: skip
 
 
