@@ -243,6 +243,16 @@ BREAKS: tuple[Break, ...] = (
           new="    return client  # planted\n    stock_limits = (stock._max_connections,",
           targets=("tests/providers/test_transport.py::test_a_stock_client_passed_in_gets_the_indexed_pool_with_routeproofs_keepalive",),
           why="a client passed in keeps httpcore's O(C²) pool (the README's path is slow again)"),
+    Break(row="PERF-ONE-TIMER", file="src/routeproof/providers/_http.py",
+          old="if bound is None or bound > timeout_at else _CALLER_BOUNDS:",
+          new="if bound is None or bound > timeout_at + 3600 else _CALLER_BOUNDS:  # planted",
+          targets=("tests/router/test_one_attempt_timer.py",),
+          why="a provider trusts an enclosing bound later than its own timeout_at (its promise broken)"),
+    Break(row="PERF-ONE-TIMER", file="src/routeproof/driver.py",
+          old="                        with bounding_attempt(at_s.when):",
+          new="                        with bounding_attempt(at_s.when + 1):  # planted",
+          targets=("tests/router/test_one_attempt_timer.py",),
+          why="the driver declares a later bound than its timer: the provider keeps a second timer"),
 )  # fmt: skip
 
 
