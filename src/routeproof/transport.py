@@ -130,8 +130,12 @@ def make_client(
 ) -> httpx.AsyncClient:
     """An ``httpx.AsyncClient`` over the chosen transport (None: :func:`default_transport`).
 
-    ``network_backend`` (httpx only): httpcore's socket layer, e.g. an in-memory one in a test."""
-    chosen = default_transport() if transport is None else parse_transport(transport)
+    ``network_backend`` (httpx only): httpcore's socket layer, e.g. an in-memory one in a test; with
+    no ``transport`` named, it selects the httpx transport."""
+    if transport is None:
+        chosen = Transport.HTTPX if network_backend is not None else default_transport()
+    else:
+        chosen = parse_transport(transport)
     if chosen is Transport.HTTPX:
         client = httpx.AsyncClient(limits=_limits(connections))
         _index_pool(client, connections, network_backend)

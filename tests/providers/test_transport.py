@@ -108,6 +108,9 @@ def test_the_default_transport_is_aiohttps_unless_the_environment_names_one(monk
     assert not isinstance(make_client()._transport, httpx.AsyncHTTPTransport)
     monkeypatch.setenv("ROUTEPROOF_TRANSPORT", "httpx")
     assert default_transport() is Transport.HTTPX
+    monkeypatch.delenv("ROUTEPROOF_TRANSPORT")
+    backend = httpcore.AnyIOBackend()  # an httpcore socket layer implies the httpx transport
+    assert type(make_client(network_backend=backend)._transport._pool) is IndexedPool  # type: ignore[attr-defined]
 
 
 def test_a_provider_with_no_client_gets_the_default_transport(monkeypatch: pytest.MonkeyPatch) -> None:
