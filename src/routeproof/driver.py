@@ -197,7 +197,8 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
             with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
                 async with at_s:  # the final wake-up is short
                     if events is not None:
-                        first = await _first_event(events)
+                        with bounding_attempt(at_s.when):  # up to the first event, as the provider's own bound
+                            first = await _first_event(events)
                     else:
                         with bounding_attempt(at_s.when):  # the built-in providers need no second timer
                             response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)

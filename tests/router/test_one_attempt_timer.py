@@ -5,6 +5,7 @@ own, it keeps its promise that nothing waits past ``timeout_at`` (virtual time v
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 
 import httpx
@@ -13,7 +14,7 @@ import pytest
 from routeproof import clock
 from routeproof.core.responses import AttemptStatus
 from routeproof.core.routing import resolve
-from routeproof.core.types import AttemptFailureKind, ChatRequest, Message, ProviderKind, TenantPolicy
+from routeproof.core.types import AttemptFailureKind, ChatRequest, Message, ProviderKind, TenantPolicy, TextDelta
 from routeproof.errors import DeadlineExceeded, ProviderCallFailed
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.router import Router
@@ -33,12 +34,12 @@ TENANT = TenantPolicy(primary={"a": (ProviderKind.OPENAI, "gpt-4o")})
 
 @pytest.fixture
 def http_timers(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """The ``asyncio.timeout_at`` calls made from ``providers/_http.py`` (their deadlines)."""
+    """The ``asyncio.timeout_at`` calls made from ``providers/_http.py`` and ``_stream.py`` (their deadlines)."""
     made: list[float] = []
     real = asyncio.timeout_at
 
     def counting(when: float | None) -> asyncio.Timeout:
-        if sys._getframe(1).f_code.co_filename.endswith("providers/_http.py"):
+        if sys._getframe(1).f_code.co_filename.endswith(("providers/_http.py", "providers/_stream.py")):
             made.append(float("nan") if when is None else when)
         return real(when)
 
@@ -108,3 +109,43 @@ async def test_a_bound_later_than_the_providers_own_keeps_the_providers_timer(ht
     with clock.bounding_attempt(when + 1):
         await _provider(_answer).complete(REQUEST, "gpt-4o", timeout_at=when)
     assert http_timers == [when]
+
+
+async def _sse(request: httpx.Request) -> httpx.Response:
+    chunk = {"id": "c", "model": "gpt-4o", "choices": [{"index": 0, "delta": {"content": "4"}, "finish_reason": None}]}
+    end = {"id": "c", "model": "gpt-4o", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    body = f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode()
+    return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+
+
+async def test_a_stream_alone_bounds_its_first_event_and_through_the_router_does_not(
+    http_timers: list[float],
+) -> None:
+    """A stream used alone starts one timer up to its first event; through the router it starts none."""
+    loop = asyncio.get_running_loop()
+    when = loop.time() + 5
+    alone = [e async for e in _provider(_sse).stream(REQUEST, "gpt-4o", timeout_at=when)]
+    assert any(isinstance(e, TextDelta) for e in alone)
+    assert http_timers == [when]
+    http_timers.clear()
+    router = Router([_provider(_sse)])
+    resolved = resolve("a", TENANT)
+    assert resolved is not None
+    routed = [e async for e in router.call_provider_streaming(REQUEST, resolved, loop.time() + 5, TENANT)]
+    assert any(isinstance(e, TextDelta) for e in routed)
+    assert http_timers == []
+    await router.aclose()
+
+
+async def test_a_stalled_stream_through_the_router_still_ends_at_the_deadline() -> None:
+    """With one timer, a stream with no first event is still over when the caller's deadline passes."""
+    router = Router([_provider(_stall)])
+    resolved = resolve("a", TENANT)
+    assert resolved is not None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 5
+    with pytest.raises(DeadlineExceeded):
+        async for _ in router.call_provider_streaming(REQUEST, resolved, deadline, TENANT):
+            pass
+    assert loop.time() == pytest.approx(deadline, abs=0.05)
+    await router.aclose()
