@@ -10,15 +10,22 @@
 
 ARM is ``httpx``, ``httpx+aiohttp`` (httpx over routeproof's chosen aiohttp transport), ``aiohttp``,
 ``routeproof`` (the router as ``load_router`` builds it: one ``OpenAIProvider`` over
-``transport.make_client()``; before that existed, over the provider's default client),
-``routeproof-httpx`` (the router over a plain default ``httpx.AsyncClient``) or ``litellm``
+``transport.make_client()``, the default transport; before that existed, over the provider's default
+client), ``routeproof-pool`` (the router over ``make_client("httpx")``, the tuned httpx pool over
+``IndexedPool``, the default before issue 25), ``routeproof-httpx`` (the router over a plain
+``httpx.AsyncClient()`` passed in, as the README's "Using the router" builds it) or ``litellm``
 (the LiteLLM Router, when installed).
+
+``ROUTEPROOF_BENCH_ENDPOINT`` (JSON ``{"headers": {...}, "model": "..."}``) points the ``aiohttp``
+arm at a gateway instead of the mock (``benchmarks.loadbench``'s gateway arms): its headers and the
+model name it asks for.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import resource
 import statistics
 import sys
@@ -44,6 +51,12 @@ async def _arm(arm: str, base_url: str) -> tuple[Call, Stream, Callable[[], Awai
     """The arm's one-call and one-stream coroutines, and how to close it."""
     url = f"{base_url}/v1/chat/completions"
     headers = {"authorization": f"Bearer {KEY}"}
+    endpoint = json.loads(os.environ.get("ROUTEPROOF_BENCH_ENDPOINT", "{}"))
+    payload, stream_payload = PAYLOAD, STREAM_PAYLOAD
+    if endpoint:  # a gateway in front of the mock: its key and routing headers, its model name
+        headers = dict(endpoint.get("headers", headers))
+        payload = {**PAYLOAD, "model": endpoint.get("model", PAYLOAD["model"])}
+        stream_payload = {**STREAM_PAYLOAD, "model": payload["model"]}
     if arm in ("httpx", "httpx+aiohttp"):
         import httpx
 
@@ -72,18 +85,18 @@ async def _arm(arm: str, base_url: str) -> tuple[Call, Stream, Callable[[], Awai
         session = aiohttp.ClientSession()
 
         async def call() -> None:
-            async with session.post(url, json=PAYLOAD, headers=headers) as response:
+            async with session.post(url, json=payload, headers=headers) as response:
                 response.raise_for_status()
                 await response.json()
 
         async def stream(token: Callable[[], None]) -> None:
-            async with session.post(url, json=STREAM_PAYLOAD, headers=headers) as response:
+            async with session.post(url, json=stream_payload, headers=headers) as response:
                 async for raw in response.content:
                     if raw.startswith(b"data: ") and b'"content"' in raw:
                         token()
 
         return call, stream, session.close
-    if arm in ("routeproof", "routeproof-httpx"):
+    if arm in ("routeproof", "routeproof-httpx", "routeproof-pool"):
         import httpx
 
         from routeproof import Router, resolve
@@ -92,8 +105,12 @@ async def _arm(arm: str, base_url: str) -> tuple[Call, Stream, Callable[[], Awai
 
         tenant = TenantPolicy(primary={"a": (ProviderKind.OPENAI, "gpt-4o")})
         request = ChatRequest(messages=(Message.user("What is 2 + 2?"),), max_tokens=16, alias="a")
-        plain: httpx.AsyncClient | None = httpx.AsyncClient()
-        if arm == "routeproof":  # as the factory builds it: the measured default transport, when there is one
+        plain: httpx.AsyncClient | None = httpx.AsyncClient()  # routeproof-httpx: the README's client
+        if arm == "routeproof-pool":
+            from routeproof.transport import make_client
+
+            plain = make_client("httpx")
+        elif arm == "routeproof":  # as the factory builds it: the measured default transport, when there is one
             try:
                 from routeproof.transport import make_client
             except ImportError:  # before issue 13: the provider's default client

@@ -2,10 +2,16 @@
 
 The mock provider runs in its own process (``benchmarks._mockproc``) and every arm at every level
 in its own process too (``benchmarks._arms``), so CPU per call and peak RSS are the arm's own. Arms:
-routeproof with contracts on, routeproof under ``python -O`` (icontract's checks off), direct httpx,
-direct aiohttp, and the LiteLLM Router when it is installed. Rounds are rotated (round r starts
-with arm r) and each cell is the median over rounds: the machine is shared, so the ratios to the
-direct clients are the result, not the absolute times. Nothing is asserted.
+routeproof with contracts on and under ``python -O`` (icontract's checks off) on its default
+transport, ``routeproof-pool -O`` (the tuned httpx pool, the default before issue 25),
+``routeproof-httpx`` (a plain ``httpx.AsyncClient()`` passed in, as the README builds it; contracts
+on), direct httpx, direct httpx over aiohttp, direct aiohttp (the floor), the LiteLLM Router when it
+is installed, and the gateways of ``benchmarks._gateways`` (``routeproof serve --optimize``; the
+Portkey gateway and the LiteLLM proxy when installed), driven by the aiohttp client, whose CPU per
+call column is the gateway process's own (``client_cpu_ms_per_call`` is the load generator's).
+Rounds are rotated (round r starts with arm r) and each cell is the median over rounds: the machine
+is shared, so the ratios to the direct clients are the result, not the absolute times. Nothing is
+asserted.
 
 Prints one table per run and writes ``reports/bench.json`` (shape: :data:`SCHEMA`, documented in
 ``routeproof.report.bench``).
@@ -14,6 +20,7 @@ Prints one table per run and writes ``reports/bench.json`` (shape: :data:`SCHEMA
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -21,10 +28,12 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks._gateways import Endpoint, cpu_s, endpoints
 from routeproof.core.sse import StreamDecoder, WireProtocol
 
 SCHEMA = "routeproof-bench/1"
@@ -37,11 +46,11 @@ BEFORE = "@before"
 
 
 def _arms(before: str | None = None) -> list[str]:
-    arms = ["routeproof", "routeproof -O", "httpx", "aiohttp"]
+    arms = ["routeproof", "routeproof -O", "routeproof-pool -O", "routeproof-httpx", "httpx", "aiohttp"]
     if before is not None:  # the same harness over the older package: before -> after in one run
-        arms[2:2] = [f"routeproof{BEFORE}", f"routeproof -O{BEFORE}"]
+        arms[4:4] = [f"routeproof{BEFORE}", f"routeproof -O{BEFORE}", f"routeproof-httpx{BEFORE}"]
     if importlib.util.find_spec("routeproof.transport") is not None and importlib.util.find_spec("httpx_aiohttp"):
-        arms.insert(3, "httpx+aiohttp")  # the transport routeproof picks, with no router on top
+        arms.insert(-1, "httpx+aiohttp")  # the transport routeproof picks, with no router on top
     if importlib.util.find_spec("litellm") is not None:
         arms.append("litellm")
     return arms
@@ -55,15 +64,28 @@ def _env(arm: str, before: str | None) -> dict[str, str] | None:
 
 
 def _run(
-    arm: str, mode: str, in_flight: int, calls: int, base_url: str, *, timeout_s: float, before: str | None = None
+    arm: str,
+    mode: str,
+    in_flight: int,
+    calls: int,
+    base_url: str,
+    *,
+    timeout_s: float,
+    before: str | None = None,
+    endpoint: Endpoint | None = None,
 ) -> dict[str, Any]:
+    """One arm at one level in its own process; an ``endpoint`` arm is the aiohttp client against that
+    gateway, and its ``cpu_ms_per_call`` is the gateway process's CPU over the run (warm-up included)."""
     name, _, flag = arm.removesuffix(BEFORE).partition(" ")
+    env = _env(arm, before)
+    if endpoint is not None:
+        name, flag, base_url = "aiohttp", "", endpoint.base_url
+        env = {**os.environ, **endpoint.env()}
     cmd = [sys.executable, *([flag] if flag else []), "-m", "benchmarks._arms", name, mode, str(in_flight)]
     cmd += [str(calls), base_url]
+    server0 = cpu_s(endpoint.pid) if endpoint is not None else None
     try:
-        done = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=timeout_s, check=False, env=_env(arm, before)
-        )
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False, env=env)
     except subprocess.TimeoutExpired:
         return {"arm": arm, "in_flight": in_flight, "calls": calls, "failures": calls, "errors": {"timed_out": 1}}
     if done.returncode != 0:
@@ -71,7 +93,17 @@ def _run(
         return {"arm": arm, "in_flight": in_flight, "calls": calls, "failures": calls, "errors": {tail[0]: 1}}
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     result["arm"] = arm
+    server1 = cpu_s(endpoint.pid) if endpoint is not None else None
+    if server0 is not None and server1 is not None and mode == "calls":
+        result["client_cpu_ms_per_call"] = result.get("cpu_ms_per_call")
+        result["cpu_ms_per_call"] = (server1 - server0) * 1e3 / (calls + in_flight)  # the warm-up calls too
     return result
+
+
+def _stop_mock(mock: subprocess.Popen[str]) -> None:
+    assert mock.stdin is not None
+    mock.stdin.close()
+    mock.wait(timeout=30)
 
 
 def _median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -162,10 +194,16 @@ def _fmt(value: object, unit: str = "") -> str:
     return f"{value}{unit}"
 
 
+def _load(meta: dict[str, Any]) -> str:
+    load = meta.get("load_average") or {}
+    return " → ".join(f"{v[0]:.1f}" for v in (load.get("start"), load.get("end")) if v) or "?"
+
+
 def _table(doc: dict[str, Any]) -> str:
     lines = [
         f"routeproof bench {doc['meta']['started_at']} · {doc['meta']['rounds']} rotated rounds, median per cell · "
-        f"{doc['meta']['cpus']} CPUs (shared: read the ratios, not the times)",
+        f"{doc['meta']['cpus']} CPUs (shared: read the ratios, not the times) · load average "
+        f"{_load(doc['meta'])}",
         "",
         f"{'arm':<21}{'in flight':>10}{'p50 ms':>10}{'p99 ms':>10}{'calls/s':>10}{'CPU ms/call':>12}"
         f"{'RSS MB':>8}{'fail':>7}{'p50 ×httpx':>11}{'calls/s ×httpx':>15}{'×aiohttp':>10}",
@@ -190,6 +228,16 @@ def _table(doc: dict[str, Any]) -> str:
                 f"{ratio(r.get('calls_per_s'), aio.get('calls_per_s')):>10}"
             )
         lines.append("")
+    for gateway in doc["meta"].get("gateways", []):
+        for level in doc["meta"]["levels"]:
+            g, aio = by.get((gateway, level), {}), by.get(("aiohttp", level), {})
+            if isinstance(g.get("p50_ms"), float) and isinstance(aio.get("p50_ms"), float):
+                lines.append(
+                    f"{gateway}, {level} in flight: added p50 {g['p50_ms'] - aio['p50_ms']:+.3f} ms, "
+                    f"added p99 {g['p99_ms'] - aio['p99_ms']:+.3f} ms over direct aiohttp; "
+                    f"{_fmt(g.get('calls_per_s'))} req/s; gateway CPU {_fmt(g.get('cpu_ms_per_call'))} ms per call"
+                )
+    lines.append("")
     lines.append(f"{'streaming (1 in flight)':<26}{'TTFT p50':>10}{'TTFT p99':>10}{'TTLT p50':>10}{'TTLT p99':>10}")
     for s in doc["streaming"]:
         lines.append(
@@ -226,18 +274,26 @@ def run(
     timeout_s: float,
     burst_calls: tuple[int, ...] = (1_000, 10_000),
     before: str | None = None,
+    with_gateways: bool = True,
 ) -> dict[str, Any]:
     """Start the mock, run every arm at every level for ``rounds`` rotated rounds, and return bench.json.
 
     With ``before`` (an older tree's ``src``), routeproof's arms also run over that package."""
     arms = _arms(before)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    load0 = os.getloadavg()
     mock = subprocess.Popen(
         [sys.executable, "-m", "benchmarks._mockproc"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
-    try:
+    with contextlib.ExitStack() as stack:
         assert mock.stdout is not None
         base_url = mock.stdout.readline().strip()
+        stack.callback(_stop_mock, mock)
+        gateways: dict[str, Endpoint] = {}
+        if with_gateways:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="routeproof-bench-")))
+            gateways = {e.name: e for e in stack.enter_context(endpoints(base_url, workdir, before=before))}
+            arms += list(gateways)
         raw: dict[tuple[str, int], list[dict[str, Any]]] = {}
         streams: dict[str, list[dict[str, Any]]] = {}
         for r in range(rounds):
@@ -246,11 +302,29 @@ def run(
                 for arm in order:
                     calls = max(200, level)
                     raw.setdefault((arm, level), []).append(
-                        _run(arm, "calls", level, calls, base_url, timeout_s=timeout_s, before=before)
+                        _run(
+                            arm,
+                            "calls",
+                            level,
+                            calls,
+                            base_url,
+                            timeout_s=timeout_s,
+                            before=before,
+                            endpoint=gateways.get(arm),
+                        )
                     )
             for arm in order:
                 streams.setdefault(arm, []).append(
-                    _run(arm, "stream", 1, stream_calls, base_url, timeout_s=timeout_s, before=before)
+                    _run(
+                        arm,
+                        "stream",
+                        1,
+                        stream_calls,
+                        base_url,
+                        timeout_s=timeout_s,
+                        before=before,
+                        endpoint=gateways.get(arm),
+                    )
                 )
         sides = ("routeproof", f"routeproof{BEFORE}") if before is not None else ("routeproof",)
         bursts = [
@@ -258,10 +332,6 @@ def run(
             for n in burst_calls
             for arm in sides
         ]
-    finally:
-        assert mock.stdin is not None
-        mock.stdin.close()
-        mock.wait(timeout=30)
     return {
         "schema": SCHEMA,
         "meta": {
@@ -273,6 +343,8 @@ def run(
             "calls_per_level": {str(level): max(200, level) for level in levels},
             "note": "shared machine: cells are medians over rotated rounds; compare ratios, not times",
             "before": before,
+            "load_average": {"start": list(load0), "end": list(os.getloadavg())},
+            "gateways": list(gateways),  # their rows' cpu_ms_per_call is the gateway process's own
         },
         "arms": arms,
         "rows": [_median_row(rows) for rows in raw.values()],
@@ -298,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
         help="an older tree's src/ (git archive main | tar -x -C DIR; DIR/src): its routeproof arms run too",
     )
     parser.add_argument(
+        "--no-gateways", action="store_true", help="skip the gateway arms (routeproof serve, Portkey, LiteLLM proxy)"
+    )
+    parser.add_argument(
         "--out", type=Path, default=Path(os.environ.get("ROUTEPROOF_REPORT_DIR", "reports")) / "bench.json"
     )
     args = parser.parse_args(argv)
@@ -311,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
         timeout_s=args.timeout,
         burst_calls=bursts,
         before=args.before,
+        with_gateways=not args.no_gateways,
     )
     print(_table(doc))
     args.out.parent.mkdir(parents=True, exist_ok=True)

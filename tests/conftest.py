@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+
+import pytest
 
 from tests.support import close_stray_event_loop, load_hypothesis_profiles
 
@@ -29,3 +32,16 @@ for _variable in (
     "AWS_ROLE_ARN",
 ):
     os.environ.pop(_variable, None)
+
+
+@pytest.fixture(autouse=True)
+def _respx_modules_select_the_httpx_transport(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module that intercepts with respx selects the httpx transport, explicitly: respx patches
+    httpcore's pool, and the default transport (aiohttp's, ``routeproof.transport``) never calls it."""
+    module = getattr(request, "module", None)
+    if module is None or "respx" not in vars(module):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ROUTEPROOF_TRANSPORT", "httpx")
+        yield

@@ -16,11 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import TracebackType
 
 __all__ = [
     "LAST_LEG_S",
     "PreciseTimeout",
+    "attempt_bound",
+    "bounding_attempt",
     "deadline_ms",
     "loop_ms",
     "loop_s",
@@ -102,3 +107,23 @@ async def sleep_until(at_ms: int) -> None:
     """Sleep until the kernel instant ``at_ms`` (a ``Sleep.sleep_until_ms``); at once if it passed."""
     loop = asyncio.get_running_loop()
     await asyncio.sleep(max(0.0, loop_s(at_ms) - loop.time()))
+
+
+_ATTEMPT_BOUND: ContextVar[float | None] = ContextVar("routeproof_attempt_bound", default=None)
+
+
+def attempt_bound() -> float | None:
+    """The loop time by which the router's driver cancels the attempt running in this task, or None
+    outside one (a provider used on its own): a built-in provider whose own ``timeout_at`` is not
+    earlier needs no timer of its own (one timer per attempt, not two; issue 25)."""
+    return _ATTEMPT_BOUND.get()
+
+
+@contextmanager
+def bounding_attempt(when: float) -> Iterator[None]:
+    """Declare, for the block, that an enclosing :class:`PreciseTimeout` at ``when`` bounds the attempt."""
+    token = _ATTEMPT_BOUND.set(when)
+    try:
+        yield
+    finally:
+        _ATTEMPT_BOUND.reset(token)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from routeproof.admission import Slot
 from routeproof.call import Call
-from routeproof.clock import deadline_ms, loop_ms, sleep_until, timeout_at_ms
+from routeproof.clock import bounding_attempt, deadline_ms, loop_ms, sleep_until, timeout_at_ms
 from routeproof.core import kernel
 from routeproof.core.classify import HealthEffect, health_effect
 from routeproof.core.kernel import (
@@ -262,9 +262,11 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
             with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
                 async with at_s:  # the final wake-up is short
                     if events is not None:
-                        first = await _first_event(events)
+                        with bounding_attempt(at_s.when):  # up to the first event, as the provider's own bound
+                            first = await _first_event(events)
                     else:
-                        response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)
+                        with bounding_attempt(at_s.when):  # the built-in providers need no second timer
+                            response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)
         except ProviderCallFailed as exc:
             failure = exc.failure
         except TimeoutError:

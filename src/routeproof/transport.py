@@ -3,18 +3,26 @@
 Every provider talks ``httpx`` (its requests, responses and exceptions), so the one transport-error
 table (``providers._http.EXCEPTION_TABLE``) maps failures whatever carries the bytes. Two transports:
 
-* ``aiohttp`` (the default when the ``aiohttp`` extra is installed): ``httpx-aiohttp``'s transport,
-  the one the official OpenAI and Anthropic SDKs offer, with aiohttp's exceptions translated to the
-  httpx exception httpx's own transport raises for the same event (:data:`AIOHTTP_TO_HTTPX`, most
-  specific first; httpx-aiohttp's own mapping turns a reset into ``ConnectTimeout`` and lets some
-  aiohttp errors escape unmapped). Measured (``tox -e bench``): several times httpx's throughput at
-  100 in flight and a fraction of its CPU per call.
+* ``aiohttp`` (the default; ``aiohttp`` and ``httpx-aiohttp`` are core dependencies):
+  ``httpx-aiohttp``'s transport, the one the official OpenAI and Anthropic SDKs offer, with aiohttp's
+  exceptions translated to the httpx exception httpx's own transport raises for the same event
+  (:data:`AIOHTTP_TO_HTTPX`, most specific first; httpx-aiohttp's own mapping turns a reset into
+  ``ConnectTimeout`` and lets some aiohttp errors escape unmapped). Measured side by side
+  (``docs/performance.md``, load 10-15): at 100 in flight the router's CPU per call 0.71x the tuned
+  httpx pool's below (1.12 vs 1.57 ms under ``-O``) and 1.34x its calls/s; direct, 0.17x httpx's CPU.
 * ``httpx``: httpx's own pool, tuned: keep-alive for every connection it may open
   (httpx's default keeps 20 of 100, so at 100 in flight 80 connections are opened and closed per
   round), over :class:`routeproof._pool.IndexedPool`: httpcore 1.0's pool walks every connection
   (and re-counts them, O(C²)) on each request and each release, so its CPU per call grew ~15× from
-  1 to 100 in flight; the indexed pool's bookkeeping is O(1) per request. Always available; select
-  it with ``transport="httpx"`` or ``ROUTEPROOF_TRANSPORT=httpx``.
+  1 to 100 in flight; the indexed pool's bookkeeping is O(1) per request. Select it with
+  ``transport="httpx"`` or ``ROUTEPROOF_TRANSPORT=httpx``; it is what ``respx`` can intercept
+  (respx patches httpcore's pool, which the aiohttp transport never calls).
+
+A client passed in (``OpenAIProvider(client=httpx.AsyncClient())``, as the README shows) keeps its
+transport, so a respx mock or a proxy the caller set up still sees every request; :func:`adopt_client`
+only swaps httpcore's O(C²) pool under it for :class:`IndexedPool` (measured: the plain client cost the
+router about twice the CPU per call of the indexed pool at 100 in flight), and gives a client built
+with httpx's default limits routeproof's keep-alive for every connection.
 
 Both pools hold :data:`POOL_CONNECTIONS` connections, the admission default per provider
 (``routeproof.admission``), so admitted attempts do not queue inside the pool.
@@ -38,6 +46,7 @@ __all__ = [
     "AIOHTTP_TO_HTTPX",
     "POOL_CONNECTIONS",
     "Transport",
+    "adopt_client",
     "default_transport",
     "make_client",
     "parse_transport",
@@ -85,13 +94,15 @@ def aiohttp_available() -> bool:
 
 
 def default_transport() -> Transport:
-    """``ROUTEPROOF_TRANSPORT`` when set, else the tuned httpx pool. aiohttp is opt-in (measured
-    faster at 100 in flight, see the README) and never chosen just because it happens to be installed:
-    an installed package must not change where requests go or what a test's respx mock intercepts."""
+    """``ROUTEPROOF_TRANSPORT`` when set, else aiohttp's (measured fastest, a core dependency; the
+    tuned httpx pool only if the ``aiohttp`` package is missing from a broken install). A test that
+    intercepts with respx selects ``httpx`` explicitly (``tests/conftest.py`` does it for every module
+    that imports respx): the default is the same on every install, so it never decides where a
+    test's requests go."""
     chosen = os.environ.get("ROUTEPROOF_TRANSPORT")
     if chosen:
         return parse_transport(chosen)
-    return Transport.HTTPX
+    return Transport.AIOHTTP if aiohttp_available() else Transport.HTTPX
 
 
 def parse_transport(value: object) -> Transport:
@@ -119,8 +130,12 @@ def make_client(
 ) -> httpx.AsyncClient:
     """An ``httpx.AsyncClient`` over the chosen transport (None: :func:`default_transport`).
 
-    ``network_backend`` (httpx only): httpcore's socket layer, e.g. an in-memory one in a test."""
-    chosen = default_transport() if transport is None else parse_transport(transport)
+    ``network_backend`` (httpx only): httpcore's socket layer, e.g. an in-memory one in a test; with
+    no ``transport`` named, it selects the httpx transport."""
+    if transport is None:
+        chosen = Transport.HTTPX if network_backend is not None else default_transport()
+    else:
+        chosen = parse_transport(transport)
     if chosen is Transport.HTTPX:
         client = httpx.AsyncClient(limits=_limits(connections))
         _index_pool(client, connections, network_backend)
@@ -128,6 +143,49 @@ def make_client(
     if network_backend is not None:
         raise ConfigError("network_backend is httpcore's: it applies to the httpx transport only")
     return httpx.AsyncClient(transport=_mapped_aiohttp_transport(connections))
+
+
+_HTTPX_DEFAULT_LIMITS = (100, 20, 5.0)
+"""``httpx.AsyncClient()``'s pool limits (``httpx._config.DEFAULT_LIMITS``): connections, keep-alive, expiry."""
+
+
+def adopt_client(client: httpx.AsyncClient) -> httpx.AsyncClient:
+    """A caller's client, made fast without changing where its requests go; returns ``client``.
+
+    When its transport is httpx's own over httpcore's stock pool that has not been used yet (no
+    connection, no request), the pool is replaced by :class:`IndexedPool` with the same socket
+    settings (SSL context, retries, local address, UDS, socket options): respx and proxies are
+    untouched, since respx patches ``handle_async_request``, which ``IndexedPool`` inherits, and proxy
+    pools are left as they are. Limits the caller chose are kept; httpx's default limits (keep-alive
+    for 20 of 100 connections, 5 s) become routeproof's (every connection kept alive 30 s). Anything
+    else (a custom or mounted transport, HTTP/2, a used pool) is left exactly as given. Idempotent:
+    one client shared by several providers is adopted once."""
+    if not isinstance(client, httpx.AsyncClient):
+        raise TypeError(f"client must be an httpx.AsyncClient, got {type(client).__name__}")
+    transport = client._transport
+    if not isinstance(transport, httpx.AsyncHTTPTransport) or not indexed_pool_supported():
+        return client
+    stock = transport._pool
+    if type(stock) is not httpcore.AsyncConnectionPool or stock._http2 or stock._connections or stock._requests:
+        return client
+    stock_limits = (stock._max_connections, stock._max_keepalive_connections, stock._keepalive_expiry)
+    if stock_limits == _HTTPX_DEFAULT_LIMITS:
+        limits: tuple[int | None, int | None, float | None] = (POOL_CONNECTIONS, POOL_CONNECTIONS, KEEPALIVE_EXPIRY_S)
+    else:
+        limits = stock_limits
+    transport._pool = IndexedPool(
+        ssl_context=stock._ssl_context,
+        max_connections=limits[0],
+        max_keepalive_connections=limits[1],
+        keepalive_expiry=limits[2],
+        http1=stock._http1,
+        retries=stock._retries,
+        local_address=stock._local_address,
+        uds=stock._uds,
+        network_backend=stock._network_backend,
+        socket_options=stock._socket_options,
+    )
+    return client
 
 
 def _index_pool(

@@ -7,14 +7,25 @@ from __future__ import annotations
 import asyncio
 import socket
 
+import httpcore
 import httpx
 import pytest
 
+from routeproof._pool import IndexedPool
 from routeproof.core.types import AttemptFailureKind, ChatRequest, Message, TextDelta
 from routeproof.errors import ConfigError, ProviderCallFailed
 from routeproof.mock import CutMode, MockProviderServer, Scripted, Shape
+from routeproof.providers.anthropic import AnthropicProvider
+from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
-from routeproof.transport import Transport, make_client, parse_transport
+from routeproof.transport import (
+    POOL_CONNECTIONS,
+    Transport,
+    adopt_client,
+    default_transport,
+    make_client,
+    parse_transport,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
@@ -88,3 +99,70 @@ def test_transport_names_are_checked() -> None:
         parse_transport("curl")
     assert parse_transport("httpx") is Transport.HTTPX
     assert isinstance(make_client("httpx"), httpx.AsyncClient)
+
+
+def test_the_default_transport_is_aiohttps_unless_the_environment_names_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no ROUTEPROOF_TRANSPORT the default is aiohttp's (a core dependency); the variable overrides it."""
+    monkeypatch.delenv("ROUTEPROOF_TRANSPORT", raising=False)
+    assert default_transport() is Transport.AIOHTTP
+    assert not isinstance(make_client()._transport, httpx.AsyncHTTPTransport)
+    monkeypatch.setenv("ROUTEPROOF_TRANSPORT", "httpx")
+    assert default_transport() is Transport.HTTPX
+    monkeypatch.delenv("ROUTEPROOF_TRANSPORT")
+    backend = httpcore.AnyIOBackend()  # an httpcore socket layer implies the httpx transport
+    assert type(make_client(network_backend=backend)._transport._pool) is IndexedPool  # type: ignore[attr-defined]
+
+
+def test_a_provider_with_no_client_gets_the_default_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every built-in provider made without a client gets the measured default, not httpx's stock pool."""
+    monkeypatch.delenv("ROUTEPROOF_TRANSPORT", raising=False)
+    for provider in (
+        OpenAIProvider(api_key="sk"),
+        AnthropicProvider(api_key="sk"),
+        BedrockProvider(region="us-east-1", access_key_id="AKIA", secret_access_key="s"),
+    ):
+        assert not isinstance(provider._client._transport, httpx.AsyncHTTPTransport), provider.kind
+
+
+def test_a_stock_client_passed_in_gets_the_indexed_pool_with_routeproofs_keepalive() -> None:
+    """httpx.AsyncClient() passed to a provider (the README's way) runs over IndexedPool, all connections kept alive."""
+    client = httpx.AsyncClient()
+    OpenAIProvider(api_key="sk", client=client)
+    AnthropicProvider(api_key="sk", client=client)  # one client, several providers: adopted once
+    pool = client._transport._pool  # type: ignore[attr-defined]
+    assert type(pool) is IndexedPool
+    assert (pool._max_connections, pool._max_keepalive_connections) == (POOL_CONNECTIONS, POOL_CONNECTIONS)
+
+
+def test_a_passed_client_keeps_its_own_limits_and_anything_not_stock() -> None:
+    """Chosen limits stay; HTTP/2, a custom transport and a used pool are left exactly as given."""
+    chosen = adopt_client(httpx.AsyncClient(limits=httpx.Limits(max_connections=7, max_keepalive_connections=3)))
+    pool = chosen._transport._pool  # type: ignore[attr-defined]
+    assert type(pool) is IndexedPool
+    assert (pool._max_connections, pool._max_keepalive_connections) == (7, 3)
+    h2 = adopt_client(httpx.AsyncClient(http2=True)) if _has_h2() else None
+    if h2 is not None:
+        assert type(h2._transport._pool) is httpcore.AsyncConnectionPool  # type: ignore[attr-defined]
+    custom = httpx.MockTransport(lambda request: httpx.Response(200))
+    assert adopt_client(httpx.AsyncClient(transport=custom))._transport is custom
+    with pytest.raises(TypeError, match=r"httpx\.AsyncClient"):
+        adopt_client("not a client")  # type: ignore[arg-type]
+
+
+@pytest.mark.asyncio
+async def test_respx_still_intercepts_an_adopted_client() -> None:
+    """After the pool swap a respx mock still answers the caller's client: nothing reaches the network."""
+    import respx
+
+    client = adopt_client(httpx.AsyncClient())
+    with respx.mock(assert_all_mocked=True) as mock:
+        mock.post("https://api.example.test/x").mock(return_value=httpx.Response(200, json={"ok": True}))
+        response = await client.post("https://api.example.test/x", json={})
+    assert response.json() == {"ok": True}
+    await client.aclose()
+
+
+def _has_h2() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("h2") is not None

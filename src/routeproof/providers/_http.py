@@ -37,6 +37,7 @@ here: the kernel decides. Messages never carry a secret: every string that reach
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import time
@@ -48,6 +49,7 @@ from typing import Any
 import httpx
 from opentelemetry import propagate
 
+from routeproof.clock import attempt_bound
 from routeproof.core.classify import parse_retry_after_ms
 from routeproof.core.types import AttemptFailure, AttemptFailureKind, ProviderKind, ProviderResponse
 from routeproof.errors import ConfigError, InvalidResponse, LocalCongestion, ProviderCallFailed
@@ -315,6 +317,10 @@ def _status_failure(response: httpx.Response, secrets: tuple[str, ...], content:
     )
 
 
+_CALLER_BOUNDS = contextlib.nullcontext()
+"""In place of the exchange's own timer when the router's driver bounds the attempt (``clock.attempt_bound``)."""
+
+
 async def _send(
     client: httpx.AsyncClient,
     url: str,
@@ -329,10 +335,11 @@ async def _send(
     remaining_s = timeout_at - loop.time()
     if remaining_s <= 0:
         raise failure(AttemptFailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secrets)
+    bound = attempt_bound()  # the router's driver already cancels the attempt at ``bound``: no second timer
     try:
         # Two bounds: httpx's per-phase timeouts give the precise kind (connect vs read), and
         # asyncio.timeout_at bounds the whole exchange even if a server trickles bytes forever.
-        async with asyncio.timeout_at(timeout_at):
+        async with asyncio.timeout_at(timeout_at) if bound is None or bound > timeout_at else _CALLER_BOUNDS:
             request = build_post(
                 client, url, content=content, headers=headers,
                 timeout=httpx.Timeout(remaining_s, pool=pool_timeout_s(remaining_s)),

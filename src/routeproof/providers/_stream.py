@@ -49,10 +49,12 @@ from typing import Protocol
 
 import httpx
 
+from routeproof.clock import attempt_bound
 from routeproof.core.types import AttemptFailureKind, MessageStop, StreamError, StreamEvent
 
 # The status and exception mappings are _http's; importing its private helpers keeps them in one place.
 from routeproof.providers._http import (
+    _CALLER_BOUNDS,
     DEFAULT_MAX_RESPONSE_BYTES,
     MAX_MESSAGE_CHARS,
     _status_failure,
@@ -171,7 +173,9 @@ async def stream_events(
     completed = False  # a MessageStop was yielded: the rest of the body is read so the connection is reused
     try:
         try:
-            async with asyncio.timeout_at(timeout_at):
+            # the router's driver already cancels the attempt at attempt_bound(): then no second timer
+            bound = attempt_bound()
+            async with asyncio.timeout_at(timeout_at) if bound is None or bound > timeout_at else _CALLER_BOUNDS:
                 response = await client.send(request, stream=True)
                 if not 200 <= response.status_code < 300:
                     error_body = await read_capped(response, max_error_bytes, secret_values)

@@ -17,7 +17,7 @@ from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, S
 from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import stream_events
 from routeproof.providers.capabilities import default_capabilities, fit_for
-from routeproof.transport import Transport, make_client
+from routeproof.transport import adopt_client, make_client
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_BASE_URL", "AnthropicProvider"]
 
@@ -64,7 +64,7 @@ class AnthropicProvider:
         self._max_sse_line_chars = max_sse_line_chars
         self._capabilities = capabilities if capabilities is not None else default_capabilities()
         self._owns_client = client is None
-        self._client = client if client is not None else make_client(Transport.HTTPX)  # tuned pool (transport.py)
+        self._client = adopt_client(client) if client is not None else make_client()  # measured default: transport.py
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r})"

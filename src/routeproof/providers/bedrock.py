@@ -45,7 +45,7 @@ from routeproof.providers._http import JSON_HEADERS, encode_json, normalize_or_f
 from routeproof.providers._stream import EVENT_STREAM, stream_events
 from routeproof.providers.bedrock_stream import ConverseStreamDecoder
 from routeproof.providers.capabilities import default_capabilities, fit_for
-from routeproof.transport import Transport, make_client
+from routeproof.transport import adopt_client, make_client
 
 # botocore (the ``bedrock`` extra) ships no type information; these names are all we use of it.
 # Importing this module never needs it; building a BedrockProvider does (MISSING_EXTRA says how).
@@ -184,7 +184,7 @@ class BedrockProvider:
         self._credentials: AwsCredentials = credentials
         self._capabilities = capabilities if capabilities is not None else default_capabilities()
         self._owns_client = client is None
-        self._client = client if client is not None else make_client(Transport.HTTPX)  # tuned pool (transport.py)
+        self._client = adopt_client(client) if client is not None else make_client()  # measured default: transport.py
 
     def __repr__(self) -> str:
         return f"BedrockProvider(name={self.name!r}, region={self._region!r}, base_url={self.base_url!r})"
