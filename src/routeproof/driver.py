@@ -55,7 +55,7 @@ from routeproof.core.types import (
 )
 from routeproof.deadline import check_deadline, past_deadline_hint
 from routeproof.errors import DeadlineExceeded, ProviderCallFailed, RouterError
-from routeproof.observe import attempt_span
+from routeproof.observe import attempt_span, genai_usage_attributes
 from routeproof.ports import Ports
 
 __all__ = ["Committed", "Mode", "OpenStream", "begin", "close_events", "complete", "drive", "observe", "perform"]
@@ -194,12 +194,13 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 events = provider.stream(
                     call.req, entry.model, timeout_at=at_s.when, idle_timeout_s=ports.timeouts.idle_timeout_s
                 )
-            with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
+            with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context) as span:
                 async with at_s:  # the final wake-up is short
                     if events is not None:
                         first = await _first_event(events)
                     else:
                         response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)
+                        span.set_attributes(genai_usage_attributes(response.usage, response.model or entry.model))
         except ProviderCallFailed as exc:
             failure = exc.failure
         except TimeoutError:
@@ -215,6 +216,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 first_token_ms = now_ms - action.issued_at_ms
                 opened = OpenStream(first=first, events=events, reservation=reservation, first_token_ms=first_token_ms)
                 return AttemptSucceeded(now_ms=now_ms, first_token_ms=first_token_ms), opened
+            ports.metrics.usage(entry.provider, entry.model, response.usage)
             call.cost_pico_usd = ports.ledger.known_cost(entry.provider, entry.model, response.usage)
             await ports.ledger.settle(reservation, booked_pico_usd=call.cost_pico_usd or 0, succeeded=True)
             settled = True

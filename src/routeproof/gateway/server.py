@@ -12,10 +12,10 @@ import math
 import socket
 
 import uvicorn
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof.gateway.app import GatewayApp
 from routeproof.gateway.backend import Backend
+from routeproof.gateway.telemetry import MetricsSource
 
 __all__ = ["KEEP_ALIVE_S", "bind", "make_server"]
 
@@ -41,7 +41,7 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def make_server(backend: Backend, *, metrics_reader: InMemoryMetricReader | None = None) -> uvicorn.Server:
+def make_server(backend: Backend, *, metrics_reader: MetricsSource | None = None) -> uvicorn.Server:
     """A uvicorn server for ``backend``; ``/metrics`` prints what ``metrics_reader`` holds."""
     app = GatewayApp(backend, metrics_reader=metrics_reader)
     config = uvicorn.Config(
