@@ -129,3 +129,27 @@ def test_an_unknown_price_key_is_refused_naming_the_keys() -> None:
     """A misspelt 1-hour key fails at load, listing the keys it may be."""
     with pytest.raises(ConfigError, match="cache_write_1h_per_mtok"):
         load_pricing('[openai."m"]\ninput_per_mtok = 1\noutput_per_mtok = 2\ncache_write_1hr_per_mtok = 2\n')
+
+
+def test_anthropic_usage_reads_the_one_hour_cache_write_apart() -> None:
+    """usage.cache_creation.ephemeral_1h_input_tokens becomes cache_creation_1h_tokens (a part of the writes)."""
+    from routeproof.core.normalize import normalize_anthropic
+
+    body = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-20250514",
+        "content": [{"type": "text", "text": "4"}],
+        "stop_reason": "end_turn",
+        "usage": {
+            "input_tokens": 10,
+            "output_tokens": 5,
+            "cache_creation_input_tokens": 300,
+            "cache_creation": {"ephemeral_5m_input_tokens": 100, "ephemeral_1h_input_tokens": 200},
+        },
+    }
+    usage = normalize_anthropic(body).usage
+    assert (usage.cache_creation_tokens, usage.cache_creation_1h_tokens) == (300, 200)
+    price = TABLE.price_for(ProviderKind.ANTHROPIC, "claude-sonnet-4-20250514")
+    assert cost_pico_usd(price, usage) == 10 * 3_000_000 + 5 * 15_000_000 + 100 * 3_750_000 + 200 * 6_000_000
