@@ -33,6 +33,7 @@ ROWS = (
     "H0-COST",
     "H0-TRANSLATION",
     "LATENCY-SLA",
+    "EXACT-MONEY",
     *(f"AC-{n}" for n in range(1, 20)),
 )
 TIMEOUT_S = 900
@@ -258,6 +259,16 @@ BREAKS: tuple[Break, ...] = (
           old='.get("ephemeral_1h_input_tokens"), where', new='.get("ephemeral_5m_input_tokens"), where',
           targets=("tests/money/test_prices.py::test_anthropic_usage_reads_the_one_hour_cache_write_apart",),
           why="Anthropic's 1-hour cache writes are read from the wrong field"),
+    Break(row="EXACT-MONEY", file="src/routeproof/streaming.py",
+          old="await settle(StreamEnd.COMPLETED, self.cost_pico_usd or 0)",
+          new="await settle(StreamEnd.COMPLETED, 0)  # planted",
+          targets=("falsification/test_exact_money.py",),
+          why="a completed stream books nothing (LiteLLM #37923's streamed spend = 0)"),
+    Break(row="EXACT-MONEY", file="src/routeproof/driver.py",
+          old="booked_pico_usd=call.cost_pico_usd or 0, succeeded=True",
+          new="booked_pico_usd=0 * 1, succeeded=True",
+          targets=("tests/money/test_exact_money.py",),
+          why="a plain answer books nothing"),
 )  # fmt: skip
 
 
