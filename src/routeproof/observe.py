@@ -130,6 +130,7 @@ def genai_usage_attributes(usage: Usage, response_model: str) -> dict[str, str |
         "gen_ai.usage.output_tokens": usage.completion_tokens,
         "gen_ai.usage.cache_read.input_tokens": usage.cached_input_tokens,
         "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_tokens,
+        "gen_ai.usage.reasoning.output_tokens": usage.reasoning_tokens,
     }
 
 

@@ -35,6 +35,7 @@ from routeproof.observe import (
     PROVIDER_LABELS,
     RouterMetrics,
     genai_provider_name,
+    genai_usage_attributes,
 )
 
 SEED_LATENCY_BUCKETS_MS = (50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000)  # seed 000, LATENCY_MS
@@ -217,3 +218,19 @@ async def test_each_attempt_span_carries_genai_attributes_and_the_ledgers_usage(
     assert isinstance(input_tokens, int)
     assert isinstance(output_tokens, int)
     assert resp.cost_pico_usd == input_tokens * 3_000_000 + output_tokens * 15_000_000
+
+
+def test_usage_attribute_names_are_the_conventions() -> None:
+    """Every gen_ai.usage.* attribute a span gets is a semconv constant, and the counts are the usage's."""
+    usage = Usage(
+        prompt_tokens=10, completion_tokens=7, cached_input_tokens=3, cache_creation_tokens=2, reasoning_tokens=4
+    )
+    attrs = genai_usage_attributes(usage, "m")
+    assert attrs == {
+        ga.GEN_AI_RESPONSE_MODEL: "m",
+        ga.GEN_AI_USAGE_INPUT_TOKENS: 15,
+        ga.GEN_AI_USAGE_OUTPUT_TOKENS: 7,
+        ga.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: 3,
+        ga.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: 2,
+        ga.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: 4,
+    }
