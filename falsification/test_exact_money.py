@@ -57,11 +57,17 @@ def _ok(row: Row) -> bool:
 
 
 async def test_exact_money_on_every_path_and_store(tmp_path: Path, redis_url: str | None) -> None:
-    """EXACT-MONEY: 8 paths x 3 stores, each the ledger's spent per scope against the mocks' bills."""
+    """EXACT-MONEY: 8 paths x 3 stores (and 2 routers per shared store), the ledger per scope against the bills."""
     stores = ["memory", "sqlite"] + (["redis"] if redis_url is not None else [])
     rows = [
         await run_path(path, store, tmp_path / f"{store}-{path.name.lower()}", redis_url)
         for store in stores
+        for path in PATHS
+    ]
+    rows += [  # two routers sharing one store, each with its own connection (two replicas in this process)
+        await run_path(path, store, tmp_path / f"{store}-x2-{path.name.lower()}", redis_url, replicas=2)
+        for store in stores
+        if store != "memory"
         for path in PATHS
     ]
     survived = all(_ok(row) for row in rows) and redis_url is not None
@@ -73,8 +79,8 @@ async def test_exact_money_on_every_path_and_store(tmp_path: Path, redis_url: st
     record_verdict(
         "EXACT-MONEY",
         evidence=(
-            f"{len(rows)} calls ({len(PATHS)} paths x {', '.join(stores)}) through real routers and loopback mock "
-            f"servers; pico-USD differences ledger - bill per scope: {matrix}"
+            f"{len(rows)} runs ({len(PATHS)} paths x {', '.join(stores)}, and x 2 routers on each shared store) "
+            f"through real routers and loopback mock servers; pico-USD differences ledger - bill per scope: {matrix}"
             + ("" if redis_url is not None else "; redis-server missing: the redis column was not run")
         ),
         survived=survived,

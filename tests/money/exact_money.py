@@ -27,9 +27,11 @@ from routeproof.deadline import deadline_in
 from routeproof.errors import RouterError
 from routeproof.factory import router_from_config, tenant_policy
 from routeproof.ledger_store import LedgerTotals
+from routeproof.ledger_store.config import load_ledger_config, open_store
 from routeproof.mock import CutMode, MockProviderServer, Scripted, Shape
 from routeproof.mock.journal import Bill
 from routeproof.mock.shapes import RequestView, default_stream
+from routeproof.router import Router
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICING_TEXT = (ROOT / "config" / "pricing.toml").read_text(encoding="utf-8")
@@ -147,8 +149,11 @@ def _spent_by_scope(totals: LedgerTotals) -> dict[str, int]:
     return scopes
 
 
-async def run_path(path: Path_, backend: str, tmp: Path, redis_url: str | None) -> Row:
-    """Run one call along ``path`` on a fresh store; compare the ledger with the mocks' bills."""
+async def run_path(path: Path_, backend: str, tmp: Path, redis_url: str | None, *, replicas: int = 1) -> Row:
+    """Run one call along ``path`` on a fresh store — one per replica with ``replicas`` routers sharing
+    the store, one after the other, each with its own connection — and compare the ledger with the
+    mocks' bills."""
+    assert replicas == 1 or backend != "memory", "memory stores are per router: nothing is shared"
     _write(tmp / "pricing.toml", PRICING_TEXT)
     async with MockProviderServer(Shape.ANTHROPIC) as anthropic, MockProviderServer(Shape.OPENAI) as openai:
         agent = tmp / "agent.toml"
@@ -164,7 +169,9 @@ async def run_path(path: Path_, backend: str, tmp: Path, redis_url: str | None) 
             ),
         )
         config = load_config(agent, environ={"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})
-        router = router_from_config(config)
+        ledger_config, limits = load_ledger_config(agent, environ={})
+        assert ledger_config.backend == backend, ledger_config
+        routers = [router_from_config(config, ledger=ledger_config) for _ in range(replicas)]
         policy = tenant_policy(config, "chat")
         resolved = resolve("chat", policy)
         req = ChatRequest(messages=(Message.user("2+2?"),), max_tokens=64, alias="chat")
@@ -178,12 +185,12 @@ async def run_path(path: Path_, backend: str, tmp: Path, redis_url: str | None) 
             Path_.CANCELLED: (Scripted(delay_before_headers_s=5.0),),
             Path_.PAST_DEADLINE: (Scripted(delay_before_headers_s=5.0),),
         }
-        anthropic.script(*scripts.get(path, ()))
+        anthropic.script(*scripts.get(path, ()) * replicas)
         if path is Path_.PAST_DEADLINE:
             deadline_s = 0.3
         reserved = 0
 
-        async def call() -> None:
+        async def call(router: Router) -> None:
             if streamed:
                 stream = router.call_provider_streaming(
                     req, resolved, deadline_in(deadline_s), policy, session_id=SESSION
@@ -194,19 +201,24 @@ async def run_path(path: Path_, backend: str, tmp: Path, redis_url: str | None) 
                 await router.call_provider(req, resolved, deadline_in(deadline_s), policy, session_id=SESSION)
 
         try:
-            if path is Path_.CANCELLED:
-                task = asyncio.create_task(call())
-                await anthropic.wait_for_requests(1)
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-            else:
-                with contextlib.suppress(RouterError):  # a cut stream or a deadline ends in an error
-                    await call()
-            store = router.ledger_store
-            assert store is not None
-            totals = await store.totals(now_ms=_now_ms(router))
+            for n, router in enumerate(routers, start=1):
+                if path is Path_.CANCELLED:
+                    task = asyncio.create_task(call(router))
+                    await anthropic.wait_for_requests(n)
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+                else:
+                    with contextlib.suppress(RouterError):  # a cut stream or a deadline ends in an error
+                        await call(router)
         finally:
-            await router.aclose()
+            for router in routers:
+                await router.aclose()
+        # read back through a fresh connection: what a new process (routeproof cost) would see
+        store = open_store(ledger_config, limits) if backend != "memory" else routers[0].ledger_store
+        assert store is not None
+        totals = await store.totals(now_ms=_now_ms(routers[0]))
+        if backend != "memory":
+            await store.aclose()
         bills = [(ProviderKind.ANTHROPIC, b) for b in anthropic.bills] + [
             (ProviderKind.OPENAI, b) for b in openai.bills
         ]
@@ -214,7 +226,7 @@ async def run_path(path: Path_, backend: str, tmp: Path, redis_url: str | None) 
     counted = [(k, b) for k, b in bills if b.complete or (path is Path_.CUT_AFTER_USAGE and b.usage)]
     expected = sum(invoice_pico_usd(kind, bill) for kind, bill in counted)
     if path is Path_.CUT_BEFORE_USAGE:  # no usage reported: the documented rule books the reserved worst case
-        reserved = _worst_case(req)
+        reserved = _worst_case(req) * replicas
         expected += reserved
     by_provider: dict[str, int] = {}
     for kind, bill in counted:
@@ -227,7 +239,7 @@ async def run_path(path: Path_, backend: str, tmp: Path, redis_url: str | None) 
     differences = tuple((scope, got.get(scope, 0) - want.get(scope, 0)) for scope in scopes)
     return Row(
         path=path,
-        store=backend,
+        store=backend if replicas == 1 else f"{backend} x{replicas} routers",
         expected_pico_usd=expected,
         differences=differences,
         open_reservations=len(totals.open_reservations),

@@ -26,3 +26,14 @@ async def test_ledger_equals_the_reported_usage_times_price(path: Path_, backend
         assert all(diff > 0 for scope, diff in row.differences if scope != "day openai"), row
     else:
         assert row.exact, row
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.value.replace(" ", "_") for p in PATHS])
+async def test_two_routers_on_one_sqlite_file_book_both_bills(path: Path_, tmp_path: Path) -> None:
+    """Two routers (two store connections) on one SQLite ledger: each scope holds both calls' bills."""
+    row = await run_path(path, "sqlite", tmp_path, None, replicas=2)
+    assert row.open_reservations == 0, row
+    if path in OVER_COUNTED:
+        assert all(diff > 0 for scope, diff in row.differences if scope != "day openai"), row
+    else:
+        assert row.exact, row
