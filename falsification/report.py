@@ -84,9 +84,6 @@ ROWS: tuple[Row, ...] = (
         prediction="Mean absolute error < 2 %, max error < 5 % over 1,000 calls"),
     Row(id="H0-TRANSLATION", claim="Translation loses no information",
         prediction="Zero content mutations in 100,000 random message trees"),
-    Row(id="EXACT-MONEY", claim="The ledger matches the provider's bill on every path",
-        prediction="On every path and store, spent per scope equals the mocks' reported usage x price (0 pico-USD "
-                   "apart); a stream cut after commit books its reserved worst case, never less"),
 )  # fmt: skip
 
 _BY_ID = {row.id: row for row in ROWS}
