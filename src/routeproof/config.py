@@ -50,6 +50,7 @@ from routeproof.errors import ConfigError
 
 __all__ = [
     "DEFAULT_KEY_ENV",
+    "DEFAULT_PRICING_PATH",
     "DEFAULT_PROVIDER_ENV",
     "SESSION_BUDGET_ENV",
     "AdmissionConfig",
@@ -60,7 +61,9 @@ __all__ = [
     "ProviderConfig",
     "RoutingConfig",
     "TrafficSettings",
+    "budget_config",
     "build_providers",
+    "default_pricing_path",
     "load_config",
     "parse_config",
     "read_toml",
@@ -172,7 +175,21 @@ def _env_usd(environ: Mapping[str, str], names: tuple[str, ...]) -> tuple[str, D
     return None
 
 
-def _budget_config(raw: object, environ: Mapping[str, str]) -> BudgetConfig:
+DEFAULT_PRICING_PATH = Path(".config") / "batuta" / "pricing.toml"
+"""Seed 003's pricing location, under ``$HOME``: read when ``agent.toml`` names no ``pricing`` file."""
+
+
+def default_pricing_path(environ: Mapping[str, str]) -> Path | None:
+    """``$HOME/.config/batuta/pricing.toml`` when that file exists (seed 003's default), else None."""
+    home = environ.get("HOME")
+    if not home:
+        return None
+    path = Path(home) / DEFAULT_PRICING_PATH
+    return path.resolve() if path.is_file() else None
+
+
+def budget_config(raw: object, environ: Mapping[str, str]) -> BudgetConfig:
+    """``[driver.budget]`` validated, the session limit overridden by ``SESSION_BUDGET_ENV`` when set."""
     where = "driver.budget"
     table = read_table(raw, where, _BUDGET_KEYS)
     session = read_usd(table, where, "session_usd")
@@ -234,13 +251,15 @@ def parse_config(data: Mapping[str, object], *, environ: Mapping[str, str], base
         pricing_path = (base_dir / pricing_raw).resolve()
         if not pricing_path.is_file():
             raise fail("pricing", pricing_raw, f"no such file: {str(pricing_path)!r}")
+    else:
+        pricing_path = default_pricing_path(environ)
     return RoutingConfig(
         providers=tuple(providers),
         failover=_failover(driver.get("failover", {})),
         backoff=_backoff(driver.get("backoff", {})),
         pricing_path=pricing_path,
         private_hosts=private_hosts,
-        budget=_budget_config(driver.get("budget", {}), environ),
+        budget=budget_config(driver.get("budget", {}), environ),
         admission=_admission(driver.get("admission", {})),
         traffic=_traffic(driver.get("traffic", {})),
     )

@@ -55,7 +55,7 @@ from routeproof.core.types import (
 )
 from routeproof.deadline import check_deadline, past_deadline_hint
 from routeproof.errors import DeadlineExceeded, NoEligibleProvider, ProviderCallFailed, RouterError
-from routeproof.observe import attempt_span
+from routeproof.observe import attempt_span, genai_usage_attributes
 from routeproof.ports import Ports
 
 __all__ = [
@@ -259,7 +259,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 events = provider.stream(
                     call.req, entry.model, timeout_at=at_s.when, idle_timeout_s=ports.timeouts.idle_timeout_s
                 )
-            with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context):
+            with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context) as span:
                 async with at_s:  # the final wake-up is short
                     if events is not None:
                         with bounding_attempt(at_s.when):  # up to the first event, as the provider's own bound
@@ -267,6 +267,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                     else:
                         with bounding_attempt(at_s.when):  # the built-in providers need no second timer
                             response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)
+                        span.set_attributes(genai_usage_attributes(response.usage, response.model or entry.model))
         except ProviderCallFailed as exc:
             failure = exc.failure
         except TimeoutError:
@@ -283,6 +284,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 opened = OpenStream(first=first, events=events, reservation=reservation, first_token_ms=first_token_ms)
                 await call.traffic_settled(action, usage=None, succeeded=True)  # the estimate stays booked
                 return AttemptSucceeded(now_ms=now_ms, first_token_ms=first_token_ms), opened
+            ports.metrics.usage(entry.provider, entry.model, response.usage)
             call.cost_pico_usd = ports.ledger.known_cost(entry.provider, entry.model, response.usage)
             await ports.ledger.settle(reservation, booked_pico_usd=call.cost_pico_usd or 0, succeeded=True)
             settled = True

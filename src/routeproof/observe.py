@@ -1,7 +1,12 @@
-"""Observability: the six OpenTelemetry metrics of seed 000 §1.14, sev-1/sev-2 logs, attempt spans.
+"""Observability: the six OpenTelemetry metrics of seed 000 §1.14, the GenAI semantic conventions'
+client metrics and attempt-span attributes, sev-1/sev-2 logs.
 
-Metric names and label sets are defined here once. Provider labels come only from
-``ProviderKind.as_metric_label()``; no label ever carries a key, a prompt or a repr.
+Metric names, label sets and bucket boundaries are defined here once. Provider labels come only
+from ``ProviderKind.as_metric_label()`` — or, for a call that reached no provider, the documented
+:data:`NO_PROVIDER_LABEL` — so the set is closed (:data:`PROVIDER_LABELS`); no label ever carries a
+key, a prompt or a repr. Histograms advise their boundaries (``explicit_bucket_boundaries_advisory``):
+the seed's latency buckets, one bucket per attempt count 1..16, the conventions' token and duration
+buckets.
 """
 
 from __future__ import annotations
@@ -16,16 +21,25 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from routeproof.core.types import AttemptRecord, AttemptStatus, ProviderId
+from routeproof.core.types import AttemptRecord, AttemptStatus, ProviderId, ProviderKind, Usage
 
 __all__ = [
     "ADMISSION_METRIC_NAMES",
+    "ATTEMPTS_BUCKETS",
     "CALL_OUTCOMES",
+    "GENAI_DURATION_BUCKETS_S",
+    "GENAI_METRIC_NAMES",
+    "GENAI_TOKEN_BUCKETS",
+    "LATENCY_BUCKETS_MS",
     "METRIC_NAMES",
+    "NO_PROVIDER_LABEL",
+    "PROVIDER_LABELS",
     "RETRY_REASONS",
     "RouterMetrics",
     "attempt_span",
     "call_trace_context",
+    "genai_provider_name",
+    "genai_usage_attributes",
     "log_auth_failure",
     "log_budget_override",
     "log_cap_exceeded",
@@ -60,6 +74,65 @@ CALL_OUTCOMES = ("succeeded", "terminal_4xx", "auth_error", "all_failed")
 """The closed outcome label set of ``ai_router_calls_total``."""
 RETRY_REASONS = ("5xx", "429", "timeout", "conn_reset")
 """The closed reason label set of ``ai_router_retries_total``."""
+NO_PROVIDER_LABEL = "no_provider"
+"""The ``provider`` label of ``ai_router_calls_total`` for a call that reached no provider (every
+chain entry skipped, or the deadline gone before the first attempt): a member of the closed set,
+never a kind's label, so it cannot be mistaken for one."""
+PROVIDER_LABELS: tuple[str, ...] = (*(kind.as_metric_label() for kind in ProviderKind), NO_PROVIDER_LABEL)
+"""The closed ``provider`` (and ``from``/``to``) label set."""
+LATENCY_BUCKETS_MS: tuple[int, ...] = (50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000)
+"""``ai_router_latency_ms``'s upper bounds: seed 000's list, through the 30 s failover budget;
+``+Inf`` holds anything past it (the SDK default stopped at 10 s)."""
+ATTEMPTS_BUCKETS: tuple[int, ...] = tuple(range(1, 17))
+"""``ai_router_attempts_per_call``'s upper bounds: every attempt count 1..16 (the cap) its own
+bucket; ``+Inf`` stays empty unless the cap is broken."""
+GENAI_METRIC_NAMES = ("gen_ai.client.token.usage", "gen_ai.client.operation.duration")
+"""The OpenTelemetry GenAI semantic conventions' client metrics (one observation per attempt)."""
+GENAI_TOKEN_BUCKETS: tuple[int, ...] = tuple(4**i for i in range(14))
+"""``gen_ai.client.token.usage``'s advised boundaries: 1, 4, 16, ... 67108864 (powers of 4)."""
+GENAI_DURATION_BUCKETS_S: tuple[float, ...] = (
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+)  # fmt: skip
+"""``gen_ai.client.operation.duration``'s advised boundaries (seconds, doubling from 10 ms)."""
+_GENAI_PROVIDER_NAMES = {
+    ProviderKind.BEDROCK.as_metric_label(): "aws.bedrock",
+    ProviderKind.VERTEX.as_metric_label(): "gcp.vertex_ai",
+}
+_OPERATION = "chat"
+
+
+def genai_provider_name(provider: ProviderId) -> str:
+    """``gen_ai.provider.name``: the conventions' well-known value (``openai``, ``anthropic``,
+    ``aws.bedrock``, ``gcp.vertex_ai``) or, for the others, the kind's metric label."""
+    label = provider.as_metric_label()
+    return _GENAI_PROVIDER_NAMES.get(label, label)
+
+
+def _genai_attributes(provider: ProviderId, model: str) -> dict[str, str]:
+    return {
+        "gen_ai.operation.name": _OPERATION,
+        "gen_ai.provider.name": genai_provider_name(provider),
+        "gen_ai.request.model": model,
+    }
+
+
+def _input_tokens(usage: Usage) -> int:
+    return usage.prompt_tokens + usage.cached_input_tokens + usage.cache_creation_tokens
+
+
+def genai_usage_attributes(usage: Usage, response_model: str) -> dict[str, str | int]:
+    """An attempt span's response attributes: ``gen_ai.response.model`` and the usage the provider
+    reported. ``input_tokens`` counts every prompt token, cache reads and writes included (the
+    conventions' definition); the cache parts are also given apart."""
+    return {
+        "gen_ai.response.model": response_model,
+        "gen_ai.usage.input_tokens": _input_tokens(usage),
+        "gen_ai.usage.output_tokens": usage.completion_tokens,
+        "gen_ai.usage.cache_read.input_tokens": usage.cached_input_tokens,
+        "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_tokens,
+        "gen_ai.usage.reasoning.output_tokens": usage.reasoning_tokens,
+    }
+
 
 _RETRIED = {
     AttemptStatus.RETRIED_AFTER_5XX,
@@ -83,12 +156,30 @@ class RouterMetrics:
         )
         # No ``unit=``: the names already end in _ms (seed 000), and the Prometheus exporter would
         # append the unit again (ai_router_latency_ms_milliseconds).
-        self.latency = meter.create_histogram("ai_router_latency_ms", description="Per-attempt latency in milliseconds")
+        self.latency = meter.create_histogram(
+            "ai_router_latency_ms",
+            description="Per-attempt latency in milliseconds",
+            explicit_bucket_boundaries_advisory=LATENCY_BUCKETS_MS,
+        )
         self.deadline_exceeded = meter.create_counter(
             "ai_router_deadline_exceeded_total", description="Calls that hit the caller's deadline"
         )
         self.attempts_per_call = meter.create_histogram(
-            "ai_router_attempts_per_call", description="Attempts made by one call"
+            "ai_router_attempts_per_call",
+            description="Attempts made by one call",
+            explicit_bucket_boundaries_advisory=ATTEMPTS_BUCKETS,
+        )
+        self.token_usage = meter.create_histogram(
+            "gen_ai.client.token.usage",
+            unit="{token}",
+            description="Number of input and output tokens used.",
+            explicit_bucket_boundaries_advisory=GENAI_TOKEN_BUCKETS,
+        )
+        self.operation_duration = meter.create_histogram(
+            "gen_ai.client.operation.duration",
+            unit="s",
+            description="GenAI operation duration.",
+            explicit_bucket_boundaries_advisory=GENAI_DURATION_BUCKETS_S,
         )
         self.budget_warnings = meter.create_counter(
             "ai_router_budget_turn_warnings_total",
@@ -123,6 +214,10 @@ class RouterMetrics:
             self.retries.add(1, {"provider": provider, "reason": record.retry_reason.value})
         if record.first_token_ms is not None:
             self.first_token.record(record.first_token_ms, {"provider": provider, "model": record.model})
+        genai = _genai_attributes(record.provider, record.model)
+        if record.status is not AttemptStatus.SUCCEEDED:
+            genai["error.type"] = record.status.value
+        self.operation_duration.record(record.elapsed_ms / 1000, genai)
 
     def failover(self, from_kind: ProviderId, to_kind: ProviderId) -> None:
         """The call moved from one provider to the next."""
@@ -131,9 +226,16 @@ class RouterMetrics:
     def call(self, provider: ProviderId | None, model: str, outcome: str, attempts: int) -> None:
         """The call's one terminal decision, and how many attempts it took."""
         assert outcome in CALL_OUTCOMES, outcome
-        label = provider.as_metric_label() if provider is not None else "none"
+        label = provider.as_metric_label() if provider is not None else NO_PROVIDER_LABEL
         self.calls.add(1, {"provider": label, "model": model, "outcome": outcome})
         self.attempts_per_call.record(attempts, {"final_outcome": outcome})
+
+    def usage(self, provider: ProviderId, model: str, usage: Usage) -> None:
+        """The usage a provider reported for one attempt: its input and output tokens, each one
+        ``gen_ai.client.token.usage`` observation (the conventions' ``gen_ai.token.type``)."""
+        base = _genai_attributes(provider, model)
+        self.token_usage.record(_input_tokens(usage), {**base, "gen_ai.token.type": "input"})
+        self.token_usage.record(usage.completion_tokens, {**base, "gen_ai.token.type": "output"})
 
     def turn_warning(self, provider: ProviderId) -> None:
         """An attempt's worst case exceeded the per-turn warning threshold (sent anyway)."""
@@ -170,11 +272,14 @@ def attempt_span(
     parent's ids on unchanged; a non-recording child with a fresh span id is made instead (AC-17).
     """
     outer = trace.get_current_span(parent).get_span_context()
+    attributes: dict[str, str | int] = {
+        **_genai_attributes(provider, model),
+        "llm.provider": provider.as_metric_label(),
+        "llm.model": model,
+        "llm.attempt": attempt_num,
+    }
     with _tracer(trace.get_tracer_provider()).start_as_current_span(
-        "routeproof.attempt",
-        context=parent,
-        kind=trace.SpanKind.CLIENT,
-        attributes={"llm.provider": provider.as_metric_label(), "llm.model": model, "llm.attempt": attempt_num},
+        f"{_OPERATION} {model}", context=parent, kind=trace.SpanKind.CLIENT, attributes=attributes
     ) as span:
         made = span.get_span_context()
         if made.is_valid and made.span_id != outer.span_id:

@@ -63,6 +63,10 @@ class Instrumentation(Protocol):
         """The call moved from one provider to the next."""
         ...
 
+    def usage(self, provider: ProviderId, model: str, usage: Usage) -> None:
+        """The usage a provider reported for one attempt (the answer, or a stream's usage event)."""
+        ...
+
     def call(self, provider: ProviderId | None, model: str, outcome: str, attempts: int) -> None:
         """The call's one terminal decision (``outcome`` is a ``CallOutcome`` value)."""
         ...

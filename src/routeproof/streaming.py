@@ -193,6 +193,7 @@ class ProviderStream:
                         detail = f"{type(exc).__name__}: {str(exc)[:MAX_DETAIL_CHARS]}"
                         event = StreamError(message=f"{INTERRUPTED}: {detail}")
                 if isinstance(event, MessageStop):
+                    ports.metrics.usage(kind, entry_model, event.usage)
                     self.cost_pico_usd = ports.ledger.known_cost(kind, entry_model, event.usage)
                     await settle(StreamEnd.COMPLETED, self.cost_pico_usd or 0)
                     for out in held:

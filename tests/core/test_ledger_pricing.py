@@ -55,6 +55,7 @@ SONNET = Price(
     output_micro_usd_per_mtok=15_000_000,
     cache_read_micro_usd_per_mtok=300_000,
     cache_write_micro_usd_per_mtok=3_750_000,
+    cache_write_1h_micro_usd_per_mtok=6_000_000,  # Anthropic's 1-hour write: 2 x input (given, or the default)
 )
 
 usages = st.builds(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -96,7 +97,8 @@ _WHERE = "pricing: model 'm' of provider 'openai'"
         (
             _table("input_per_mtok = 1\noutput_per_mtok = 1\nfoo = 1"),
             f"{_WHERE}: unknown keys ['foo']; expected ['input_per_mtok', 'output_per_mtok', "
-            "'cache_read_per_mtok', 'cache_write_per_mtok']",
+            "'cache_read_per_mtok', 'cache_write_per_mtok', 'cache_write_1h_per_mtok', 'image_input_per_mtok', "
+            "'document_input_per_mtok']",
         ),
         (_table("input_per_mtok = 1"), f"{_WHERE}: missing price(s) ['output_per_mtok']"),
         (_table("output_per_mtok = 1"), f"{_WHERE}: missing price(s) ['input_per_mtok']"),
@@ -125,7 +127,12 @@ def test_prices_are_micro_usd_per_mtok_with_default_cache_prices() -> None:
     )
     assert table.get(ProviderKind.OPENAI, "a") == _price(3_000_000, 15_000_000, 3_000_000, 3_750_000)
     assert table.get(ProviderKind.OPENAI, "b") == _price(3, 1, 3, 4)
-    assert table.get(ProviderKind.ANTHROPIC, "c") == _price(1_000_000, 2_000_000, 100_000, 500_000)
+    anthropic_c = table.get(ProviderKind.ANTHROPIC, "c")
+    assert anthropic_c is not None
+    assert replace(anthropic_c, cache_write_1h_micro_usd_per_mtok=None) == _price(
+        1_000_000, 2_000_000, 100_000, 500_000
+    )
+    assert anthropic_c.cache_write_1h_rate == 2_000_000  # an Anthropic model's 1-hour write: 2 x input
     assert table.get(ProviderKind.ANTHROPIC, "a") is None
 
 

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof.gateway import Backend, GatewayApp
 from routeproof.gateway.server import bind, make_server
-from routeproof.gateway.telemetry import install_telemetry
+from routeproof.gateway.telemetry import MetricsSource, install_telemetry
 from routeproof.mock import MockProviderServer, Shape
 
 GATEWAY_KEY = "gw-test-key-123"
@@ -78,14 +77,14 @@ privacy_tier = "sovereign"
 
 
 @pytest.fixture(scope="session")
-def metrics_reader() -> InMemoryMetricReader | None:
+def metrics_reader() -> MetricsSource | None:
     """The process-wide SDK providers, installed once; the reader ``/metrics`` prints."""
     return install_telemetry()
 
 
 @asynccontextmanager
 async def serve(
-    backend: Backend, reader: InMemoryMetricReader | None
+    backend: Backend, reader: MetricsSource | None
 ) -> AsyncIterator[tuple[str, GatewayApp, Callable[[], None]]]:
     """Serve ``backend`` on an ephemeral loopback port until the block ends (a graceful stop)."""
     server = make_server(backend, metrics_reader=reader)
@@ -114,7 +113,7 @@ StackFactory = Callable[..., AbstractAsyncContextManager[Stack]]
 
 
 @pytest.fixture
-def make_stack(tmp_path: Path, metrics_reader: InMemoryMetricReader | None) -> StackFactory:
+def make_stack(tmp_path: Path, metrics_reader: MetricsSource | None) -> StackFactory:
     """Build a stack with a custom ``[driver]`` tail (``extra``), a pricing file and a daily budget."""
 
     @asynccontextmanager

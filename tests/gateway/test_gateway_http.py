@@ -9,9 +9,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof.gateway import Backend
+from routeproof.gateway.telemetry import MetricsSource
 from routeproof.mock import MockProviderServer, Scripted, Shape
 from tests.gateway.conftest import ENVIRON, GATEWAY_KEY, OTHER_KEY, Stack, StackFactory, agent_toml, serve
 
@@ -151,7 +151,7 @@ async def test_shutdown_past_the_grace_period_cuts_streams_cleanly(make_stack: S
 
 
 async def test_health_store_starts_before_the_first_call_and_closes_at_shutdown(
-    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+    tmp_path: Path, metrics_reader: MetricsSource | None
 ) -> None:
     """The lifespan awaits the health store's start before serving (a shared store's state is loaded for
     the first call) and closes the store at shutdown."""

@@ -19,13 +19,13 @@ import httpx
 import pytest
 import pytest_asyncio
 from opentelemetry import trace
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof.config import load_config
 from routeproof.factory import router_from_config
 from routeproof.gateway import Backend
 from routeproof.gateway.server import bind, make_server
 from routeproof.gateway.settings import load_gateway_settings
+from routeproof.gateway.telemetry import MetricsSource
 from routeproof.mock import MockProviderServer, Shape
 from tests.gateway.conftest import ENVIRON, GATEWAY_KEY, TIMEOUT_S, agent_toml
 
@@ -51,7 +51,7 @@ class Wire:
 
 
 @pytest_asyncio.fixture
-async def wire(tmp_path: Path, metrics_reader: InMemoryMetricReader | None) -> AsyncIterator[Wire]:
+async def wire(tmp_path: Path, metrics_reader: MetricsSource | None) -> AsyncIterator[Wire]:
     """The gateway on loopback with a response hook on its pooled provider client."""
     async with MockProviderServer(Shape.ANTHROPIC) as anthropic, MockProviderServer(Shape.OPENAI) as openai:
         path = tmp_path / "agent.toml"

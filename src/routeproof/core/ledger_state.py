@@ -101,7 +101,10 @@ class BudgetRefusal:
             self.scope.value,
             format_usd(self.limit_pico_usd),
             format_usd(self.requested_pico_usd),
-            spent=f"{format_usd(self.spent_pico_usd)} (+{format_usd(self.reserved_pico_usd)} reserved)",
+            spent=(
+                f"{format_usd(self.spent_pico_usd)} spent + {format_usd(self.reserved_pico_usd)} reserved by calls in "
+                f"flight + {format_usd(self.requested_pico_usd)} requested > {format_usd(self.limit_pico_usd)} limit"
+            ),
         )
 
 

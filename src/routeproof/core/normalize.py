@@ -155,15 +155,24 @@ def assemble_response(
 def anthropic_usage(raw: object, read: FieldReader) -> Usage:
     """Anthropic ``usage`` (also the streamed one): input_tokens already excludes cache traffic."""
     usage = read.obj(raw, "usage")
+    written = read.count(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens", optional=True)
+    by_ttl = usage.get("cache_creation")  # {"ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"}, when sent
+    written_1h = 0
+    if by_ttl is not None:
+        where = "usage.cache_creation.ephemeral_1h_input_tokens"
+        written_1h = read.count(
+            read.obj(by_ttl, "usage.cache_creation").get("ephemeral_1h_input_tokens"), where, optional=True
+        )
+        if written_1h > written:
+            raise read.fail(f"{where}={written_1h!r} exceeds usage.cache_creation_input_tokens={written!r}")
     return Usage(
         prompt_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens"),
         completion_tokens=read.count(usage.get("output_tokens"), "usage.output_tokens"),
         cached_input_tokens=read.count(
             usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens", optional=True
         ),
-        cache_creation_tokens=read.count(
-            usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens", optional=True
-        ),
+        cache_creation_tokens=written,
+        cache_creation_1h_tokens=written_1h,
     )
 
 

@@ -25,6 +25,7 @@ from routeproof.core.types import ChatRequest, ProviderKind, TextBlock, ToolUseB
 
 __all__ = [
     "BLOCK_OVERHEAD_TOKENS",
+    "COST_ITEMS",
     "MESSAGE_OVERHEAD_TOKENS",
     "PICO_USD_PER_USD",
     "PRICE_FIELDS",
@@ -32,9 +33,11 @@ __all__ = [
     "REQUIRED_PRICE_FIELDS",
     "TOOL_DEFINITION_OVERHEAD_TOKENS",
     "TOOL_USE_SYSTEM_PROMPT_TOKENS",
+    "CostLine",
     "Price",
     "PricingTable",
     "cost",
+    "cost_lines",
     "cost_pico_usd",
     "format_usd",
     "load_pricing",
@@ -47,8 +50,17 @@ __all__ = [
 PICO_USD_PER_USD = 10**12
 _MICRO_PER_USD = 10**6
 
-PRICE_FIELDS: tuple[str, ...] = ("input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok")
-"""The keys of one model's table in pricing TOML (USD per million tokens)."""
+PRICE_FIELDS: tuple[str, ...] = (
+    "input_per_mtok",
+    "output_per_mtok",
+    "cache_read_per_mtok",
+    "cache_write_per_mtok",
+    "cache_write_1h_per_mtok",
+    "image_input_per_mtok",
+    "document_input_per_mtok",
+)
+"""The keys of one model's table in pricing TOML (USD per million tokens). ``cache_write_per_mtok``
+is the 5-minute cache write; reasoning tokens are output and billed at ``output_per_mtok``."""
 REQUIRED_PRICE_FIELDS: tuple[str, ...] = ("input_per_mtok", "output_per_mtok")
 """The keys every model needs. Seed 003's own table omits the cache prices; see
 :func:`_with_default_cache_prices` for how an absent one is charged."""
@@ -61,13 +73,42 @@ class Price:
     input_micro_usd_per_mtok: int
     output_micro_usd_per_mtok: int
     cache_read_micro_usd_per_mtok: int
-    cache_write_micro_usd_per_mtok: int
+    cache_write_micro_usd_per_mtok: int  # the 5-minute TTL
+    # None: derived (the 1-hour write at the 5-minute rate; image and document input at the input rate)
+    cache_write_1h_micro_usd_per_mtok: int | None = None
+    image_input_micro_usd_per_mtok: int | None = None
+    document_input_micro_usd_per_mtok: int | None = None
+
+    @property
+    def cache_write_1h_rate(self) -> int:
+        """The 1-hour cache write rate; without one, the 5-minute rate (a provider without a 1-hour
+        TTL bills none; :func:`load_pricing` gives Anthropic models 2 x input when the table does not)."""
+        rate = self.cache_write_1h_micro_usd_per_mtok
+        return self.cache_write_micro_usd_per_mtok if rate is None else rate
+
+    @property
+    def image_input_rate(self) -> int:
+        """The rate of an image input token (the input rate, when the table gives none)."""
+        rate = self.image_input_micro_usd_per_mtok
+        return self.input_micro_usd_per_mtok if rate is None else rate
+
+    @property
+    def document_input_rate(self) -> int:
+        """The rate of a document input token (the input rate, when the table gives none)."""
+        rate = self.document_input_micro_usd_per_mtok
+        return self.input_micro_usd_per_mtok if rate is None else rate
 
     @property
     def max_prompt_rate(self) -> int:
-        """The dearest way a prompt token can be billed: plain input, cache read or cache write."""
+        """The dearest way a prompt token can be billed: input (text, image, document), cache read or
+        cache write (either TTL)."""
         return max(
-            self.input_micro_usd_per_mtok, self.cache_read_micro_usd_per_mtok, self.cache_write_micro_usd_per_mtok
+            self.input_micro_usd_per_mtok,
+            self.cache_read_micro_usd_per_mtok,
+            self.cache_write_micro_usd_per_mtok,
+            self.cache_write_1h_rate,
+            self.image_input_rate,
+            self.document_input_rate,
         )
 
 
@@ -88,7 +129,14 @@ def price_well_formed(price: Price) -> bool:
         price.cache_read_micro_usd_per_mtok,
         price.cache_write_micro_usd_per_mtok,
     )
-    return all(type(r) is int and r >= 0 for r in rates)
+    derived = (
+        price.cache_write_1h_micro_usd_per_mtok,
+        price.image_input_micro_usd_per_mtok,
+        price.document_input_micro_usd_per_mtok,
+    )
+    return all(type(r) is int and r >= 0 for r in rates) and all(
+        r is None or (type(r) is int and r >= 0) for r in derived
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,21 +226,31 @@ def _load_pricing(toml_text: str) -> PricingTable:
                 for name in PRICE_FIELDS
                 if name in fields
             }
-            prices[(kind, model)] = _with_default_cache_prices(rates)
+            prices[(kind, model)] = _with_default_cache_prices(rates, kind)
     return PricingTable(prices=prices)
 
 
-def _with_default_cache_prices(rates: Mapping[str, int]) -> Price:
+def _with_default_cache_prices(rates: Mapping[str, int], kind: ProviderKind) -> Price:
     """A Price from parsed rates, charging absent cache prices so that no bill is under-counted:
     an absent ``cache_read_per_mtok`` costs the input price (no provider charges more for a cache
     read than for input); an absent ``cache_write_per_mtok`` costs 1.25 x the input price, rounded
-    up to the next micro-USD (Anthropic's 5-minute cache write, the dearest published rate)."""
+    up to the next micro-USD (Anthropic's 5-minute cache write); an absent
+    ``cache_write_1h_per_mtok`` costs 2 x the input price for an Anthropic model (its published
+    1-hour rate) and the 5-minute rate for the others (no 1-hour TTL); absent image and document
+    prices are the input price (every provider routeproof calls bills image and PDF input as input
+    tokens)."""
     input_rate = rates["input_per_mtok"]
+    one_hour = rates.get("cache_write_1h_per_mtok")
+    if one_hour is None and kind is ProviderKind.ANTHROPIC:
+        one_hour = 2 * input_rate
     return Price(
         input_micro_usd_per_mtok=input_rate,
         output_micro_usd_per_mtok=rates["output_per_mtok"],
         cache_read_micro_usd_per_mtok=rates.get("cache_read_per_mtok", input_rate),
         cache_write_micro_usd_per_mtok=rates.get("cache_write_per_mtok", -(-input_rate * 5 // 4)),
+        cache_write_1h_micro_usd_per_mtok=one_hour,  # None: Price derives it
+        image_input_micro_usd_per_mtok=rates.get("image_input_per_mtok"),
+        document_input_micro_usd_per_mtok=rates.get("document_input_per_mtok"),
     )
 
 
@@ -213,13 +271,40 @@ def load_pricing(toml_text: str) -> PricingTable:
 # --- cost ------------------------------------------------------------------------------------------
 
 
-def _cost_pico_usd(price: Price, usage: Usage) -> int:
-    return (
-        usage.prompt_tokens * price.input_micro_usd_per_mtok
-        + usage.completion_tokens * price.output_micro_usd_per_mtok
-        + usage.cached_input_tokens * price.cache_read_micro_usd_per_mtok
-        + usage.cache_creation_tokens * price.cache_write_micro_usd_per_mtok
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CostLine:
+    """One line of a bill: what was billed, how many tokens, at which rate, for how much."""
+
+    item: str  # one of COST_ITEMS
+    tokens: int
+    micro_usd_per_mtok: int  # = pico-USD per token
+    cost_pico_usd: int
+
+
+def _cost_lines(price: Price, usage: Usage) -> tuple[CostLine, ...]:
+    text = usage.prompt_tokens - usage.image_input_tokens - usage.document_input_tokens
+    rows = (
+        ("input", text, price.input_micro_usd_per_mtok),
+        ("image input", usage.image_input_tokens, price.image_input_rate),
+        ("document input", usage.document_input_tokens, price.document_input_rate),
+        ("cache read", usage.cached_input_tokens, price.cache_read_micro_usd_per_mtok),
+        (
+            "cache write 5m",
+            usage.cache_creation_tokens - usage.cache_creation_1h_tokens,
+            price.cache_write_micro_usd_per_mtok,
+        ),
+        ("cache write 1h", usage.cache_creation_1h_tokens, price.cache_write_1h_rate),
+        ("output", usage.completion_tokens - usage.reasoning_tokens, price.output_micro_usd_per_mtok),
+        ("reasoning", usage.reasoning_tokens, price.output_micro_usd_per_mtok),
     )
+    return tuple(
+        CostLine(item=item, tokens=tokens, micro_usd_per_mtok=rate, cost_pico_usd=tokens * rate)
+        for item, tokens, rate in rows
+    )
+
+
+def _cost_pico_usd(price: Price, usage: Usage) -> int:
+    return sum(line.cost_pico_usd for line in _cost_lines(price, usage))
 
 
 @icontract.require(price_well_formed)
@@ -239,6 +324,36 @@ def cost_pico_usd(price: Price, usage: Usage) -> int:
 
 cost = cost_pico_usd
 """Alias: ``cost(price, usage)`` is :func:`cost_pico_usd`."""
+
+
+COST_ITEMS = (
+    "input",
+    "image input",
+    "document input",
+    "cache read",
+    "cache write 5m",
+    "cache write 1h",
+    "output",
+    "reasoning",
+)
+"""The lines of :func:`cost_lines`, in order. Reasoning is output, billed at the output rate, on its own line."""
+
+
+@icontract.require(price_well_formed)
+@icontract.ensure(lambda result: tuple(line.item for line in result) == COST_ITEMS)
+@icontract.ensure(
+    lambda price, usage, result: sum(line.cost_pico_usd for line in result) == cost_pico_usd(price, usage)
+)
+@icontract.ensure(
+    lambda usage, result: (
+        sum(line.tokens for line in result)
+        == usage.prompt_tokens + usage.completion_tokens + usage.cached_input_tokens + usage.cache_creation_tokens
+    )
+)
+def cost_lines(price: Price, usage: Usage) -> tuple[CostLine, ...]:
+    """The bill of ``usage`` line by line (:data:`COST_ITEMS`): every token on exactly one line,
+    each line its tokens times its rate; the lines sum to :func:`cost_pico_usd`."""
+    return _cost_lines(price, usage)
 
 
 def _format_usd(pico_usd: int) -> str:

@@ -90,12 +90,40 @@ class Usage:
     completion_tokens: int = 0
     cached_input_tokens: int = 0  # tokens read from the prompt cache
     cache_creation_tokens: int = 0  # tokens written to the prompt cache
+    # Parts of the counts above, as the providers report them (and bill them: core/pricing.py):
+    reasoning_tokens: int = 0  # of completion_tokens: thinking / reasoning output (billed as output)
+    cache_creation_1h_tokens: int = 0  # of cache_creation_tokens: written with the 1-hour TTL
+    image_input_tokens: int = 0  # of prompt_tokens: image input
+    document_input_tokens: int = 0  # of prompt_tokens: document (PDF) input
 
     def __post_init__(self) -> None:
-        for name in ("prompt_tokens", "completion_tokens", "cached_input_tokens", "cache_creation_tokens"):
+        for name in _USAGE_COUNTS:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"Usage.{name} must be a non-negative int, got {value!r}")
+        if self.reasoning_tokens > self.completion_tokens:
+            raise ValueError(f"Usage.reasoning_tokens={self.reasoning_tokens!r} > completion_tokens")
+        if self.cache_creation_1h_tokens > self.cache_creation_tokens:
+            raise ValueError(
+                f"Usage.cache_creation_1h_tokens={self.cache_creation_1h_tokens!r} > cache_creation_tokens"
+            )
+        if self.image_input_tokens + self.document_input_tokens > self.prompt_tokens:
+            raise ValueError(
+                f"Usage.image_input_tokens + document_input_tokens = "
+                f"{self.image_input_tokens + self.document_input_tokens!r} > prompt_tokens"
+            )
+
+
+_USAGE_COUNTS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_input_tokens",
+    "cache_creation_tokens",
+    "reasoning_tokens",
+    "cache_creation_1h_tokens",
+    "image_input_tokens",
+    "document_input_tokens",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

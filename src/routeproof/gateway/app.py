@@ -32,7 +32,6 @@ from typing import Any, TypeVar
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof.core.constants import FAILOVER_BUDGET_MS
 from routeproof.core.translate import parse_anthropic_request, parse_openai_request
@@ -54,7 +53,7 @@ from routeproof.gateway.edge import (
 from routeproof.gateway.failures import Api, Failure, attempt_json, error_body, failure_for, failure_headers
 from routeproof.gateway.openai_wire import OpenAIStream, completion
 from routeproof.gateway.settings import Tenant
-from routeproof.gateway.telemetry import prometheus_text, trace_context
+from routeproof.gateway.telemetry import MetricsSource, metrics_text, trace_context
 
 __all__ = ["ATTEMPTS_HEADER", "DEADLINE_HEADER", "DEFAULT_MAX_TOKENS", "GatewayApp"]
 
@@ -168,7 +167,7 @@ class GatewayApp:
     """The ASGI application. ``backend`` is started (its health store) at lifespan startup, before
     any request is accepted, and closed at lifespan shutdown."""
 
-    def __init__(self, backend: Backend, *, metrics_reader: InMemoryMetricReader | None = None) -> None:
+    def __init__(self, backend: Backend, *, metrics_reader: MetricsSource | None = None) -> None:
         self.backend = backend
         self.ready = False
         self.in_flight = 0
@@ -219,8 +218,7 @@ class GatewayApp:
             status, body = readiness(self.ready, self.tenancy)  # edge.py: saturation per tenant
             await _send_json(send, status, body)
         elif path == "/metrics":
-            reader = self._metrics_reader
-            text = prometheus_text(reader.get_metrics_data() if reader is not None else None)
+            text = metrics_text(self._metrics_reader)
             content_type = (b"content-type", b"text/plain; version=0.0.4; charset=utf-8")
             await send({"type": "http.response.start", "status": 200, "headers": [content_type]})
             await send({"type": "http.response.body", "body": text.encode()})

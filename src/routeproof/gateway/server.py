@@ -22,12 +22,12 @@ import socket
 from typing import Any
 
 import uvicorn
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from uvicorn.config import HTTP_PROTOCOLS
 from uvicorn.importer import import_from_string
 
 from routeproof.gateway.app import GatewayApp
 from routeproof.gateway.backend import Backend
+from routeproof.gateway.telemetry import MetricsSource
 
 __all__ = ["KEEP_ALIVE_S", "bind", "guarded_protocol", "make_server"]
 
@@ -112,7 +112,7 @@ def guarded_protocol(base: type[Any], *, header_timeout_s: float, max_connection
 
 
 def make_server(
-    backend: Backend, *, metrics_reader: InMemoryMetricReader | None = None, log_level: str = "warning"
+    backend: Backend, *, metrics_reader: MetricsSource | None = None, log_level: str = "warning"
 ) -> uvicorn.Server:
     """A uvicorn server for ``backend``; ``/metrics`` prints what ``metrics_reader`` holds; uvicorn's
     loggers at ``log_level`` (``routeproof serve --log-level``)."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from routeproof.config import read_toml
+from routeproof.config import budget_config, read_toml
 from routeproof.config_read import fail, read_store_table
 from routeproof.core.identity import instance_ids
 from routeproof.core.ledger import BudgetLimits
@@ -73,7 +73,8 @@ def load_ledger_config(
     path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
 ) -> tuple[LedgerConfig, BudgetLimits]:
     """Read ``agent.toml``'s ``[ledger]`` table and the budget limits it configures (the providers'
-    ``daily_budget_usd``), without needing any provider's API key."""
+    ``daily_budget_usd`` and ``[driver.budget]``'s session and monthly limits, the session one
+    overridable from the environment as the router's is), without needing any provider's API key."""
     data = read_toml(path)
     config = parse_ledger_table(
         data.get("ledger"), base_dir=Path(path).parent, environ=os.environ if environ is None else environ
@@ -96,7 +97,20 @@ def load_ledger_config(
         for name, table in tables.items()
         if table.get("daily_budget_usd") is not None
     ]
-    return config, BudgetLimits(provider_daily_pico_usd=tuple(daily))
+    driver = data.get("driver")
+    budget = budget_config(
+        driver.get("budget", {}) if isinstance(driver, dict) else {}, os.environ if environ is None else environ
+    )
+
+    def usd(value: Decimal | None, key: str) -> int | None:
+        return None if value is None else parse_usd(value, what=f"driver.budget.{key}")
+
+    return config, BudgetLimits(
+        turn_warning_pico_usd=usd(budget.turn_warning_usd, "turn_warning_usd"),
+        session_limit_pico_usd=usd(budget.session_usd, "session_usd"),
+        monthly_limit_pico_usd=usd(budget.monthly_usd, "monthly_usd"),
+        provider_daily_pico_usd=tuple(daily),
+    )
 
 
 def open_store(config: LedgerConfig, limits: BudgetLimits) -> LedgerStore:

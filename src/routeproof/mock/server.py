@@ -14,7 +14,7 @@ from types import TracebackType
 
 from routeproof.mock.control import CONTROL_PREFIX, handle_control
 from routeproof.mock.http import LAST_CHUNK, BadRequest, HttpRequest, encode_chunk, read_request, response_head
-from routeproof.mock.journal import JournalEntry, parse_json_body, public_headers
+from routeproof.mock.journal import Bill, JournalEntry, parse_json_body, public_headers, reported_usage
 from routeproof.mock.script import CutMode, Scripted, Shape
 from routeproof.mock.shapes import (
     RequestView,
@@ -66,6 +66,7 @@ class MockProviderServer:
         self.require_auth = require_auth
         self._queue: collections.deque[Scripted] = collections.deque()
         self._journal: list[JournalEntry] = []
+        self._bills: list[Bill] = []
         self._connections = 0
         self._served = 0  # provider requests answered: the serial of each request id
         self._server: asyncio.Server | None = None
@@ -126,6 +127,11 @@ class MockProviderServer:
         return f"http://{self._host}:{self.port}"
 
     @property
+    def bills(self) -> tuple[Bill, ...]:
+        """The usage the mock reported for each request it answered, in order (``journal.Bill``)."""
+        return tuple(self._bills)
+
+    @property
     def journal(self) -> tuple[JournalEntry, ...]:
         """Every provider request received so far, oldest first."""
         return tuple(self._journal)
@@ -168,6 +174,7 @@ class MockProviderServer:
         """Empty the queue and the journal, restore the initial default step, zero the connection count."""
         self._queue.clear()
         self._journal.clear()
+        self._bills.clear()
         self._default = self._initial_default
         self._connections = 0
 
@@ -288,15 +295,36 @@ class MockProviderServer:
                 pieces = pieces[: 1 + step.cut_after_items]
                 if await _emit(writer, reader, pieces, step):
                     await _cut(writer, reader, step.cut_mode)
+                self._bill(step, pieces, streamed=True, cut=True)
                 return False
         if step.hang_after_headers:
             pieces = pieces[:1]
-        if not await _emit(writer, reader, pieces, step):
+        emitted = await _emit(writer, reader, pieces, step)
+        self._bill(step, pieces, streamed=items is not None)
+        if not emitted:
             return False
         if step.hang_after_headers:
             await _wait_for_eof(reader)
             return False
         return keep_alive
+
+    def _bill(self, step: Scripted, pieces: list[_Piece], *, streamed: bool, cut: bool = False) -> None:
+        """Journal the usage this answer reported in the bytes it wrote (up to ``cut_after_bytes``); an
+        answer whose writing was interrupted (the server stopped while it waited) leaves no bill."""
+        sent, limit, whole = [], step.cut_after_bytes, not cut and not step.hang_after_headers
+        written = 0
+        for _, data in pieces[1:] if streamed else pieces[1:2]:
+            if limit is not None and written + len(data) + len(pieces[0][1]) >= limit:
+                whole = False
+                break
+            sent.append(data)
+            written += len(data)
+        if limit is not None and len(pieces[0][1]) >= limit:
+            sent, whole = [], False
+        items = [_unchunk(d) for d in sent] if streamed else []
+        body = sent[0] if sent and not streamed else None
+        usage = reported_usage(body, items) if 200 <= step.status < 300 else ()
+        self._bills.append(Bill(index=len(self._journal) - 1, status=step.status, usage=usage, complete=whole))
 
     def _stream_items(self, step: Scripted, view: RequestView) -> tuple[bytes, ...] | None:
         """The encoded stream items to send, or None for a Content-Length answer."""
@@ -349,6 +377,12 @@ class MockProviderServer:
         writer.write(response_head(status, head) + data)
         await writer.drain()
         return keep_alive
+
+
+def _unchunk(data: bytes) -> bytes:
+    """The payload of one HTTP/1.1 chunk (``<hex>\\r\\n<payload>\\r\\n``); the last chunk is empty."""
+    _, _, rest = data.partition(b"\r\n")
+    return rest[:-2] if rest.endswith(b"\r\n") else rest
 
 
 async def _emit(
