@@ -20,7 +20,41 @@ __all__ = [
     "ToolDefinition",
     "ToolResultBlock",
     "ToolUseBlock",
+    "WireFormat",
+    "WireOrigin",
 ]
+
+
+class WireFormat(enum.Enum):
+    """A wire protocol a request arrives in or is sent out in (Bedrock Converse is a target only)."""
+
+    OPENAI_CHAT = "openai-chat"
+    ANTHROPIC_MESSAGES = "anthropic-messages"
+    OPENAI_RESPONSES = "openai-responses"
+    BEDROCK_CONVERSE = "bedrock-converse"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireOrigin:
+    """The caller's own request as received, kept so a same-protocol upstream gets it verbatim.
+
+    ``body_json`` is the caller's JSON body as compact text (what same-protocol passthrough starts
+    from); ``headers`` are the feature headers the gateway let through, names lower-case.
+    """
+
+    protocol: WireFormat
+    body_json: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        set_field(self, "protocol", as_enum(WireFormat, self.protocol, "WireOrigin.protocol"))
+        require_str(self.body_json, "WireOrigin.body_json")
+        set_field(self, "headers", as_tuple(self.headers, tuple, "WireOrigin.headers"))
+        for index, pair in enumerate(self.headers):
+            if len(pair) != 2 or not all(isinstance(part, str) for part in pair):
+                raise TypeError(f"WireOrigin.headers[{index}] must be a (name, value) pair of str, got {pair!r}")
+            if pair[0] != pair[0].lower():
+                raise ValueError(f"WireOrigin.headers[{index}] name must be lower-case, got {pair[0]!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,6 +164,8 @@ class ChatRequest:
     strict_parameters: bool = False
     top_p: float | None = None  # nucleus sampling, in [0, 1]; left out for a model that rejects it
     tool_choice: tuple[str, str] | None = None  # Anthropic form: ("auto"|"any"|"none", "") or ("tool", name)
+    # The caller's own request as received (gateway only); None for a request built in Python.
+    origin: WireOrigin | None = None
 
     def __post_init__(self) -> None:
         set_field(self, "messages", as_tuple(self.messages, Message, "ChatRequest.messages"))
@@ -154,6 +190,8 @@ class ChatRequest:
         set_field(self, "stop_sequences", as_tuple(self.stop_sequences, str, "ChatRequest.stop_sequences"))
         require_str(self.alias, "ChatRequest.alias")
         _check_sampling_extras(self.top_p, self.tool_choice)
+        if self.origin is not None and not isinstance(self.origin, WireOrigin):
+            raise TypeError(f"ChatRequest.origin must be a WireOrigin or None, got {self.origin!r}")
 
 
 TOOL_CHOICE_KINDS = ("auto", "any", "none", "tool")
