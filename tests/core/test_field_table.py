@@ -23,11 +23,11 @@ def test_unknown_field_to_other_protocol_is_refused() -> None:
 
 def test_field_row_names_bad_values() -> None:
     """A row with an empty field or an unknown treatment is refused at construction, naming it."""
-    with pytest.raises(ValueError, match="FieldRow.field"):
+    with pytest.raises(ValueError, match=r"FieldRow\.field"):
         FieldRow(
             source=WireFormat.OPENAI_CHAT, field="", target=WireFormat.OPENAI_CHAT, treatment=Treatment.DROPPED, note=""
         )
-    with pytest.raises(ValueError, match="FieldRow.treatment"):
+    with pytest.raises(ValueError, match=r"FieldRow\.treatment"):
         FieldRow(source=WireFormat.OPENAI_CHAT, field="x", target=WireFormat.OPENAI_CHAT, treatment="eaten", note="")
 
 

@@ -3,7 +3,7 @@
 Modelled on httpx's ``tests/test_exported_members.py`` (``__all__`` is exactly the public namespace)
 plus an API-closure check: every routeproof type that appears in the signature of an exported
 function, method, property or class, or in the fields of an exported dataclass, is itself exported
-from ``routeproof`` or ``routeproof.providers`` (or ``routeproof.testing``). A user never has to
+from ``routeproof`` or ``routeproof.providers`` (or ``routeproof.testing``, ``routeproof.content``). A user never has to
 reach into ``routeproof.core.*`` to name a type the public API hands them or asks of them.
 """
 
@@ -21,11 +21,12 @@ from collections.abc import Iterator
 import pytest
 
 import routeproof
+import routeproof.content
 import routeproof.providers
 import routeproof.testing
 from routeproof.core.kernel import KernelState  # an internal type, for the planted leak
 
-PUBLIC_MODULES = (routeproof, routeproof.providers, routeproof.testing)
+PUBLIC_MODULES = (routeproof, routeproof.providers, routeproof.testing, routeproof.content)
 
 
 def _exported(module: types.ModuleType) -> dict[str, object]:
