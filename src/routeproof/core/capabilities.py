@@ -20,6 +20,7 @@ TOML shape::
     top_p = false                   # accepts top_p?
     max_stop_sequences = 4          # 0: no stop sequences at all; absent: no limit
     context_window_tokens = 400000
+    max_output_tokens = 128000      # the model's documented maximum output (no cap sent: what the ledger reserves)
     api_version = "2023-06-01"      # Anthropic's anthropic-version header
     source = "https://..."          # where the row comes from (kept, not used)
     checked = "2026-11-30"          # when the source was read (kept, not used)
@@ -66,6 +67,7 @@ class ModelCapabilities:
     top_p: bool = True
     max_stop_sequences: int | None = None
     context_window_tokens: int | None = None
+    max_output_tokens: int | None = None  # documented maximum output tokens; None: not documented here
     api_version: str | None = None
 
     def __post_init__(self) -> None:
@@ -73,7 +75,7 @@ class ModelCapabilities:
             raise ValueError(f"max_tokens_field must be one of {_MAX_TOKENS_FIELDS}, got {self.max_tokens_field!r}")
         if self.system_role not in _SYSTEM_ROLES:
             raise ValueError(f"system_role must be one of {_SYSTEM_ROLES}, got {self.system_role!r}")
-        for name in ("max_stop_sequences", "context_window_tokens"):
+        for name in ("max_stop_sequences", "context_window_tokens", "max_output_tokens"):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise ValueError(f"{name} must be >= 0 or None, got {value!r}")
@@ -219,7 +221,7 @@ def _check_value(name: str, value: object, where: str) -> object:
         raise ConfigError(f"{where}: system_role must be one of {_SYSTEM_ROLES}, got {value!r}")
     if name in ("temperature", "top_p") and not isinstance(value, bool):
         raise ConfigError(f"{where}: {name} must be true or false, got {value!r}")
-    if name in ("max_stop_sequences", "context_window_tokens") and (
+    if name in ("max_stop_sequences", "context_window_tokens", "max_output_tokens") and (
         isinstance(value, bool) or not isinstance(value, int) or value < 0
     ):
         raise ConfigError(f"{where}: {name} must be a non-negative integer, got {value!r}")
