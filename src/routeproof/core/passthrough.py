@@ -33,6 +33,7 @@ import icontract
 
 from routeproof.core.field_table import Treatment, treatment_of
 from routeproof.core.messages import WireFormat
+from routeproof.core.translate_common import _ANTHROPIC_REQUEST_KEYS, _OPENAI_REQUEST_KEYS
 
 __all__ = [
     "OUTPUT_CAP_FIELDS",
@@ -42,6 +43,7 @@ __all__ = [
     "PassthroughPlan",
     "cross_protocol_plan",
     "passthrough_body",
+    "untranslated_fields",
     "wire_keys_of_drops",
 ]
 
@@ -192,3 +194,16 @@ def _cross(source: WireFormat, target: WireFormat, fields: tuple[str, ...]) -> C
 def cross_protocol_plan(source: WireFormat, target: WireFormat, fields: tuple[str, ...]) -> CrossPlan:
     """What happens to ``fields`` (the parse's untranslated fields of a ``source`` request) sent in ``target``."""
     return _cross(source, target, fields)
+
+
+_PARSED_KEYS: Mapping[WireFormat, frozenset[str]] = {
+    WireFormat.OPENAI_CHAT: _OPENAI_REQUEST_KEYS,
+    WireFormat.ANTHROPIC_MESSAGES: _ANTHROPIC_REQUEST_KEYS,
+}
+
+
+@icontract.ensure(lambda body, result: set(result) <= set(body))
+def untranslated_fields(protocol: WireFormat, body: Mapping[str, Any]) -> tuple[str, ...]:
+    """The top-level fields of a ``protocol`` request body that the neutral request does not carry."""
+    known = _PARSED_KEYS.get(protocol)
+    return () if known is None else tuple(key for key in body if key not in known)

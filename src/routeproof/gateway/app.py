@@ -35,6 +35,8 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof.core.constants import FAILOVER_BUDGET_MS
+from routeproof.core.messages import WireFormat, WireOrigin
+from routeproof.core.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
 from routeproof.core.translate import parse_anthropic_request, parse_openai_request
 from routeproof.core.types import AttemptRecord, ChatRequest, StreamError, StreamEvent
 from routeproof.errors import RouterError, TranslationError
@@ -45,7 +47,7 @@ from routeproof.gateway.openai_wire import OpenAIStream, completion
 from routeproof.gateway.settings import Tenant
 from routeproof.gateway.telemetry import prometheus_text, trace_context
 
-__all__ = ["ATTEMPTS_HEADER", "DEADLINE_HEADER", "DEFAULT_MAX_TOKENS", "GatewayApp"]
+__all__ = ["ATTEMPTS_HEADER", "DEADLINE_HEADER", "DEFAULT_MAX_TOKENS", "DROPPED_HEADER", "GatewayApp"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -57,8 +59,12 @@ DEADLINE_HEADER = "x-routeproof-deadline-ms"
 """The caller's deadline: relative milliseconds from the request's arrival, capped at 30 000."""
 ATTEMPTS_HEADER = "x-routeproof-attempts"
 """A success's attempt records, as a JSON list (the items of the error body's ``routeproof.attempts``)."""
+DROPPED_HEADER = "x-routeproof-dropped"
+"""The request fields (and ``header:NAME`` feature headers) the answering provider was sent without, comma-separated."""
 DEFAULT_MAX_TOKENS: int = next(f.default for f in fields(ChatRequest) if f.name == "max_tokens")  # type: ignore[assignment]  # the field default, an int
-"""``max_tokens`` of an OpenAI request that sets neither it nor ``max_completion_tokens``."""
+"""The parse's placeholder cap for an OpenAI request that sets none; replaced by the route's documented
+maximum output before the call (it is never sent: no cap is invented for an OpenAI request)."""
+_ORIGIN = {Api.OPENAI: WireFormat.OPENAI_CHAT, Api.ANTHROPIC: WireFormat.ANTHROPIC_MESSAGES}
 _API_BY_PATH = {"/v1/chat/completions": Api.OPENAI, "/v1/messages": Api.ANTHROPIC}
 """The chat endpoints speak one API each; elsewhere ``anthropic-version`` says the client is Anthropic's."""
 _ROUTES = {
@@ -232,11 +238,13 @@ class GatewayApp:
             await _send_json(send, 200, self._models(api))
             return
         body = await self._body(headers, receive)
-        req, model, stream, include_usage = _parse(api, body)
+        forward = tuple((h, headers[h]) for h in self.backend.settings.forward_headers if h in headers)
+        req, model, stream, include_usage = _parse(api, body, forward)
         route = self.backend.route(tenant, model)
         if route is None:
             message_text = f"model {model!r} is not configured (known: {list(self.backend.aliases)!r})"
             raise _Reject(Failure(status=404, code="model_not_found", message=message_text))
+        req = self._fit_to_route(route, req)
         job = _Job(api=api, route=route, req=req, timeout_s=_timeout_s(headers.get(DEADLINE_HEADER)))
         answer = self._stream(job, include_usage, send) if stream else self._call(job, send)
         if any(name in headers for name in _TRACE_HEADERS):  # the caller's trace continues as our child
@@ -244,6 +252,19 @@ class GatewayApp:
         # Untraced: no server span. The sampler records no trace the gateway starts itself
         # (ParentBased(ALWAYS_OFF)), so that span did nothing but cost about a tenth of the app's CPU.
         await _run_until_disconnect(receive, answer)
+
+    def _fit_to_route(self, route: Route, req: ChatRequest) -> ChatRequest:
+        """The request's output reservation for ``route``, and a 400 when no provider of it can carry a field."""
+        origin = req.origin
+        assert origin is not None  # the gateway always keeps the caller's request
+        caller = json.loads(origin.body_json)
+        refused = self.backend.refused_everywhere(route, origin.protocol, untranslated_fields(origin.protocol, caller))
+        if refused is not None:
+            raise _Reject(Failure(status=400, code="invalid_request", message=refused))
+        if not any(name in caller for name in OUTPUT_CAP_FIELDS[origin.protocol]):
+            # no cap set (OpenAI): none is sent; the ledger reserves the chain's documented maximum output
+            req = replace(req, max_tokens=self.backend.output_reservation(route))
+        return req
 
     def _models(self, api: Api) -> dict[str, Any]:
         if api is Api.ANTHROPIC:
@@ -284,7 +305,7 @@ class GatewayApp:
             await _send_json(send, failure.status, error_body(api, failure))
             return
         body = message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
-        await _send_json(send, 200, body, (_attempts_header(resp.attempts),))
+        await _send_json(send, 200, body, (_attempts_header(resp.attempts), *_dropped_header(resp.dropped_parameters)))
 
     async def _stream(self, job: _Job, include_usage: bool, send: Send) -> None:
         api = job.api
@@ -305,6 +326,7 @@ class GatewayApp:
                     created=int(time.time()), include_usage=include_usage,
                 )  # fmt: skip
             headers = [_SSE, (b"cache-control", b"no-cache"), _attempts_header(stream.attempts)]
+            headers += _dropped_header(stream.dropped_parameters)  # known once the stream is committed
             await send({"type": "http.response.start", "status": 200, "headers": headers})
             await send({"type": "http.response.body", "body": encoder.encode(first), "more_body": True})
             try:
@@ -326,23 +348,32 @@ async def _in_server_span(path: str, parent: Context, work: Coroutine[Any, Any, 
         await work
 
 
-def _parse(api: Api, body: bytes) -> tuple[ChatRequest, str, bool, bool]:
-    """The request, its model alias, whether it streams, and whether it wants usage in the stream."""
+def _dropped_header(dropped: tuple[str, ...]) -> tuple[tuple[bytes, bytes], ...]:
+    return ((DROPPED_HEADER.encode(), ",".join(dropped).encode()),) if dropped else ()
+
+
+def _parse(api: Api, body: bytes, forward: tuple[tuple[str, str], ...] = ()) -> tuple[ChatRequest, str, bool, bool]:
+    """The request (keeping the caller's own body and ``forward`` headers as its origin), its model
+    alias, whether it streams, and whether it wants usage in the stream."""
     try:
         data = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _Reject(Failure(status=400, code="invalid_request", message=f"body is not JSON: {exc}")) from exc
-    if api is Api.OPENAI and isinstance(data, dict) and not {"max_tokens", "max_completion_tokens"} & data.keys():
-        data = {**data, "max_tokens": DEFAULT_MAX_TOKENS}  # optional in OpenAI's API, required by the router
+    if not isinstance(data, dict):
+        raise _Reject(
+            Failure(status=400, code="invalid_request", message=f"body must be a JSON object, got {data!r:.80}")
+        )
+    origin = WireOrigin(protocol=_ORIGIN[api], body_json=body.decode(), headers=forward)
+    if api is Api.OPENAI and not {"max_tokens", "max_completion_tokens"} & data.keys():
+        data = {**data, "max_tokens": DEFAULT_MAX_TOKENS}  # the parse wants one; replaced per route, never sent
     try:
         req, extras = parse_anthropic_request(data) if api is Api.ANTHROPIC else parse_openai_request(data)
         # carried on to each provider's wire format; a tool_choice with no tools has nothing to choose
         tool_choice = extras.tool_choice if req.tools else None
-        if extras.top_p is not None or tool_choice is not None:
-            req = replace(req, top_p=extras.top_p, tool_choice=tool_choice)
+        req = replace(req, top_p=extras.top_p, tool_choice=tool_choice, origin=origin)
     except (TranslationError, ValueError) as exc:
         raise _Reject(Failure(status=400, code="invalid_request", message=str(exc))) from exc
-    options = data.get("stream_options") if isinstance(data, dict) else None
+    options = data.get("stream_options")
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
     return req, extras.model, extras.stream is True, include_usage
 

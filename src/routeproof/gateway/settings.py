@@ -4,6 +4,7 @@
     aliases = ["chat"]              # the model names clients may ask for (default: ["default"])
     max_body_bytes = 1048576        # request size limit (413 above it)
     grace_period_ms = 10000         # graceful shutdown: in-flight calls and streams get this long
+    forward_headers = ["anthropic-beta", "openai-beta"]  # feature headers passed to a same-protocol provider
 
     [gateway.tenants.team-a]
     key_env = "ROUTEPROOF_KEY_TEAM_A"   # the tenant's gateway key, from the environment ...
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -27,6 +29,7 @@ from routeproof.core.types import PrivacyTier
 from routeproof.errors import ConfigError
 
 __all__ = [
+    "DEFAULT_FORWARD_HEADERS",
     "DEFAULT_GRACE_PERIOD_MS",
     "DEFAULT_MAX_BODY_BYTES",
     "GatewaySettings",
@@ -37,7 +40,14 @@ __all__ = [
 
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 DEFAULT_GRACE_PERIOD_MS = 10_000
-_KEYS = frozenset({"aliases", "max_body_bytes", "grace_period_ms", "tenants"})
+DEFAULT_FORWARD_HEADERS = ("anthropic-beta", "openai-beta")
+"""The caller's feature headers sent on to a provider of the caller's own protocol (never across)."""
+_NEVER_FORWARDED = frozenset(
+    {"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie", "host", "content-length",
+     "content-type", "transfer-encoding", "connection", "anthropic-version", "traceparent", "tracestate"}
+)  # fmt: skip
+_HEADER_NAME = re.compile(r"^[a-z0-9!#$%&'*+.^_`|~-]+$")
+_KEYS = frozenset({"aliases", "max_body_bytes", "grace_period_ms", "tenants", "forward_headers"})
 _TENANT_KEYS = frozenset({"key_env", "key", "privacy_tier"})
 _TIERS = {tier.name.lower(): tier for tier in PrivacyTier}
 
@@ -59,6 +69,7 @@ class GatewaySettings:
     aliases: tuple[str, ...] = ("default",)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     grace_period_ms: int = DEFAULT_GRACE_PERIOD_MS
+    forward_headers: tuple[str, ...] = DEFAULT_FORWARD_HEADERS  # lower-case names
 
     def tenant_for(self, presented: str | None) -> Tenant | None:
         """The tenant whose key is ``presented``, compared in constant time against every key."""
@@ -79,6 +90,19 @@ def _positive_int(table: Mapping[str, object], key: str, default: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise _fail(f"gateway.{key}", value, "must be a positive integer")
     return value
+
+
+def _forward_headers(table: Mapping[str, object]) -> tuple[str, ...]:
+    raw = table.get("forward_headers", list(DEFAULT_FORWARD_HEADERS))
+    if not isinstance(raw, list) or not all(isinstance(h, str) for h in raw):
+        raise _fail("gateway.forward_headers", raw, "must be a list of header names")
+    names = tuple(h.lower() for h in raw)
+    for name in names:
+        if not _HEADER_NAME.match(name):
+            raise _fail("gateway.forward_headers", name, "is not an HTTP header name")
+        if name in _NEVER_FORWARDED:
+            raise _fail("gateway.forward_headers", name, "is set by the gateway itself (credentials, framing, version)")
+    return names
 
 
 def _tenant(name: str, raw: object, environ: Mapping[str, str]) -> Tenant:
@@ -132,6 +156,7 @@ def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, 
         aliases=tuple(str(a) for a in aliases),
         max_body_bytes=_positive_int(table, "max_body_bytes", DEFAULT_MAX_BODY_BYTES),
         grace_period_ms=_positive_int(table, "grace_period_ms", DEFAULT_GRACE_PERIOD_MS),
+        forward_headers=_forward_headers(table),
     )
 
 
