@@ -37,6 +37,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from routeproof.core.constants import FAILOVER_BUDGET_MS
 from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
+from routeproof.core.responses_api import responses_to_chat
 from routeproof.core.translate import parse_anthropic_request, parse_openai_request
 from routeproof.core.types import AttemptRecord, ChatRequest, StreamError, StreamEvent
 from routeproof.errors import RouterError, TranslationError
@@ -44,6 +45,7 @@ from routeproof.gateway.anthropic_wire import AnthropicStream, message
 from routeproof.gateway.backend import Backend, Route
 from routeproof.gateway.failures import Api, Failure, attempt_json, error_body, failure_for
 from routeproof.gateway.openai_wire import OpenAIStream, completion
+from routeproof.gateway.responses_wire import ResponsesStream, response_object
 from routeproof.gateway.settings import Tenant
 from routeproof.gateway.telemetry import prometheus_text, trace_context
 
@@ -65,11 +67,12 @@ DEFAULT_MAX_TOKENS: int = next(f.default for f in fields(ChatRequest) if f.name 
 """The parse's placeholder cap for an OpenAI request that sets none; replaced by the route's documented
 maximum output before the call (it is never sent: no cap is invented for an OpenAI request)."""
 _ORIGIN = {Api.OPENAI: WireFormat.OPENAI_CHAT, Api.ANTHROPIC: WireFormat.ANTHROPIC_MESSAGES}
-_API_BY_PATH = {"/v1/chat/completions": Api.OPENAI, "/v1/messages": Api.ANTHROPIC}
+_API_BY_PATH = {"/v1/chat/completions": Api.OPENAI, "/v1/messages": Api.ANTHROPIC, "/v1/responses": Api.RESPONSES}
 """The chat endpoints speak one API each; elsewhere ``anthropic-version`` says the client is Anthropic's."""
 _ROUTES = {
     "/v1/chat/completions": "POST",
     "/v1/messages": "POST",
+    "/v1/responses": "POST",
     "/v1/models": "GET",
     "/healthz": "GET",
     "/readyz": "GET",
@@ -157,6 +160,7 @@ class _Job:
     route: Route
     req: ChatRequest
     timeout_s: float
+    echo_json: str = "{}"  # Responses API only: the request fields a response object repeats
 
 
 class GatewayApp:
@@ -238,14 +242,20 @@ class GatewayApp:
             await _send_json(send, 200, self._models(api))
             return
         body = await self._body(headers, receive)
+        echo_json = "{}"
         forward = tuple((h, headers[h]) for h in self.backend.settings.forward_headers if h in headers)
-        req, model, stream, include_usage = _parse(api, body, forward)
+        if api is Api.RESPONSES:
+            req, model, stream, echo_json = _parse_responses(body, forward)
+            include_usage = True
+        else:
+            req, model, stream, include_usage = _parse(api, body, forward)
         route = self.backend.route(tenant, model)
         if route is None:
             message_text = f"model {model!r} is not configured (known: {list(self.backend.aliases)!r})"
             raise _Reject(Failure(status=404, code="model_not_found", message=message_text))
         req = self._fit_to_route(route, req)
-        job = _Job(api=api, route=route, req=req, timeout_s=_timeout_s(headers.get(DEADLINE_HEADER)))
+        timeout_s = _timeout_s(headers.get(DEADLINE_HEADER))
+        job = _Job(api=api, route=route, req=req, timeout_s=timeout_s, echo_json=echo_json)
         answer = self._stream(job, include_usage, send) if stream else self._call(job, send)
         if any(name in headers for name in _TRACE_HEADERS):  # the caller's trace continues as our child
             answer = _in_server_span(path, trace_context(headers), answer)
@@ -304,7 +314,11 @@ class GatewayApp:
             failure = failure_for(exc)
             await _send_json(send, failure.status, error_body(api, failure))
             return
-        body = message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
+        if api is Api.RESPONSES:
+            response_id, echo = f"resp_rp{uuid.uuid4().hex}", json.loads(job.echo_json)
+            body = response_object(resp, response_id=response_id, created_at=int(time.time()), echo=echo)
+        else:
+            body = message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
         await _send_json(send, 200, body, (_attempts_header(resp.attempts), *_dropped_header(resp.dropped_parameters)))
 
     async def _stream(self, job: _Job, include_usage: bool, send: Send) -> None:
@@ -317,8 +331,13 @@ class GatewayApp:
                 failure = failure_for(exc)
                 await _send_json(send, failure.status, error_body(api, failure))
                 return
-            encoder: AnthropicStream | OpenAIStream
-            if api is Api.ANTHROPIC:
+            encoder: AnthropicStream | OpenAIStream | ResponsesStream
+            if api is Api.RESPONSES:
+                encoder = ResponsesStream(
+                    response_id=f"resp_rp{uuid.uuid4().hex}", model=stream.model,
+                    created_at=int(time.time()), echo=json.loads(job.echo_json),
+                )  # fmt: skip
+            elif api is Api.ANTHROPIC:
                 encoder = AnthropicStream(response_id=f"msg_rp{uuid.uuid4().hex}", model=stream.model)
             else:
                 encoder = OpenAIStream(
@@ -376,6 +395,25 @@ def _parse(api: Api, body: bytes, forward: tuple[tuple[str, str], ...] = ()) -> 
     options = data.get("stream_options")
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
     return req, extras.model, extras.stream is True, include_usage
+
+
+def _parse_responses(body: bytes, forward: tuple[tuple[str, str], ...]) -> tuple[ChatRequest, str, bool, str]:
+    """A Responses API request: the request, its model alias, whether it streams, and its echo fields.
+
+    The body is rewritten to the equivalent Chat Completions body (``core/responses_api.py``), which
+    then takes the Chat Completions path (its origin is that body: an OpenAI-protocol provider is sent
+    it as a Chat Completions request); a stateful or untranslatable field is a 400 naming it.
+    """
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _Reject(Failure(status=400, code="invalid_request", message=f"body is not JSON: {exc}")) from exc
+    try:
+        rewritten = responses_to_chat(data)
+    except TranslationError as exc:
+        raise _Reject(Failure(status=400, code="invalid_request", message=str(exc))) from exc
+    req, model, stream, _ = _parse(Api.OPENAI, rewritten.chat_json.encode(), forward)
+    return req, model, stream, rewritten.echo_json
 
 
 def _timeout_s(raw: str | None) -> float:
