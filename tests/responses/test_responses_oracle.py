@@ -35,7 +35,7 @@ async def _post(stack: Stack, body: dict[str, Any]) -> httpx.Response:
 
 def _check_stream(text: str) -> list[str]:
     """Every event validates as the SDK's union member its ``event:`` line names; returns the types."""
-    kinds = []
+    kinds: list[str] = []
     for number, (kind, data) in enumerate(_sse(text)):
         event = EVENTS.validate_python(data)
         assert event.type == kind == data["type"]
