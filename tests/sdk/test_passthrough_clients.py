@@ -1,0 +1,231 @@
+"""Same-protocol passthrough through ``routeproof serve``, driven by the official SDKs over loopback.
+
+Each test points an official client (``openai``, ``anthropic``) at the gateway with a mock provider of
+the same protocol first in the chain, and asserts on the body the mock received (the caller's own
+fields verbatim; only ``model``, ``stream`` and the cap field name are the router's) and on what the
+SDK parsed.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+import pydantic
+import pytest
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from routeproof.gateway import Backend
+from routeproof.mock import MockProviderServer, Shape
+from tests.gateway.conftest import ENVIRON, FAST_BACKOFF, GATEWAY_KEY, metrics_reader, serve
+
+__all__ = ["metrics_reader"]  # the gateway suite's session fixture, used here too
+
+pytestmark = pytest.mark.asyncio
+
+PNG_1PX = base64.b64encode(
+    bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                  "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+).decode()  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Same:
+    """A gateway whose chain starts with a provider of one protocol (``first``), the other second."""
+
+    url: str
+    first: MockProviderServer
+    second: MockProviderServer
+
+
+def _toml(first: Shape, first_url: str, second_url: str) -> str:
+    oai_first = first is Shape.OPENAI
+    oai_url, ant_url = (first_url, second_url) if oai_first else (second_url, first_url)
+    return f"""
+[driver.providers.anthropic]
+base_url = "{ant_url}"
+model = "claude-sonnet-4-5"
+priority = {2 if oai_first else 1}
+
+[driver.providers.openai]
+base_url = "{oai_url}/v1"
+model = "gpt-4o"
+priority = {1 if oai_first else 2}
+
+{FAST_BACKOFF}
+
+[gateway]
+aliases = ["chat"]
+
+[gateway.tenants.team-a]
+key_env = "GW_KEY_A"
+"""
+
+
+@asynccontextmanager
+async def same_stack(tmp_path: Path, reader: InMemoryMetricReader | None, first: Shape) -> AsyncIterator[Same]:
+    """A gateway with ``first``'s protocol first in the chain, the other protocol second."""
+    other = Shape.ANTHROPIC if first is Shape.OPENAI else Shape.OPENAI
+    async with MockProviderServer(first) as head, MockProviderServer(other) as tail:
+        path = tmp_path / "agent.toml"
+        path.write_text(_toml(first, head.base_url, tail.base_url))
+        async with serve(Backend.load(path, environ=ENVIRON), reader) as (url, _app, _stop):
+            yield Same(url=url, first=head, second=tail)
+
+
+def _sent(server: MockProviderServer) -> dict[str, Any]:
+    body = server.journal[-1].body_json
+    assert isinstance(body, dict)
+    return body
+
+
+def _without(body: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k not in keys}
+
+
+class Weather(pydantic.BaseModel):
+    """A structured-output schema."""
+
+    city: str
+    celsius: float
+
+
+async def test_openai_sdk_fields_reach_an_openai_provider_verbatim(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """user, seed, metadata, n, service_tier, parallel_tool_calls, strict tools, images, newer fields: verbatim."""
+    async with same_stack(tmp_path, metrics_reader, Shape.OPENAI) as s:
+        client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        messages: Any = [
+            {"role": "system", "content": "be brief"},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "what is this?"},
+                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG_1PX}", "detail": "low"}},
+                    {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}},
+                ],
+            },
+        ]
+        tools: Any = [
+            {
+                "type": "function",
+                "function": {
+                    "name": "lookup",
+                    "strict": True,
+                    "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
+                },
+            }
+        ]
+        extra = {"verbosity": "low", "prompt_cache_key": "k-1"}  # newer than this code's parser
+        raw = await client.chat.completions.with_raw_response.create(
+            model="chat", messages=messages, tools=tools, user="u-42", seed=7, n=1, metadata={"trace": "t1"},
+            service_tier="auto", parallel_tool_calls=False, logprobs=True, top_logprobs=2,
+            response_format={"type": "json_object"}, extra_body=extra, extra_headers={"OpenAI-Beta": "assistants=v2"},
+        )  # fmt: skip
+        completion = raw.parse()
+        await client.close()
+        assert completion.choices[0].message.tool_calls  # the mock calls the first tool it is offered
+        assert "x-routeproof-dropped" not in raw.headers  # nothing was left out
+        sent = _sent(s.first)
+        assert not s.second.journal
+        assert sent["model"] == "gpt-4o"
+        assert "max_tokens" not in sent  # no cap invented
+        assert "max_completion_tokens" not in sent
+        expected = {
+            "messages": messages, "tools": tools, "user": "u-42", "seed": 7, "n": 1, "metadata": {"trace": "t1"},
+            "service_tier": "auto", "parallel_tool_calls": False, "logprobs": True, "top_logprobs": 2,
+            "response_format": {"type": "json_object"}, **extra,
+        }  # fmt: skip
+        assert _without(sent, "model") == expected
+        assert s.first.journal[-1].header("openai-beta") == "assistants=v2"
+
+
+async def test_openai_parse_with_a_pydantic_model_passes_its_json_schema(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """chat.completions.parse sends a strict json_schema response_format verbatim and parses the answer."""
+    async with same_stack(tmp_path, metrics_reader, Shape.OPENAI) as s:
+        from routeproof.mock import Scripted
+
+        answer = {
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o",
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": '{"city":"Oslo","celsius":3.5}',
+                                     "refusal": None}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+        }  # fmt: skip
+        s.first.script(Scripted(body=answer))
+        client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        done = await client.chat.completions.parse(
+            model="chat", messages=[{"role": "user", "content": "weather?"}], response_format=Weather
+        )
+        await client.close()
+        assert done.choices[0].message.parsed == Weather(city="Oslo", celsius=3.5)
+        sent = _sent(s.first)
+        assert sent["response_format"]["type"] == "json_schema"
+        assert sent["response_format"]["json_schema"]["strict"] is True
+        assert sent["response_format"]["json_schema"]["name"] == "Weather"
+
+
+async def test_openai_stream_keeps_the_callers_fields_and_asks_for_usage(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """A streamed same-protocol call sends stream and include_usage (router-owned) and the rest verbatim."""
+    async with same_stack(tmp_path, metrics_reader, Shape.OPENAI) as s:
+        client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        stream = await client.chat.completions.create(
+            model="chat", messages=[{"role": "user", "content": "hi"}], stream=True, user="u-1", seed=3,
+            max_tokens=40,
+        )  # fmt: skip
+        text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+        await client.close()
+        assert text
+        sent = _sent(s.first)
+        assert sent["stream"] is True
+        assert sent["stream_options"] == {"include_usage": True}
+        assert (sent["user"], sent["seed"]) == ("u-1", 3)
+        assert sent["max_completion_tokens"] == 40  # the field gpt-4o takes, the caller's value
+        assert "max_tokens" not in sent
+
+
+async def test_anthropic_sdk_caching_thinking_and_beta_reach_an_anthropic_provider_verbatim(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """System text blocks with cache_control, thinking, a signed thinking block across a tool turn,
+    metadata, an image block and anthropic-beta all reach an Anthropic provider as sent."""
+    async with same_stack(tmp_path, metrics_reader, Shape.ANTHROPIC) as s:
+        client = anthropic.AsyncAnthropic(base_url=s.url, api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        system: Any = [{"type": "text", "text": "long prompt", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
+        messages: Any = [
+            {"role": "user", "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_1PX}},
+                {"type": "text", "text": "weather in Oslo?"}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "I should call the tool.", "signature": "EqQBCkYIARgCIkD+/sig=="},
+                {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Oslo"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "3C"}]},
+        ]  # fmt: skip
+        tools: Any = [{"name": "weather", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}}]
+        raw = await client.messages.with_raw_response.create(
+            model="chat", max_tokens=2048, system=system, messages=messages, tools=tools,
+            thinking={"type": "enabled", "budget_tokens": 1024}, metadata={"user_id": "u-9"},
+            extra_headers={"anthropic-beta": "interleaved-thinking-2025-05-14"},
+        )  # fmt: skip
+        await raw.parse()
+        await client.close()
+        assert not s.second.journal
+        sent = _sent(s.first)
+        expected = {
+            "max_tokens": 2048, "system": system, "messages": messages, "tools": tools,
+            "thinking": {"type": "enabled", "budget_tokens": 1024}, "metadata": {"user_id": "u-9"},
+        }  # fmt: skip
+        assert _without(sent, "model") == expected
+        assert sent["model"] == "claude-sonnet-4-5"
+        assert s.first.journal[-1].header("anthropic-beta") == "interleaved-thinking-2025-05-14"
