@@ -12,6 +12,7 @@ import openai
 import pytest
 import pytest_asyncio
 from openai.types.responses import FunctionToolParam, Response, ResponseInputParam
+from pydantic import BaseModel
 
 from routeproof.gateway import ATTEMPTS_HEADER
 from routeproof.mock import DEFAULT_TEXT, DEFAULT_TOOL_INPUT, Scripted
@@ -19,6 +20,7 @@ from tests.gateway.conftest import GATEWAY_KEY, Stack
 
 pytestmark = pytest.mark.asyncio
 TOOL: FunctionToolParam = {"type": "function", "name": "search", "parameters": {"type": "object"}, "strict": None}
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
 FAIL_THRICE = (Scripted(status=503), Scripted(status=503), Scripted(status=503))
 
 
@@ -185,3 +187,46 @@ async def test_unauthenticated_and_unknown_model_are_openai_shaped(stack: Stack)
     assert bad.json()["error"]["code"] == "invalid_api_key"
     assert unknown.status_code == 404
     assert unknown.json()["error"]["code"] == "model_not_found"
+
+
+class Weather(BaseModel):
+    """The structured answer ``responses.parse`` asks for."""
+
+    city: str
+    celsius: int
+
+
+async def test_parse_with_a_pydantic_model_reaches_openai_as_json_schema(
+    client: openai.AsyncOpenAI, stack: Stack
+) -> None:
+    """responses.parse sends text.format json_schema; after failover OpenAI receives it as response_format
+    and the SDK parses the JSON answer into the model."""
+    stack.anthropic.script(*FAIL_THRICE)
+    message = {"role": "assistant", "content": '{"city":"Oslo","celsius":3}'}
+    answer = {
+        "id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-4o",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
+    }  # fmt: skip
+    stack.openai.script(Scripted(body=answer))
+    parsed = await client.responses.parse(model="chat", input="weather in Oslo?", text_format=Weather)
+    assert parsed.output_parsed == Weather(city="Oslo", celsius=3)
+    fmt = _last_body(stack.openai)["response_format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["json_schema"]["name"] == "Weather"
+    assert fmt["json_schema"]["strict"] is True
+    assert fmt["json_schema"]["schema"]["required"] == ["city", "celsius"]
+
+
+async def test_an_input_image_reaches_anthropic_as_an_image_block(client: openai.AsyncOpenAI, stack: Stack) -> None:
+    """An input_image data URL reaches Anthropic as a base64 image block."""
+    image: ResponseInputParam = [{"role": "user", "content": [
+        {"type": "input_text", "text": "what is this?"},
+        {"type": "input_image", "image_url": f"data:image/png;base64,{PIXEL}", "detail": "auto"},
+    ]}]  # fmt: skip
+    response = await client.responses.create(model="chat", input=image, max_output_tokens=32)
+    assert response.output_text == DEFAULT_TEXT
+    blocks = _last_body(stack.anthropic)["messages"][0]["content"]
+    assert blocks[0] == {"type": "text", "text": "what is this?"}
+    assert blocks[1]["type"] == "image"
+    assert blocks[1]["source"] == {"type": "base64", "media_type": "image/png", "data": PIXEL}

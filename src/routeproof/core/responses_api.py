@@ -37,10 +37,10 @@ import icontract
 from routeproof.core.errors import TranslationError
 from routeproof.core.wire import compact_json
 
-__all__ = ["RESPONSES_FIELDS", "ResponsesRequest", "Treatment", "responses_to_chat"]
+__all__ = ["RESPONSES_FIELDS", "Handling", "ResponsesRequest", "responses_to_chat"]
 
 
-class Treatment(enum.Enum):
+class Handling(enum.Enum):
     """What the Responses endpoint does with one request field."""
 
     ROUTER = "router"
@@ -49,42 +49,42 @@ class Treatment(enum.Enum):
     ACCEPTED = "accepted"
 
 
-RESPONSES_FIELDS: Mapping[str, tuple[Treatment, str]] = MappingProxyType(
+RESPONSES_FIELDS: Mapping[str, tuple[Handling, str]] = MappingProxyType(
     {
-        "model": (Treatment.ROUTER, "the alias the router resolves"),
-        "stream": (Treatment.ROUTER, "streamed as typed Responses SSE events"),
-        "input": (Treatment.TRANSLATED, "messages (string, message items, function_call / function_call_output items)"),
-        "instructions": (Treatment.TRANSLATED, "a leading system message"),
-        "max_output_tokens": (Treatment.TRANSLATED, "max_completion_tokens"),
-        "temperature": (Treatment.TRANSLATED, "temperature"),
-        "top_p": (Treatment.TRANSLATED, "top_p"),
-        "tools": (Treatment.TRANSLATED, "function tools -> tools[].function; hosted tools refused"),
-        "tool_choice": (Treatment.TRANSLATED, "auto/none/required; {type: function, name} -> {type, function: {name}}"),
-        "parallel_tool_calls": (Treatment.TRANSLATED, "parallel_tool_calls"),
-        "text": (Treatment.TRANSLATED, "text.format -> response_format; text.verbosity -> verbosity"),
-        "reasoning": (Treatment.TRANSLATED, "reasoning.effort -> reasoning_effort; a summary request is refused"),
-        "user": (Treatment.TRANSLATED, "user"),
-        "metadata": (Treatment.TRANSLATED, "metadata"),
-        "service_tier": (Treatment.TRANSLATED, "service_tier"),
-        "prompt_cache_key": (Treatment.TRANSLATED, "prompt_cache_key"),
-        "safety_identifier": (Treatment.TRANSLATED, "safety_identifier"),
-        "top_logprobs": (Treatment.TRANSLATED, "logprobs: true + top_logprobs"),
-        "stream_options": (Treatment.ACCEPTED, "include_obfuscation: no obfuscation field is ever sent"),
-        "store": (Treatment.STATEFUL, "store: true needs OpenAI's response store (GET /v1/responses/{id})"),
-        "previous_response_id": (Treatment.STATEFUL, "needs the stored previous response"),
-        "conversation": (Treatment.STATEFUL, "needs a stored conversation"),
-        "background": (Treatment.STATEFUL, "needs a background job polled later"),
-        "background_options": (Treatment.STATEFUL, "options of a background job"),
-        "prompt": (Treatment.STATEFUL, "a prompt template stored at OpenAI"),
-        "include": (Treatment.STATEFUL, "extra output OpenAI's service adds (encrypted reasoning, tool results)"),
-        "truncation": (Treatment.STATEFUL, "truncation: auto is done by OpenAI's service on its stored context"),
-        "context_management": (Treatment.STATEFUL, "server-side context compaction"),
-        "max_tool_calls": (Treatment.STATEFUL, "a limit on hosted tool calls"),
-        "moderation": (Treatment.STATEFUL, "OpenAI's server-side moderation"),
-        "access_programs": (Treatment.STATEFUL, "OpenAI's programmatic tool calling"),
-        "image": (Treatment.STATEFUL, "OpenAI's hosted image options"),
-        "prompt_cache_options": (Treatment.STATEFUL, "OpenAI's explicit prompt-cache options"),
-        "prompt_cache_retention": (Treatment.STATEFUL, "OpenAI's extended prompt-cache retention"),
+        "model": (Handling.ROUTER, "the alias the router resolves"),
+        "stream": (Handling.ROUTER, "streamed as typed Responses SSE events"),
+        "input": (Handling.TRANSLATED, "messages (string, message items, function_call / function_call_output items)"),
+        "instructions": (Handling.TRANSLATED, "a leading system message"),
+        "max_output_tokens": (Handling.TRANSLATED, "max_completion_tokens"),
+        "temperature": (Handling.TRANSLATED, "temperature"),
+        "top_p": (Handling.TRANSLATED, "top_p"),
+        "tools": (Handling.TRANSLATED, "function tools -> tools[].function; hosted tools refused"),
+        "tool_choice": (Handling.TRANSLATED, "auto/none/required; {type: function, name} -> {type, function: {name}}"),
+        "parallel_tool_calls": (Handling.TRANSLATED, "parallel_tool_calls"),
+        "text": (Handling.TRANSLATED, "text.format -> response_format; text.verbosity -> verbosity"),
+        "reasoning": (Handling.TRANSLATED, "reasoning.effort -> reasoning_effort; a summary request is refused"),
+        "user": (Handling.TRANSLATED, "user"),
+        "metadata": (Handling.TRANSLATED, "metadata"),
+        "service_tier": (Handling.TRANSLATED, "service_tier"),
+        "prompt_cache_key": (Handling.TRANSLATED, "prompt_cache_key"),
+        "safety_identifier": (Handling.TRANSLATED, "safety_identifier"),
+        "top_logprobs": (Handling.TRANSLATED, "logprobs: true + top_logprobs"),
+        "stream_options": (Handling.ACCEPTED, "include_obfuscation: no obfuscation field is ever sent"),
+        "store": (Handling.STATEFUL, "store: true needs OpenAI's response store (GET /v1/responses/{id})"),
+        "previous_response_id": (Handling.STATEFUL, "needs the stored previous response"),
+        "conversation": (Handling.STATEFUL, "needs a stored conversation"),
+        "background": (Handling.STATEFUL, "needs a background job polled later"),
+        "background_options": (Handling.STATEFUL, "options of a background job"),
+        "prompt": (Handling.STATEFUL, "a prompt template stored at OpenAI"),
+        "include": (Handling.STATEFUL, "extra output OpenAI's service adds (encrypted reasoning, tool results)"),
+        "truncation": (Handling.STATEFUL, "truncation: auto is done by OpenAI's service on its stored context"),
+        "context_management": (Handling.STATEFUL, "server-side context compaction"),
+        "max_tool_calls": (Handling.STATEFUL, "a limit on hosted tool calls"),
+        "moderation": (Handling.STATEFUL, "OpenAI's server-side moderation"),
+        "access_programs": (Handling.STATEFUL, "OpenAI's programmatic tool calling"),
+        "image": (Handling.STATEFUL, "OpenAI's hosted image options"),
+        "prompt_cache_options": (Handling.STATEFUL, "OpenAI's explicit prompt-cache options"),
+        "prompt_cache_retention": (Handling.STATEFUL, "OpenAI's extended prompt-cache retention"),
     }
 )
 """Every Responses request field and what ``POST /v1/responses`` does with it (see the module doc)."""
@@ -281,7 +281,7 @@ def _responses_to_chat(body: object) -> ResponsesRequest:
         if row is None:
             raise _refuse(field, "is not a field of the Responses API this gateway knows")
         value = request[field]
-        if row[0] is Treatment.STATEFUL and value is not None and value not in _IDLE_VALUES.get(field, ()):
+        if row[0] is Handling.STATEFUL and value is not None and value not in _IDLE_VALUES.get(field, ()):
             raise _refuse(field, f"{_NEEDS} ({row[1]}); set it to null or leave it out")
     if "input" not in request:
         raise TranslationError("'input' is required")
