@@ -6,11 +6,41 @@ values a request can carry, and the field table saying what each protocol's fiel
 
 from __future__ import annotations
 
+from routeproof.core.blocks import (
+    CacheControl,
+    CacheTTL,
+    DocumentBlock,
+    ImageBlock,
+    RedactedThinkingBlock,
+    SourceKind,
+    ThinkingBlock,
+)
 from routeproof.core.field_table import FieldRow, Treatment, treatment_of
 from routeproof.core.messages import WireFormat, WireOrigin
+from routeproof.core.options import (
+    EFFORT_BUDGET_TOKENS,
+    Reasoning,
+    ReasoningEffort,
+    ResponseFormat,
+    ResponseFormatKind,
+    ThinkingMode,
+)
 
 __all__ = [
+    "EFFORT_BUDGET_TOKENS",
+    "CacheControl",
+    "CacheTTL",
+    "DocumentBlock",
     "FieldRow",
+    "ImageBlock",
+    "Reasoning",
+    "ReasoningEffort",
+    "RedactedThinkingBlock",
+    "ResponseFormat",
+    "ResponseFormatKind",
+    "SourceKind",
+    "ThinkingBlock",
+    "ThinkingMode",
     "Treatment",
     "WireFormat",
     "WireOrigin",

@@ -79,7 +79,10 @@ def _openai_response_to_anthropic(body: object) -> dict[str, Any]:
     if message.get("content") is not None:
         content.append({"type": "text", "text": _str(message.get("content"), "choices[0].message.content")})
     raw_calls = message.get("tool_calls")
-    calls = _openai_tool_calls([] if raw_calls is None else raw_calls, 0, "choices[0].message.tool_calls")
+    skipped: list[str] = []
+    calls = _openai_tool_calls([] if raw_calls is None else raw_calls, 0, "choices[0].message.tool_calls", skipped)
+    if skipped:
+        raise TranslationError(f"{skipped[0]} (a custom tool call) has no Anthropic equivalent")
     for call in calls:
         tool_input = _parsed_args(call.input_json, f"tool call {call.id!r}")
         content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input})
