@@ -251,6 +251,27 @@ BREAKS: tuple[Break, ...] = (
           old='            "cache_write_tokens": usage.cache_creation_tokens,\n', new="",
           targets=("tests/responses/test_responses_oracle.py",),
           why="the usage object lacks a field the SDK's Response type requires"),
+    # issue 31 edge (wire-edge): same-protocol passthrough, feature headers, never-silent drops
+    Break(row="WIRE-PASSTHROUGH", file="src/routeproof/core/passthrough.py",
+          old="    body = dict(origin)",
+          new="    body = {k: v for k, v in origin.items() if k in _PARSED_KEYS[plan.protocol]}  # planted",
+          targets=("tests/core/test_passthrough.py",),
+          why="a same-protocol body keeps only the fields the parser knows: user, seed, newer fields are lost"),
+    Break(row="WIRE-PASSTHROUGH", file="src/routeproof/core/passthrough.py",
+          old="    elif plan.default_max_tokens is not None and plan.protocol is WireFormat.ANTHROPIC_MESSAGES:",
+          new="    elif plan.default_max_tokens is not None:  # planted",
+          targets=("tests/core/test_passthrough.py::test_no_output_cap_is_invented_for_openai",),
+          why="an OpenAI request without an output cap is sent with an invented one"),
+    Break(row="WIRE-PASSTHROUGH", file="src/routeproof/providers/_passthrough.py",
+          old="Outgoing(body=sent.body, headers=origin.headers,",
+          new="Outgoing(body=sent.body, headers=(),  # planted\n",
+          targets=("tests/sdk/test_passthrough_clients.py::test_anthropic_sdk_caching_thinking_and_beta_reach_an_anthropic_provider_verbatim",),
+          why="anthropic-beta / OpenAI-Beta are not forwarded to a same-protocol provider (silently lost)"),
+    Break(row="WIRE-PASSTHROUGH", file="src/routeproof/providers/_passthrough.py",
+          old="    dropped = fitted.dropped + cross.dropped + headers\n",
+          new="    dropped = fitted.dropped + cross.dropped  # planted\n",
+          targets=("tests/sdk/test_passthrough_clients.py::test_cross_protocol_drops_are_named_and_anthropic_gets_the_documented_cap",),
+          why="a feature header left out across protocols is not named in x-routeproof-dropped"),
 )  # fmt: skip
 
 

@@ -44,19 +44,24 @@ class Same:
     second: MockProviderServer
 
 
-def _toml(first: Shape, first_url: str, second_url: str) -> str:
+def _toml(first: Shape, first_url: str, second_url: str, *, alone: bool = False) -> str:
     oai_first = first is Shape.OPENAI
     oai_url, ant_url = (first_url, second_url) if oai_first else (second_url, first_url)
-    return f"""
+    ant = f"""
 [driver.providers.anthropic]
 base_url = "{ant_url}"
 model = "claude-sonnet-4-5"
 priority = {2 if oai_first else 1}
-
+"""
+    oai = f"""
 [driver.providers.openai]
 base_url = "{oai_url}/v1"
 model = "gpt-4o"
 priority = {1 if oai_first else 2}
+"""
+    chain = (oai if oai_first else ant) if alone else ant + oai
+    return f"""
+{chain}
 
 {FAST_BACKOFF}
 
@@ -69,12 +74,14 @@ key_env = "GW_KEY_A"
 
 
 @asynccontextmanager
-async def same_stack(tmp_path: Path, reader: InMemoryMetricReader | None, first: Shape) -> AsyncIterator[Same]:
-    """A gateway with ``first``'s protocol first in the chain, the other protocol second."""
+async def same_stack(
+    tmp_path: Path, reader: InMemoryMetricReader | None, first: Shape, *, alone: bool = False
+) -> AsyncIterator[Same]:
+    """A gateway with ``first``'s protocol first in the chain, the other protocol second (none if ``alone``)."""
     other = Shape.ANTHROPIC if first is Shape.OPENAI else Shape.OPENAI
     async with MockProviderServer(first) as head, MockProviderServer(other) as tail:
         path = tmp_path / "agent.toml"
-        path.write_text(_toml(first, head.base_url, tail.base_url))
+        path.write_text(_toml(first, head.base_url, tail.base_url, alone=alone))
         async with serve(Backend.load(path, environ=ENVIRON), reader) as (url, _app, _stop):
             yield Same(url=url, first=head, second=tail)
 
@@ -229,3 +236,54 @@ async def test_anthropic_sdk_caching_thinking_and_beta_reach_an_anthropic_provid
         assert _without(sent, "model") == expected
         assert sent["model"] == "claude-sonnet-4-5"
         assert s.first.journal[-1].header("anthropic-beta") == "interleaved-thinking-2025-05-14"
+
+
+async def test_a_field_another_protocol_refuses_skips_that_provider_for_a_same_protocol_one(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """An OpenAI field with no Anthropic row skips the Anthropic primary; the OpenAI fallback gets it verbatim."""
+    async with same_stack(tmp_path, metrics_reader, Shape.ANTHROPIC) as s:
+        client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        await client.chat.completions.create(
+            model="chat", messages=[{"role": "user", "content": "hi"}], extra_body={"verbosity": "low"}
+        )
+        await client.close()
+        assert not s.first.journal  # nothing was sent to the provider that cannot carry it
+        assert _sent(s.second)["verbosity"] == "low"
+
+
+async def test_when_no_provider_can_carry_a_field_the_answer_is_a_400_naming_it(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """An Anthropic-only chain and an OpenAI-only field: a 400 in OpenAI's error shape naming the field."""
+    async with same_stack(tmp_path, metrics_reader, Shape.ANTHROPIC, alone=True) as s:
+        client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        with pytest.raises(openai.BadRequestError, match="verbosity") as caught:
+            await client.chat.completions.create(
+                model="chat", messages=[{"role": "user", "content": "hi"}], extra_body={"verbosity": "low"}
+            )
+        await client.close()
+        assert caught.value.status_code == 400
+        assert not s.first.journal
+
+
+async def test_cross_protocol_drops_are_named_and_anthropic_gets_the_documented_cap(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """OpenAI client, Anthropic provider: OpenAI-Beta is named dropped (plain and before the first
+    stream event); the uncapped request is sent with the model's documented maximum output."""
+    async with same_stack(tmp_path, metrics_reader, Shape.ANTHROPIC) as s:
+        client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        hello: Any = [{"role": "user", "content": "hi"}]
+        beta = {"OpenAI-Beta": "assistants=v2"}
+        raw = await client.chat.completions.with_raw_response.create(model="chat", messages=hello, extra_headers=beta)
+        assert raw.headers["x-routeproof-dropped"] == "header:openai-beta"
+        sent = _sent(s.first)
+        assert sent["max_tokens"] == 64000  # claude-sonnet-4-5's documented maximum (models.toml)
+        assert s.first.journal[-1].header("openai-beta") is None
+        async with client.chat.completions.with_streaming_response.create(
+            model="chat", messages=hello, extra_headers=beta, stream=True
+        ) as streamed:
+            assert streamed.headers["x-routeproof-dropped"] == "header:openai-beta"  # before any event
+            assert [line async for line in streamed.iter_lines() if line.startswith("data: ")]
+        await client.close()
