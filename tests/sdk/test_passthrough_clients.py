@@ -287,3 +287,68 @@ async def test_cross_protocol_drops_are_named_and_anthropic_gets_the_documented_
             assert streamed.headers["x-routeproof-dropped"] == "header:openai-beta"  # before any event
             assert [line async for line in streamed.iter_lines() if line.startswith("data: ")]
         await client.close()
+
+
+async def test_a_same_protocol_answer_reaches_the_caller_with_every_field(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """OpenAI provider, OpenAI client: reasoning and cached tokens, logprobs and fields the neutral
+    model does not carry (system_fingerprint, service_tier) come back as the provider sent them."""
+    from routeproof.mock import Scripted
+
+    logprobs = {"content": [{"token": "Hi", "logprob": -0.1, "bytes": [72, 105], "top_logprobs": []}], "refusal": None}
+    answer = {
+        "id": "chatcmpl-own", "object": "chat.completion", "created": 1, "model": "gpt-4o",
+        "system_fingerprint": "fp_1", "service_tier": "default",
+        "choices": [{"index": 0, "finish_reason": "stop", "logprobs": logprobs,
+                     "message": {"role": "assistant", "content": "Hi", "refusal": None, "annotations": []}}],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 30, "total_tokens": 80,
+                  "prompt_tokens_details": {"cached_tokens": 40},
+                  "completion_tokens_details": {"reasoning_tokens": 20}},
+    }  # fmt: skip
+    async with same_stack(tmp_path, metrics_reader, Shape.OPENAI) as s:
+        s.first.script(Scripted(body=answer))
+        client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        done = await client.chat.completions.create(
+            model="chat", messages=[{"role": "user", "content": "hi"}], logprobs=True
+        )
+        await client.close()
+    assert done.usage is not None
+    assert done.usage.completion_tokens_details is not None
+    assert done.usage.completion_tokens_details.reasoning_tokens == 20
+    assert done.usage.prompt_tokens_details is not None
+    assert done.usage.prompt_tokens_details.cached_tokens == 40
+    assert done.choices[0].logprobs is not None
+    assert done.choices[0].logprobs.content is not None
+    assert done.choices[0].logprobs.content[0].token == "Hi"
+    assert done.system_fingerprint == "fp_1"
+
+
+async def test_an_anthropic_answer_keeps_its_signed_thinking_block_and_cache_usage(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """Anthropic provider, Anthropic client: the thinking block and its signature come back byte-exact,
+    with cache-read and cache-creation tokens, so the next turn can send the block back intact."""
+    from routeproof.mock import Scripted
+
+    thinking = {"type": "thinking", "thinking": "Let me think.", "signature": "ErUBCkYIBRgCIkB/+sig=="}
+    answer = {
+        "id": "msg_own", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [thinking, {"type": "text", "text": "Hi"}], "stop_reason": "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": 5, "output_tokens": 9, "cache_read_input_tokens": 100,
+                  "cache_creation_input_tokens": 7},
+    }  # fmt: skip
+    async with same_stack(tmp_path, metrics_reader, Shape.ANTHROPIC) as s:
+        s.first.script(Scripted(body=answer))
+        client = anthropic.AsyncAnthropic(base_url=s.url, api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        done = await client.messages.create(
+            model="chat", max_tokens=2048, messages=[{"role": "user", "content": "hi"}],
+            thinking={"type": "enabled", "budget_tokens": 1024},
+        )  # fmt: skip
+        await client.close()
+    block = done.content[0]
+    assert block.type == "thinking"
+    assert block.signature == thinking["signature"]
+    assert block.thinking == thinking["thinking"]
+    assert done.usage.cache_read_input_tokens == 100
+    assert done.usage.cache_creation_input_tokens == 7

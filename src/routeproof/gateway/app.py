@@ -39,10 +39,10 @@ from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
 from routeproof.core.responses_api import responses_to_chat
 from routeproof.core.translate import parse_anthropic_request, parse_openai_request
-from routeproof.core.types import AttemptRecord, ChatRequest, StreamError, StreamEvent
+from routeproof.core.types import AttemptRecord, ChatRequest, ProviderResponse, StreamError, StreamEvent
 from routeproof.errors import RouterError, TranslationError
 from routeproof.gateway.anthropic_wire import AnthropicStream, message
-from routeproof.gateway.backend import Backend, Route
+from routeproof.gateway.backend import Backend, Route, protocol_of
 from routeproof.gateway.failures import Api, Failure, attempt_json, error_body, failure_for
 from routeproof.gateway.openai_wire import OpenAIStream, completion
 from routeproof.gateway.responses_wire import ResponsesStream, response_object
@@ -318,7 +318,9 @@ class GatewayApp:
             response_id, echo = f"resp_rp{uuid.uuid4().hex}", json.loads(job.echo_json)
             body = response_object(resp, response_id=response_id, created_at=int(time.time()), echo=echo)
         else:
-            body = message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
+            body = _own_answer(api, resp) or (
+                message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
+            )
         await _send_json(send, 200, body, (_attempts_header(resp.attempts), *_dropped_header(resp.dropped_parameters)))
 
     async def _stream(self, job: _Job, include_usage: bool, send: Send) -> None:
@@ -365,6 +367,16 @@ async def _in_server_span(path: str, parent: Context, work: Coroutine[Any, Any, 
     """``work`` inside a SERVER span continuing the caller's trace ``parent``."""
     with _tracer(trace.get_tracer_provider()).start_as_current_span(path, context=parent, kind=trace.SpanKind.SERVER):
         await work
+
+
+def _own_answer(api: Api, resp: ProviderResponse) -> dict[str, Any] | None:
+    """A same-protocol answer as its provider gave it, every field kept (reasoning tokens, logprobs,
+    refusal, annotations, thinking blocks and signatures, cache usage); None when it crossed protocols."""
+    kind = None if resp.provider is None else resp.provider.kind
+    if resp.wire_body_json is None or kind is None or protocol_of(kind) is not _ORIGIN.get(api):
+        return None
+    own = json.loads(resp.wire_body_json)
+    return own if isinstance(own, dict) else None
 
 
 def _dropped_header(dropped: tuple[str, ...]) -> tuple[tuple[bytes, bytes], ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator
 from dataclasses import replace
 from typing import Any
@@ -114,6 +115,8 @@ class AnthropicProvider:
             max_response_bytes=self._max_response_bytes,
         )
         response = stamp(normalize_or_fail(normalize_anthropic, reply, secrets=secrets), self.kind, model)
+        if out.body is not None:  # same protocol: the caller gets the provider's own answer, every field of it
+            response = replace(response, wire_body_json=json.dumps(reply.body, separators=(",", ":")))
         return replace(response, dropped_parameters=dropped) if dropped else response
 
     def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ One client serves every OpenAI-compatible endpoint; the kind and base URL say wh
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import replace
 from functools import partial
@@ -115,6 +116,8 @@ class OpenAIProvider:
         )
         normalize = partial(normalize_openai, provider=self.kind)
         response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
+        if out.body is not None:  # same protocol: the caller gets the provider's own answer, every field of it
+            response = replace(response, wire_body_json=json.dumps(reply.body, separators=(",", ":")))
         return replace(response, dropped_parameters=dropped) if dropped else response
 
     def _body(self, request: ChatRequest, model: str, *, stream: bool) -> tuple[dict[str, Any], Outgoing]:
