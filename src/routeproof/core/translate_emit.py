@@ -515,6 +515,8 @@ def _dropped_by_target(req: ChatRequest, target: WireFormat) -> tuple[str, ...]:
     markers = [_cache_of(b) for b in [*req.system_blocks, *blocks]] + [t.cache_control for t in req.tools]
     ttl = any(marker is not None and marker.ttl is not None for marker in markers)
     fmt = req.response_format
+    # an effort whose thinking budget does not fit under max_tokens (Anthropic, Bedrock) is left out
+    unfit = req.reasoning is not None and req.reasoning.thinking is None and _thinking_budget(req) == (None, None)
     candidates: dict[WireFormat, tuple[tuple[str, bool], ...]] = {
         WireFormat.OPENAI_CHAT: (
             ("cache_control", _has_cache_marker(req)),
@@ -531,6 +533,7 @@ def _dropped_by_target(req: ChatRequest, target: WireFormat) -> tuple[str, ...]:
             ("top_logprobs", req.top_logprobs is not None),
             ("frequency_penalty", req.frequency_penalty is not None),
             ("presence_penalty", req.presence_penalty is not None),
+            ("reasoning_effort", unfit),
             ("service_tier", req.service_tier is not None and req.service_tier not in ANTHROPIC_SERVICE_TIERS),
             ("image.detail", any(isinstance(b, ImageBlock) and b.detail for b in blocks)),
             ("response_format.name", fmt is not None and bool(fmt.name)),
@@ -539,6 +542,7 @@ def _dropped_by_target(req: ChatRequest, target: WireFormat) -> tuple[str, ...]:
         ),
         WireFormat.BEDROCK_CONVERSE: (
             ("cache_control.ttl", ttl),
+            ("reasoning_effort", unfit),
             ("user", req.user is not None),
             ("seed", req.seed is not None),
             ("logprobs", req.logprobs is not None),
