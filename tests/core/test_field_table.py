@@ -34,16 +34,19 @@ def test_field_row_names_bad_values() -> None:
             source=WireFormat.OPENAI_CHAT, field="", target=WireFormat.OPENAI_CHAT, treatment=Treatment.DROPPED, note=""
         )
     with pytest.raises(ValueError, match=r"FieldRow\.treatment"):
-        FieldRow(source=WireFormat.OPENAI_CHAT, field="x", target=WireFormat.OPENAI_CHAT, treatment="eaten", note="")
+        bad: Any = "eaten"
+        FieldRow(source=WireFormat.OPENAI_CHAT, field="x", target=WireFormat.OPENAI_CHAT, treatment=bad, note="")
 
 
 def test_wire_origin_checks_headers() -> None:
     """WireOrigin takes lower-case (name, value) str pairs and names a bad one."""
-    assert WireOrigin(protocol="openai-chat", body_json="{}").protocol is WireFormat.OPENAI_CHAT
+    by_value: Any = "openai-chat"
+    assert WireOrigin(protocol=by_value, body_json="{}").protocol is WireFormat.OPENAI_CHAT
     with pytest.raises(ValueError, match="lower-case"):
         WireOrigin(protocol=WireFormat.OPENAI_CHAT, body_json="{}", headers=(("X-A", "b"),))
     with pytest.raises(TypeError, match=r"headers\[0\]"):
-        WireOrigin(protocol=WireFormat.OPENAI_CHAT, body_json="{}", headers=(("x-a",),))
+        short: Any = (("x-a",),)
+        WireOrigin(protocol=WireFormat.OPENAI_CHAT, body_json="{}", headers=short)
 
 
 # --- the rows against the installed SDKs and against what the translation does ----------------------
