@@ -33,8 +33,8 @@ def test_field_row_names_bad_values() -> None:
         FieldRow(
             source=WireFormat.OPENAI_CHAT, field="", target=WireFormat.OPENAI_CHAT, treatment=Treatment.DROPPED, note=""
         )
+    bad: Any = "eaten"
     with pytest.raises(ValueError, match=r"FieldRow\.treatment"):
-        bad: Any = "eaten"
         FieldRow(source=WireFormat.OPENAI_CHAT, field="x", target=WireFormat.OPENAI_CHAT, treatment=bad, note="")
 
 
@@ -44,8 +44,8 @@ def test_wire_origin_checks_headers() -> None:
     assert WireOrigin(protocol=by_value, body_json="{}").protocol is WireFormat.OPENAI_CHAT
     with pytest.raises(ValueError, match="lower-case"):
         WireOrigin(protocol=WireFormat.OPENAI_CHAT, body_json="{}", headers=(("X-A", "b"),))
+    short: Any = (("x-a",),)
     with pytest.raises(TypeError, match=r"headers\[0\]"):
-        short: Any = (("x-a",),)
         WireOrigin(protocol=WireFormat.OPENAI_CHAT, body_json="{}", headers=short)
 
 

@@ -168,6 +168,7 @@ _ANTHROPIC_TO_BEDROCK: dict[str, tuple[Treatment, str]] = {
                  "txt), tool_use -> toolUse, tool_result -> toolResult, thinking -> reasoningContent "
                  "(signature kept), cache markers -> cachePoint blocks"),
     "model": (_T, "the model id in the Converse URL"),
+    "tools[]": (_R, "an Anthropic server tool (web search, code execution, ...) has no Converse equivalent"),
     "cache_control": (_D, "Converse takes cachePoint blocks, not a request-wide marker"),
     "container": (_R, "an Anthropic code-execution container"),
     "metadata": (_D, "Converse has no end-user id"),
