@@ -241,15 +241,16 @@ async def test_anthropic_sdk_caching_thinking_and_beta_reach_an_anthropic_provid
 async def test_a_field_another_protocol_refuses_skips_that_provider_for_a_same_protocol_one(
     tmp_path: Path, metrics_reader: InMemoryMetricReader | None
 ) -> None:
-    """An OpenAI field with no Anthropic row skips the Anthropic primary; the OpenAI fallback gets it verbatim."""
+    """An OpenAI field with no Anthropic row (a future one) skips the Anthropic primary; the OpenAI
+    fallback gets it verbatim."""
     async with same_stack(tmp_path, metrics_reader, Shape.ANTHROPIC) as s:
         client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
         await client.chat.completions.create(
-            model="chat", messages=[{"role": "user", "content": "hi"}], extra_body={"verbosity": "low"}
+            model="chat", messages=[{"role": "user", "content": "hi"}], extra_body={"future_param": {"a": 1}}
         )
         await client.close()
         assert not s.first.journal  # nothing was sent to the provider that cannot carry it
-        assert _sent(s.second)["verbosity"] == "low"
+        assert _sent(s.second)["future_param"] == {"a": 1}
 
 
 async def test_when_no_provider_can_carry_a_field_the_answer_is_a_400_naming_it(
@@ -258,9 +259,9 @@ async def test_when_no_provider_can_carry_a_field_the_answer_is_a_400_naming_it(
     """An Anthropic-only chain and an OpenAI-only field: a 400 in OpenAI's error shape naming the field."""
     async with same_stack(tmp_path, metrics_reader, Shape.ANTHROPIC, alone=True) as s:
         client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
-        with pytest.raises(openai.BadRequestError, match="verbosity") as caught:
+        with pytest.raises(openai.BadRequestError, match="future_param") as caught:
             await client.chat.completions.create(
-                model="chat", messages=[{"role": "user", "content": "hi"}], extra_body={"verbosity": "low"}
+                model="chat", messages=[{"role": "user", "content": "hi"}], extra_body={"future_param": 1}
             )
         await client.close()
         assert caught.value.status_code == 400
@@ -270,14 +271,17 @@ async def test_when_no_provider_can_carry_a_field_the_answer_is_a_400_naming_it(
 async def test_cross_protocol_drops_are_named_and_anthropic_gets_the_documented_cap(
     tmp_path: Path, metrics_reader: InMemoryMetricReader | None
 ) -> None:
-    """OpenAI client, Anthropic provider: OpenAI-Beta is named dropped (plain and before the first
-    stream event); the uncapped request is sent with the model's documented maximum output."""
+    """OpenAI client, Anthropic provider: seed (the emitter's drop), verbosity (the table's) and
+    OpenAI-Beta are named dropped (plain, and before the first stream event); the uncapped request is
+    sent with the model's documented maximum output."""
     async with same_stack(tmp_path, metrics_reader, Shape.ANTHROPIC) as s:
         client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
         hello: Any = [{"role": "user", "content": "hi"}]
         beta = {"OpenAI-Beta": "assistants=v2"}
-        raw = await client.chat.completions.with_raw_response.create(model="chat", messages=hello, extra_headers=beta)
-        assert raw.headers["x-routeproof-dropped"] == "header:openai-beta"
+        raw = await client.chat.completions.with_raw_response.create(
+            model="chat", messages=hello, extra_headers=beta, seed=5, extra_body={"verbosity": "low"}
+        )
+        assert raw.headers["x-routeproof-dropped"].split(",") == ["verbosity", "seed", "header:openai-beta"]
         sent = _sent(s.first)
         assert sent["max_tokens"] == 64000  # claude-sonnet-4-5's documented maximum (models.toml)
         assert s.first.journal[-1].header("openai-beta") is None

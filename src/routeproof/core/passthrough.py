@@ -34,6 +34,8 @@ import icontract
 from routeproof.core.field_table import Treatment, treatment_of
 from routeproof.core.messages import WireFormat
 from routeproof.core.translate_common import _ANTHROPIC_REQUEST_KEYS, _OPENAI_REQUEST_KEYS
+from routeproof.core.translate_emit import _dropped_by_target
+from routeproof.core.types import ChatRequest
 
 __all__ = [
     "OUTPUT_CAP_FIELDS",
@@ -43,6 +45,7 @@ __all__ = [
     "PassthroughPlan",
     "cross_protocol_plan",
     "passthrough_body",
+    "translation_drops",
     "untranslated_fields",
     "wire_keys_of_drops",
 ]
@@ -207,3 +210,9 @@ def untranslated_fields(protocol: WireFormat, body: Mapping[str, Any]) -> tuple[
     """The top-level fields of a ``protocol`` request body that the neutral request does not carry."""
     known = _PARSED_KEYS.get(protocol)
     return () if known is None else tuple(key for key in body if key not in known)
+
+
+@icontract.ensure(lambda result: len(set(result)) == len(result))
+def translation_drops(req: ChatRequest, target: WireFormat) -> tuple[str, ...]:
+    """What the translation to ``target`` leaves out of the neutral ``req`` (the emitters' own list), to be named."""
+    return tuple(dict.fromkeys(_dropped_by_target(req, target)))

@@ -28,6 +28,7 @@ from routeproof.core.passthrough import (
     PassthroughPlan,
     cross_protocol_plan,
     passthrough_body,
+    translation_drops,
     untranslated_fields,
 )
 from routeproof.core.types import ChatRequest, ProviderKind
@@ -98,7 +99,8 @@ def outgoing_body(
     if cross.refused:
         raise RefusedFields(target, cross.refused)
     headers = tuple(f"{HEADER_DROP_PREFIX}{name}" for name, _ in origin.headers)
-    dropped = fitted.dropped + cross.dropped + headers
+    translated = tuple(d for d in translation_drops(fitted.request, target) if d not in cross.dropped)
+    dropped = fitted.dropped + cross.dropped + translated + headers
     if target is WireFormat.ANTHROPIC_MESSAGES and not any(
         k in caller_body for k in OUTPUT_CAP_FIELDS[origin.protocol]
     ):
