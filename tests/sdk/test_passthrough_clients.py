@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pydantic
 import pytest
@@ -291,6 +292,11 @@ async def test_cross_protocol_drops_are_named_and_anthropic_gets_the_documented_
             assert streamed.headers["x-routeproof-dropped"] == "header:openai-beta"  # before any event
             assert [line async for line in streamed.iter_lines() if line.startswith("data: ")]
         await client.close()
+        async with httpx.AsyncClient(timeout=15) as http:
+            scraped = (await http.get(f"{s.url}/metrics")).text
+        if metrics_reader is not None:  # the process's SDK meter provider is ours: the drop is counted
+            counted = [line for line in scraped.splitlines() if line.startswith("ai_router_parameters_dropped_total")]
+            assert any('parameter="seed"' in line and 'provider="anthropic"' in line for line in counted), counted
 
 
 async def test_a_same_protocol_answer_reaches_the_caller_with_every_field(

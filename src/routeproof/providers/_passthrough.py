@@ -15,10 +15,13 @@ Every drop is logged (``router_parameters_dropped``) and returned, so the provid
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from dataclasses import dataclass
 from typing import Any
+
+from opentelemetry import metrics
 
 from routeproof.core.capabilities import FittedRequest, ModelCapabilities
 from routeproof.core.errors import TranslationError
@@ -33,9 +36,14 @@ from routeproof.core.passthrough import (
 )
 from routeproof.core.types import ChatRequest, ProviderKind
 
-__all__ = ["HEADER_DROP_PREFIX", "Outgoing", "RefusedFields", "log_dropped", "outgoing_body"]
+__all__ = ["DROPPED_METRIC", "HEADER_DROP_PREFIX", "Outgoing", "RefusedFields", "log_dropped", "outgoing_body"]
 
 logger = logging.getLogger("routeproof")
+
+DROPPED_METRIC = "ai_router_parameters_dropped_total"
+"""Counter of request fields left out, by provider and parameter (a closed set: capability names,
+the field table's DROPPED rows, the emitters' drops and the allow-listed headers; unknown fields are
+refused, never dropped)."""
 
 HEADER_DROP_PREFIX = "header:"
 """How a feature header that could not go to this provider is named among the dropped parameters."""
@@ -110,10 +118,19 @@ def outgoing_body(
     return Outgoing(body=None, headers=(), dropped=dropped)
 
 
+@functools.cache
+def _dropped_counter(provider: metrics.MeterProvider) -> metrics.Counter:
+    meter = provider.get_meter("routeproof")
+    return meter.create_counter(DROPPED_METRIC, description="Request fields left out, by provider and parameter")
+
+
 def log_dropped(kind: ProviderKind, model: str, dropped: tuple[str, ...]) -> None:
-    """The one log line naming what was left out of a request for ``model``."""
+    """The one log line (and metric) naming what was left out of a request for ``model``."""
     if not dropped:
         return
+    counter = _dropped_counter(metrics.get_meter_provider())
+    for name in dropped:
+        counter.add(1, {"provider": kind.as_metric_label(), "parameter": name})
     logger.info(
         "router_parameters_dropped provider=%s model=%s dropped=%s",
         kind.as_metric_label(),
