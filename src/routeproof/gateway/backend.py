@@ -42,7 +42,10 @@ def protocol_of(kind: ProviderKind) -> WireFormat | None:
     """The wire protocol a provider kind speaks (None: not one a gateway client speaks)."""
     if kind is ProviderKind.ANTHROPIC:
         return WireFormat.ANTHROPIC_MESSAGES
-    if kind in (ProviderKind.OPENAI, ProviderKind.OPENROUTER, ProviderKind.OLLAMA, ProviderKind.VLLM):
+    if kind in (ProviderKind.OPENAI, ProviderKind.OPENROUTER, ProviderKind.OLLAMA, ProviderKind.VLLM) or kind in (
+        ProviderKind.AZURE,
+        ProviderKind.GEMINI,
+    ):
         return WireFormat.OPENAI_CHAT
     if kind is ProviderKind.BEDROCK:
         return WireFormat.BEDROCK_CONVERSE

@@ -9,7 +9,6 @@ import json
 import socket
 import struct
 import time
-from collections.abc import Mapping
 from types import TracebackType
 
 from routeproof.mock.control import CONTROL_PREFIX, handle_control
@@ -337,7 +336,7 @@ class MockProviderServer:
         self,
         writer: asyncio.StreamWriter,
         status: int,
-        payload: Mapping[str, object],
+        payload: object,
         *,
         keep_alive: bool,
         extra: tuple[tuple[str, str], ...] = (),

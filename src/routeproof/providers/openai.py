@@ -32,6 +32,7 @@ __all__ = ["DEFAULT_BASE_URLS", "OPENAI_COMPATIBLE_KINDS", "OpenAIProvider"]
 
 OPENAI_COMPATIBLE_KINDS = frozenset(
     {ProviderKind.OPENAI, ProviderKind.OPENROUTER, ProviderKind.OLLAMA, ProviderKind.VLLM}
+    | {ProviderKind.AZURE, ProviderKind.GEMINI}  # their own modules configure this client (azure.py, gemini.py)
 )
 
 DEFAULT_BASE_URLS: Mapping[ProviderKind, str] = MappingProxyType(
@@ -97,6 +98,10 @@ class OpenAIProvider:
             headers["authorization"] = f"Bearer {self._api_key}"
         return headers
 
+    def _chat_url(self, model: str) -> str:
+        """Where ``model``'s Chat Completions requests go (Azure puts the deployment in the path)."""
+        return f"{self.base_url}/chat/completions"
+
     def _secrets(self) -> tuple[str, ...]:
         return () if self._api_key is None else (self._api_key,)
 
@@ -107,7 +112,7 @@ class OpenAIProvider:
         dropped = out.dropped
         reply = await post_json(
             self._client,
-            f"{self.base_url}/chat/completions",
+            self._chat_url(model),
             content=encode_json(body),
             headers=self._headers(out),
             timeout_at=timeout_at,
@@ -153,7 +158,7 @@ class OpenAIProvider:
         body, out = self._body(request, model, stream=True)
         return stream_events(
             self._client,
-            f"{self.base_url}/chat/completions",
+            self._chat_url(model),
             content=encode_json(body),
             headers=self._headers(out),
             timeout_at=timeout_at,
