@@ -138,7 +138,7 @@ _ANTHROPIC_TO_OPENAI: dict[str, tuple[Treatment, str]] = {
     "diagnostics": (_D, "Anthropic's prompt-cache diagnostics"),
     "inference_geo": (_R, "a data-residency requirement another provider cannot be held to"),
     "metadata": (_T, "metadata.user_id -> user"),
-    "output_config": (_T, "effort -> reasoning_effort (max -> xhigh); format -> response_format json_schema"),
+    "output_config": (_T, "effort -> reasoning_effort; format -> response_format json_schema"),
     "service_tier": (_T, "'auto' -> 'auto'; 'standard_only' is dropped, named"),
     "speed": (_D, "Anthropic's fast mode"),
     "stop_sequences": (_T, "stop"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from routeproof.core.blocks import RedactedThinkingBlock, ThinkingBlock
 from routeproof.core.identity import ProviderId
 from routeproof.core.messages import ToolCall
 
@@ -90,12 +91,29 @@ class Usage:
     completion_tokens: int = 0
     cached_input_tokens: int = 0  # tokens read from the prompt cache
     cache_creation_tokens: int = 0  # tokens written to the prompt cache
+    reasoning_tokens: int = 0  # the part of completion_tokens the model spent reasoning (OpenAI reports it)
 
     def __post_init__(self) -> None:
-        for name in ("prompt_tokens", "completion_tokens", "cached_input_tokens", "cache_creation_tokens"):
+        names = (
+            "prompt_tokens",
+            "completion_tokens",
+            "cached_input_tokens",
+            "cache_creation_tokens",
+            "reasoning_tokens",
+        )
+        for name in names:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"Usage.{name} must be a non-negative int, got {value!r}")
+
+
+_USAGE_COUNTS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_input_tokens",
+    "cache_creation_tokens",
+    "reasoning_tokens",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,6 +124,10 @@ class Choice:
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: FinishReason = FinishReason.STOP
+    # The model's reasoning as the provider returned it (Anthropic thinking, Bedrock reasoningContent):
+    # signatures byte-exact, so a caller can send the blocks back in its next turn.
+    thinking: tuple[ThinkingBlock | RedactedThinkingBlock, ...] = ()
+    refusal: str | None = None  # OpenAI's refusal text (``content`` carries it too, for text-only callers)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -263,7 +263,8 @@ def _openai_part(block: ContentBlock) -> dict[str, Any] | None:
             raise TranslationError(
                 f"document {block.data!r}: OpenAI Chat Completions takes a PDF as inline file data, not a URL"
             )
-        file = {"filename": block.title or "document.pdf", "file_data": f"data:application/pdf;base64,{block.data}"}
+        filename = "document.pdf" if block.title is None else block.title
+        file = {"filename": filename, "file_data": f"data:application/pdf;base64,{block.data}"}
         return {"type": "file", "file": file}
     return None
 
@@ -389,7 +390,7 @@ def _openai_options(req: ChatRequest, body: dict[str, Any]) -> None:
         body["response_format"] = response_format
     effort = _effort_of(req)
     if effort is not None:
-        body["reasoning_effort"] = "xhigh" if effort is ReasoningEffort.MAX else effort.value
+        body["reasoning_effort"] = effort.value
     if req.service_tier in OPENAI_SERVICE_TIERS:
         body["service_tier"] = req.service_tier
 
