@@ -2,7 +2,8 @@
 
 One module per provider (``anthropic``, ``openai``, ``bedrock``, ``local``); none imports another.
 :class:`OpenAIProvider` also serves the OpenAI-compatible kinds (OpenRouter, Ollama, vLLM) by its
-``kind``. :func:`routeproof.config.build_providers` builds them from configuration. The Bedrock
+``kind``; :class:`AzureOpenAIProvider` and :class:`GeminiProvider` are configurations of it (deployment URLs
+and ``api-key`` auth; Gemini's endpoint, errors and usage). :func:`routeproof.config.build_providers` builds them from configuration. The Bedrock
 provider needs the ``bedrock`` extra (botocore); importing it here does not.
 """
 
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 from routeproof.core.capabilities import CapabilityRow, CapabilityTable, ModelCapabilities
 from routeproof.providers.anthropic import AnthropicProvider
+from routeproof.providers.azure import AzureOpenAIProvider
 from routeproof.providers.bedrock import AwsCredentials, BedrockProvider
+from routeproof.providers.gemini import GeminiProvider
 from routeproof.providers.local import LocalProvider
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.providers.protocol import Provider
@@ -18,9 +21,11 @@ from routeproof.providers.protocol import Provider
 __all__ = [
     "AnthropicProvider",
     "AwsCredentials",
+    "AzureOpenAIProvider",
     "BedrockProvider",
     "CapabilityRow",
     "CapabilityTable",
+    "GeminiProvider",
     "LocalProvider",
     "ModelCapabilities",
     "OpenAIProvider",
