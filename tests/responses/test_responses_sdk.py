@@ -230,3 +230,21 @@ async def test_an_input_image_reaches_anthropic_as_an_image_block(client: openai
     assert blocks[0] == {"type": "text", "text": "what is this?"}
     assert blocks[1]["type"] == "image"
     assert blocks[1]["source"] == {"type": "base64", "media_type": "image/png", "data": PIXEL}
+
+
+async def test_deadline_header_is_a_504_in_openai_shape(client: openai.AsyncOpenAI, stack: Stack) -> None:
+    """A provider slower than the caller's deadline header gives a 504 with the deadline code."""
+    stack.anthropic.script(Scripted(delay_before_headers_s=2.0))
+    with pytest.raises(openai.APIStatusError) as caught:
+        await client.responses.create(model="chat", input="hi", extra_headers={"x-routeproof-deadline-ms": "150"})
+    assert caught.value.status_code == 504
+    assert caught.value.response.json()["error"]["code"] == "deadline_exceeded"
+
+
+async def test_a_provider_400_is_a_400_and_not_failed_over(client: openai.AsyncOpenAI, stack: Stack) -> None:
+    """A provider's 400 is terminal: answered 400 in OpenAI's shape, the next provider never asked."""
+    stack.anthropic.script(Scripted(status=400))
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.responses.create(model="chat", input="hi")
+    assert caught.value.response.json()["error"]["code"] == "invalid_request"
+    assert not stack.openai.journal
