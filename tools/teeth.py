@@ -314,6 +314,11 @@ BREAKS: tuple[Break, ...] = (
           old="        return IMAGE_TOKENS_BOUND\n", new="        return 0  # planted\n",
           targets=("tests/core/test_input_size.py",),
           why="an image counts nothing in the worst-case reservation"),
+    Break(row="WIRE-CAPABILITY", file="src/routeproof/core/capabilities.py",
+          old="    lacking = [cap for cap in _needed_impl(req) if not getattr(caps, cap.value)]",
+          new="    lacking: list[Capability] = []  # planted",
+          targets=("tests/router/test_capability_failover.py",),
+          why="an image request is sent to a text-only model instead of skipping it (capability: images)"),
 )  # fmt: skip
 
 
