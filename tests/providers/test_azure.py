@@ -12,7 +12,7 @@ import pytest
 
 from routeproof import ChatRequest, Message, ProviderCallFailed, ProviderKind
 from routeproof.config import load_config
-from routeproof.core.types import FinishReason
+from routeproof.core.types import FinishReason, MessageStop
 from routeproof.errors import ConfigError
 from routeproof.mock import DEFAULT_TEXT, MockProviderServer, Scripted, Shape
 from routeproof.mock.variants import AZURE_CONTENT_FILTER
@@ -173,3 +173,33 @@ def test_bad_azure_config_fails_at_load_naming_the_key(tmp_path: Path, table: st
     """A missing endpoint, a malformed api_version or an unknown auth fails at load, naming the key."""
     with pytest.raises(ConfigError, match=named):
         load_config(_config(tmp_path, table), environ={"AZURE_OPENAI_API_KEY": KEY})
+
+
+@pytest.mark.asyncio
+async def test_a_stream_led_by_prompt_filter_results_and_cut_by_the_filter() -> None:
+    """Azure's stream opens with a choices-less prompt_filter_results chunk; a completion the filter
+    stops ends with MessageStop(CONTENT_FILTER), the text before it kept."""
+    filters = {"hate": {"filtered": False, "severity": "safe"}}
+    events = (
+        {"data": {"id": "", "object": "", "created": 0, "model": "", "choices": [],
+                  "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": filters}]}},
+        {"data": {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o", "choices": [
+            {"index": 0, "delta": {"role": "assistant", "content": "Once"}, "finish_reason": None,
+             "content_filter_results": filters}]}},
+        {"data": {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o", "choices": [
+            {"index": 0, "delta": {}, "finish_reason": "content_filter"}]}},
+        {"data": {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o", "choices": [],
+                  "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}},
+        {"data": "[DONE]"},
+    )  # fmt: skip
+    async with MockProviderServer(Shape.AZURE) as mock:
+        mock.script(Scripted(stream_events=events))
+        provider = _provider(mock.base_url)
+        try:
+            seen = [e async for e in provider.stream(HELLO, "my-gpt4o", timeout_at=_deadline())]
+        finally:
+            await provider.aclose()
+    assert "".join(getattr(e, "text", "") for e in seen) == "Once"
+    last = seen[-1]
+    assert isinstance(last, MessageStop)
+    assert last.stop_reason is FinishReason.CONTENT_FILTER
