@@ -25,6 +25,7 @@ from routeproof.core.options import (
     ResponseFormatKind,
     ThinkingMode,
 )
+from routeproof.core.stream_events import ThinkingDelta
 
 __all__ = [
     "EFFORT_BUDGET_TOKENS",
@@ -40,6 +41,7 @@ __all__ = [
     "ResponseFormatKind",
     "SourceKind",
     "ThinkingBlock",
+    "ThinkingDelta",
     "ThinkingMode",
     "Treatment",
     "WireFormat",

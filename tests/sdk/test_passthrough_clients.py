@@ -362,3 +362,24 @@ async def test_an_anthropic_answer_keeps_its_signed_thinking_block_and_cache_usa
     assert block.thinking == thinking["thinking"]
     assert done.usage.cache_read_input_tokens == 100
     assert done.usage.cache_creation_input_tokens == 7
+
+
+async def test_a_streamed_thinking_block_reaches_an_anthropic_client_with_its_signature(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """Anthropic stream through the gateway: the thinking block (thinking and signature deltas)
+    arrives before the text, and the SDK's final message holds it byte-exact."""
+    from routeproof.mock.features import MOCK_SIGNATURE, MOCK_THINKING
+
+    async with same_stack(tmp_path, metrics_reader, Shape.ANTHROPIC) as s:
+        client = anthropic.AsyncAnthropic(base_url=s.url, api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        async with client.messages.stream(
+            model="chat", max_tokens=2048, messages=[{"role": "user", "content": "hi"}],
+            thinking={"type": "enabled", "budget_tokens": 1024},
+        ) as stream:  # fmt: skip
+            final = await stream.get_final_message()
+        await client.close()
+    first = final.content[0]
+    assert first.type == "thinking"
+    assert (first.thinking, first.signature) == (MOCK_THINKING, MOCK_SIGNATURE)
+    assert final.content[1].type == "text"
