@@ -45,7 +45,7 @@ class Same:
     second: MockProviderServer
 
 
-def _toml(first: Shape, first_url: str, second_url: str, *, alone: bool = False) -> str:
+def _toml(first: Shape, first_url: str, second_url: str, *, alone: bool = False, openai_model: str = "gpt-4o") -> str:
     oai_first = first is Shape.OPENAI
     oai_url, ant_url = (first_url, second_url) if oai_first else (second_url, first_url)
     ant = f"""
@@ -57,7 +57,7 @@ priority = {2 if oai_first else 1}
     oai = f"""
 [driver.providers.openai]
 base_url = "{oai_url}/v1"
-model = "gpt-4o"
+model = "{openai_model}"
 priority = {1 if oai_first else 2}
 """
     chain = (oai if oai_first else ant) if alone else ant + oai
@@ -76,13 +76,18 @@ key_env = "GW_KEY_A"
 
 @asynccontextmanager
 async def same_stack(
-    tmp_path: Path, reader: InMemoryMetricReader | None, first: Shape, *, alone: bool = False
+    tmp_path: Path,
+    reader: InMemoryMetricReader | None,
+    first: Shape,
+    *,
+    alone: bool = False,
+    openai_model: str = "gpt-4o",
 ) -> AsyncIterator[Same]:
     """A gateway with ``first``'s protocol first in the chain, the other protocol second (none if ``alone``)."""
     other = Shape.ANTHROPIC if first is Shape.OPENAI else Shape.OPENAI
     async with MockProviderServer(first) as head, MockProviderServer(other) as tail:
         path = tmp_path / "agent.toml"
-        path.write_text(_toml(first, head.base_url, tail.base_url, alone=alone))
+        path.write_text(_toml(first, head.base_url, tail.base_url, alone=alone, openai_model=openai_model))
         async with serve(Backend.load(path, environ=ENVIRON), reader) as (url, _app, _stop):
             yield Same(url=url, first=head, second=tail)
 
@@ -383,3 +388,24 @@ async def test_a_streamed_thinking_block_reaches_an_anthropic_client_with_its_si
     assert first.type == "thinking"
     assert (first.thinking, first.signature) == (MOCK_THINKING, MOCK_SIGNATURE)
     assert final.content[1].type == "text"
+
+
+async def test_streamed_reasoning_tokens_reach_an_openai_client(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """A streamed call with reasoning_effort to a reasoning model: the final usage chunk names the reasoning tokens."""
+    from routeproof.mock.features import MOCK_REASONING_TOKENS
+
+    async with same_stack(tmp_path, metrics_reader, Shape.OPENAI, openai_model="o3") as s:
+        client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        stream = await client.chat.completions.create(
+            model="chat", messages=[{"role": "user", "content": "hi"}], reasoning_effort="low", stream=True,
+            stream_options={"include_usage": True},
+        )  # fmt: skip
+        chunks = [c async for c in stream]
+        await client.close()
+        assert _sent(s.first)["reasoning_effort"] == "low"
+    usage = chunks[-1].usage
+    assert usage is not None
+    assert usage.completion_tokens_details is not None
+    assert usage.completion_tokens_details.reasoning_tokens == MOCK_REASONING_TOKENS

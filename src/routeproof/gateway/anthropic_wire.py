@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from routeproof.core.blocks import ThinkingBlock
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -43,7 +44,12 @@ def usage_json(usage: Usage) -> dict[str, Any]:
 def message(resp: ProviderResponse) -> dict[str, Any]:
     """A ``message`` object for a routed answer."""
     choice = resp.choices[0]
-    content: list[dict[str, Any]] = []
+    content: list[dict[str, Any]] = [
+        {"type": "thinking", "thinking": b.thinking, "signature": b.signature}
+        if isinstance(b, ThinkingBlock)
+        else {"type": "redacted_thinking", "data": b.data}
+        for b in choice.thinking
+    ]  # first, signatures byte-exact: the client sends them back on its next turn
     if choice.content:
         content.append({"type": "text", "text": choice.content})
     content.extend(
