@@ -376,15 +376,13 @@ def test_response_round_trip_and_usage_mapping() -> None:
     assert openai_response_to_anthropic(openai) == ANTHROPIC_RESPONSE
 
 
-def test_thinking_block_and_refusal_in_responses_raise() -> None:
-    """A thinking block or an OpenAI refusal have no counterpart on the other side: TranslationError."""
+def test_thinking_block_and_refusal_in_responses_are_carried() -> None:
+    """A thinking block's text reaches OpenAI as reasoning_content; an OpenAI refusal is kept (stop_reason refusal)."""
     thinking = {**ANTHROPIC_RESPONSE, "content": [{"type": "thinking", "thinking": "hm", "signature": "s"}]}
-    with pytest.raises(TranslationError, match="thinking"):
-        anthropic_response_to_openai(thinking)
+    assert anthropic_response_to_openai(thinking)["choices"][0]["message"]["reasoning_content"] == "hm"
     openai = anthropic_response_to_openai(ANTHROPIC_RESPONSE)
     openai["choices"][0]["message"]["refusal"] = "no"
-    with pytest.raises(TranslationError, match="refusal"):
-        openai_response_to_anthropic(openai)
+    assert openai_response_to_anthropic(openai)["stop_reason"] == "refusal"
 
 
 def test_bedrock_converse_body_shape() -> None:

@@ -2,7 +2,9 @@
 
 Stop reasons go through the one table in :mod:`routeproof.core.wire`; usage keeps its meaning
 (OpenAI ``prompt_tokens`` includes cached tokens, Anthropic ``input_tokens`` does not). A thinking
-block, a refusal or several choices raise :class:`TranslationError`.
+block's text becomes OpenAI's ``reasoning_content`` (a redacted one, encrypted, is left out); an
+OpenAI refusal becomes an Anthropic text block with ``stop_reason: "refusal"`` and back. Several
+choices, or a block type with no equivalent, raise :class:`TranslationError`.
 """
 
 from __future__ import annotations
@@ -25,10 +27,15 @@ def _anthropic_response_to_openai(body: object) -> dict[str, Any]:
     response = _obj(body, "anthropic response")
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
+    reasoning: list[str] = []
     for i, raw in enumerate(_list(response.get("content"), "content")):
         block = _obj(raw, f"content[{i}]")
         if block.get("type") == "text":
             texts.append(_str(block.get("text"), f"content[{i}].text"))
+        elif block.get("type") == "thinking":  # OpenAI has no thinking block: its text as reasoning_content
+            reasoning.append(_str(block.get("thinking"), f"content[{i}].thinking"))
+        elif block.get("type") == "redacted_thinking":
+            continue  # encrypted: nothing a Chat Completions caller can read or send back
         elif block.get("type") == "tool_use":
             arguments = _args_json(block.get("input"), f"content[{i}].input")
             function = {"name": _str(block.get("name"), f"content[{i}].name"), "arguments": arguments}
@@ -49,6 +56,10 @@ def _anthropic_response_to_openai(body: object) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
     if calls:
         message["tool_calls"] = calls
+    if reasoning:  # the field OpenAI-compatible servers (vLLM, DeepSeek, OpenRouter) use for reasoning text
+        message["reasoning_content"] = "".join(reasoning)
+    if stop == "refusal":
+        message["refusal"] = message["content"] or ""
     return {
         "id": _str(response.get("id"), "id"),
         "object": "chat.completion",
@@ -73,11 +84,12 @@ def _openai_response_to_anthropic(body: object) -> dict[str, Any]:
         raise TranslationError(f"choices has {len(choices)} entries; Anthropic returns one message")
     choice = _obj(choices[0], "choices[0]")
     message = _obj(choice.get("message"), "choices[0].message")
-    if message.get("refusal") is not None:
-        raise TranslationError("choices[0].message.refusal has no Anthropic equivalent")
+    refusal = message.get("refusal")
     content: list[dict[str, Any]] = []
     if message.get("content") is not None:
         content.append({"type": "text", "text": _str(message.get("content"), "choices[0].message.content")})
+    elif refusal is not None:  # the model declined: its refusal text is the answer, stop_reason "refusal"
+        content.append({"type": "text", "text": _str(refusal, "choices[0].message.refusal")})
     raw_calls = message.get("tool_calls")
     skipped: list[str] = []
     calls = _openai_tool_calls([] if raw_calls is None else raw_calls, 0, "choices[0].message.tool_calls", skipped)
@@ -103,7 +115,7 @@ def _openai_response_to_anthropic(body: object) -> dict[str, Any]:
         "role": "assistant",
         "model": _str(response.get("model"), "model"),
         "content": content,
-        "stop_reason": OPENAI_TO_ANTHROPIC_STOP[finish],
+        "stop_reason": "refusal" if refusal is not None else OPENAI_TO_ANTHROPIC_STOP[finish],
         "stop_sequence": None,
         "usage": {
             "input_tokens": uncached,
