@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -261,3 +262,27 @@ def test_thinking_and_refusals_cross_in_each_callers_shape() -> None:
     declined = {**ANTHROPIC, "content": [{"type": "text", "text": "no"}], "stop_reason": "refusal"}
     message = anthropic_response_to_openai(declined)["choices"][0]
     assert (message["message"]["refusal"], message["finish_reason"]) == ("no", "content_filter")
+
+
+def test_a_forced_tool_answer_becomes_the_json_text_answer() -> None:
+    """The forced json_answer tool's call (structured output by a tool) is turned back into the content."""
+    from routeproof.core.translate_response import forced_tool_answer
+    from routeproof.core.types import Choice, FinishReason, ProviderResponse, ToolCall, Usage
+
+    call = ToolCall(id="t", name="json_answer", arguments_json='{"a":1}')
+    other = ToolCall(id="u", name="search", arguments_json="{}")
+    answer = ProviderResponse(
+        id="r",
+        usage=Usage(),
+        choices=(Choice(tool_calls=(call,), finish_reason=FinishReason.TOOL_CALLS),),
+        finish_reason=FinishReason.TOOL_CALLS,
+    )
+    text = forced_tool_answer(answer, "json_answer")
+    assert (text.choices[0].content, text.choices[0].tool_calls, text.finish_reason) == (
+        '{"a":1}',
+        (),
+        FinishReason.STOP,
+    )
+    mixed = replace(answer, choices=(Choice(tool_calls=(call, other), finish_reason=FinishReason.TOOL_CALLS),))
+    assert forced_tool_answer(mixed, "json_answer").choices[0].tool_calls == (other,)
+    assert forced_tool_answer(mixed, "nope") == mixed

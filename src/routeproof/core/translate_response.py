@@ -9,6 +9,7 @@ choices, or a block type with no equivalent, raise :class:`TranslationError`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import icontract
@@ -16,9 +17,10 @@ import icontract
 from routeproof.core.errors import TranslationError
 from routeproof.core.translate_common import _args_json, _int, _list, _obj, _opt_int, _parsed_args, _str
 from routeproof.core.translate_parse import _openai_tool_calls
+from routeproof.core.types import FinishReason, ProviderResponse
 from routeproof.core.wire import ANTHROPIC_TO_OPENAI_STOP, OPENAI_TO_ANTHROPIC_STOP
 
-__all__ = ["anthropic_response_to_openai", "openai_response_to_anthropic"]
+__all__ = ["anthropic_response_to_openai", "forced_tool_answer", "openai_response_to_anthropic"]
 
 # --- responses ---------------------------------------------------------------------------------------
 
@@ -142,3 +144,30 @@ def openai_response_to_anthropic(body: object) -> dict[str, Any]:
     :raises TranslationError: when the input is not the documented shape or has no equivalent.
     """
     return _openai_response_to_anthropic(body)
+
+
+def _forced_tool_answer(response: ProviderResponse, tool_name: str) -> ProviderResponse:
+    choices = []
+    for choice in response.choices:
+        forced = [call for call in choice.tool_calls if call.name == tool_name]
+        if not forced:
+            choices.append(choice)
+            continue
+        rest = tuple(call for call in choice.tool_calls if call.name != tool_name)
+        text = choice.content + forced[0].arguments_json
+        finish = FinishReason.TOOL_CALLS if rest else FinishReason.STOP
+        choices.append(replace(choice, content=text, tool_calls=rest, finish_reason=finish))
+    finish = choices[0].finish_reason if choices else response.finish_reason
+    return replace(response, choices=tuple(choices), finish_reason=finish)
+
+
+@icontract.ensure(
+    lambda tool_name, result: all(call.name != tool_name for c in result.choices for call in c.tool_calls),
+    "the forced tool's call is gone: its arguments are the answer's JSON text",
+)
+@icontract.ensure(lambda response, result: len(result.choices) == len(response.choices))
+def forced_tool_answer(response: ProviderResponse, tool_name: str) -> ProviderResponse:
+    """A JSON answer that came back as a call of the forced tool (``request_to_anthropic(...,
+    structured_output=False)``, named ``JSON_TOOL_NAME`` or the schema's name) as the text answer the
+    caller asked for: the call's arguments become the content, the finish reason ``stop``."""
+    return _forced_tool_answer(response, tool_name)
