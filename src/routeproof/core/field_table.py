@@ -4,6 +4,23 @@ A row says, for a top-level request key (or a dotted path such as ``tools[].func
 ``source`` sent to a ``target`` protocol, whether it goes VERBATIM, is TRANSLATED (``note`` is the
 mapping), DROPPED (``note`` is the reason; reported to the caller) or REFUSED (``note`` is the reason).
 Same protocol is VERBATIM; a field with no row for another protocol is REFUSED. Pure data and lookup.
+
+How the shell uses it, per attempt on a provider of protocol ``target``:
+
+- the parse's ``WireExtras.untranslated`` paths go through :func:`treatment_of` (indices become ``[]``):
+  DROPPED ones are reported, a REFUSED one makes the provider ineligible (skip it, naming the reason);
+- what the content model carries but ``target`` cannot take is named by
+  ``core.translate.dropped_by_target(request, target)`` (``top_k``, ``cache_control``, ``thinking_blocks`` ...),
+  reported the same way; what cannot be left out raises ``TranslationError`` from the emitter;
+- ``WireExtras.output_cap_given`` is False for an OpenAI body with no cap: do not invent one for OpenAI;
+  Anthropic and Bedrock need one (``ChatRequest.max_tokens`` is then its default: set the model's max);
+- an Anthropic model whose capability row says ``structured_output = false`` is sent the schema as a
+  forced tool (``request_to_anthropic(..., structured_output=False)``); its answer goes back through
+  ``core.translate_response.forced_tool_answer``.
+
+The rows cover every key of the installed ``openai`` and ``anthropic`` SDKs' request TypedDicts per
+other target (``tests/core/test_field_table.py`` fails on a new key), and each top-level row is checked
+against what the translation does.
 """
 
 from __future__ import annotations
