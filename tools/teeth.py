@@ -252,7 +252,7 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/responses/test_responses_oracle.py",),
           why="the usage object lacks a field the SDK's Response type requires"),
     Break(row="AZURE-RETRY-AFTER-MS", file="src/routeproof/core/provider_variants.py",
-          old='    raw_ms = headers.get("retry-after-ms", "").strip()', new='    raw_ms = ""  # planted',
+          old='    raw_ms = headers.get("retry-after-ms")', new="    raw_ms = None  # planted",
           targets=("tests/providers/test_azure.py",),
           why="Azure's retry-after-ms is ignored: a 429 waits Retry-After's whole seconds"),
     Break(row="AZURE-URL", file="src/routeproof/core/provider_variants.py",

@@ -38,6 +38,15 @@ RETRY_INFO = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay":
             1000,
         ),
         ({}, {"error": {"message": "x"}}, None),
+        ({"retry-after-ms": "86400000"}, None, 86_400_000),
+        ({"retry-after-ms": "86400001", "retry-after": "2"}, None, 2000),
+        (
+            {},
+            [{"error": {"details": ["x", {"@type": "type.googleapis.com/google.rpc.QuotaFailure"}, RETRY_INFO]}}],
+            37_000,
+        ),
+        ({}, {"error": {"details": [{"@type": RETRY_INFO["@type"], "retryDelay": 37}]}}, None),
+        ({"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "250ms"}, None, 250),
     ],
 )
 def test_the_first_usable_wait_wins(headers: dict[str, str], body: object, expected: int | None) -> None:
@@ -48,7 +57,7 @@ def test_the_first_usable_wait_wins(headers: dict[str, str], body: object, expec
 @pytest.mark.parametrize(
     ("text", "ms"),
     [("37s", 37_000), ("6m0s", 360_000), ("1.5s", 1500), ("20ms", 20), ("1h", 3_600_000), ("2m", 120_000),
-     ("", None), ("soon", None), ("-1s", None), ("48h", None)],
+     ("24h", 86_400_000), ("", None), ("soon", None), ("-1s", None), ("48h", None)],
 )  # fmt: skip
 def test_durations(text: str, ms: int | None) -> None:
     """Go-style durations in ms; garbage, negatives and more than a day are None."""
@@ -68,6 +77,7 @@ def test_thinking_tokens_in_the_total_count_as_output() -> None:
     assert counted_output_tokens({"prompt_tokens": 20, "completion_tokens": 151, "total_tokens": 553}) == 533
     assert counted_output_tokens({"prompt_tokens": 20, "completion_tokens": 30, "total_tokens": 50}) == 30
     assert counted_output_tokens({"prompt_tokens": 20, "completion_tokens": "x", "total_tokens": 50}) is None
+    assert counted_output_tokens({"prompt_tokens": 21, "completion_tokens": 0, "total_tokens": 81}) == 60
 
 
 def test_azure_urls() -> None:
@@ -77,4 +87,6 @@ def test_azure_urls() -> None:
         "https://res.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21"
     )
     assert "/deployments/a%2Fb%3F/" in azure_chat_url(base, "a/b?", "2024-10-21")
+    assert "/deployments/caf%C3%A9/" in azure_chat_url(base, "café", "2024-10-21")
+    assert azure_chat_url("https://BOX/", "d", "v1") == "https://BOX/openai/v1/chat/completions"
     assert azure_chat_url(base, "gpt-4o", "v1") == "https://res.openai.azure.com/openai/v1/chat/completions"

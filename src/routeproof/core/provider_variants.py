@@ -28,6 +28,7 @@ __all__ = ["azure_chat_url", "counted_output_tokens", "error_object", "parse_dur
 
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$")
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+_MAX_DIGITS = len(str(MAX_RETRY_AFTER_MS))
 
 
 def _parse_duration_ms(text: str | None) -> int | None:
@@ -76,8 +77,10 @@ def _google_retry_delay_ms(body: object) -> int | None:
 
 
 def _wait_hint_ms(headers: Mapping[str, str], body: object, now_epoch_ms: int) -> int | None:
-    raw_ms = headers.get("retry-after-ms", "").strip()
-    if raw_ms.isascii() and raw_ms.isdigit() and len(raw_ms) <= 9 and int(raw_ms) <= MAX_RETRY_AFTER_MS:
+    raw_ms = headers.get("retry-after-ms")
+    # the length bound keeps int() off absurd digit strings: more digits than the bound has is over it
+    digits = raw_ms is not None and raw_ms.isascii() and raw_ms.isdigit() and len(raw_ms) <= _MAX_DIGITS
+    if digits and raw_ms is not None and int(raw_ms) <= MAX_RETRY_AFTER_MS:
         return int(raw_ms)
     seconds = parse_retry_after_ms(headers.get("retry-after"), now_epoch_ms)
     if seconds is not None:
@@ -88,7 +91,7 @@ def _wait_hint_ms(headers: Mapping[str, str], body: object, now_epoch_ms: int) -
     resets = [
         _parse_duration_ms(headers.get(f"x-ratelimit-reset-{limit}"))
         for limit in ("requests", "tokens")
-        if headers.get(f"x-ratelimit-remaining-{limit}", "").strip() == "0"
+        if headers.get(f"x-ratelimit-remaining-{limit}") == "0"
     ]
     known = [reset for reset in resets if reset is not None]
     return max(known) if known else None
@@ -100,7 +103,7 @@ def _wait_hint_ms(headers: Mapping[str, str], body: object, now_epoch_ms: int) -
     lambda headers, result: (
         not (headers.get("retry-after-ms", "").isascii() and headers.get("retry-after-ms", "").isdigit())
         or int(headers["retry-after-ms"]) > MAX_RETRY_AFTER_MS
-        or len(headers["retry-after-ms"]) > 9
+        or len(headers["retry-after-ms"]) > _MAX_DIGITS
         or result == int(headers["retry-after-ms"])
     )
 )
