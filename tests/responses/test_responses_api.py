@@ -116,3 +116,120 @@ def test_malformed_bodies_are_named() -> None:
         responses_to_chat({"model": "m"})
     with pytest.raises(TranslationError, match="'instructions' must be a string"):
         responses_to_chat({"model": "m", "input": "x", "instructions": 3})
+
+
+def test_the_echo_repeats_the_request_settings_with_the_api_defaults() -> None:
+    """A response echoes instructions, tools, tool_choice, sampling, metadata, cap, text, reasoning and
+    user as sent; a bare request echoes the API's defaults."""
+    tool = {"type": "function", "name": "f", "parameters": {"type": "object"}, "strict": True}
+    full = {
+        "model": "m", "input": "x", "instructions": "be brief", "tools": [tool],
+        "tool_choice": {"type": "function", "name": "f"}, "temperature": 0.5, "top_p": 0.9,
+        "parallel_tool_calls": False, "metadata": {"k": "v"}, "max_output_tokens": 7,
+        "text": {"format": {"type": "json_object"}}, "reasoning": {"effort": "low"}, "user": "u",
+    }  # fmt: skip
+    assert json.loads(responses_to_chat(full).echo_json) == {
+        "instructions": "be brief", "tools": [tool], "tool_choice": {"type": "function", "name": "f"},
+        "temperature": 0.5, "top_p": 0.9, "parallel_tool_calls": False, "metadata": {"k": "v"},
+        "max_output_tokens": 7, "text": {"format": {"type": "json_object"}}, "reasoning": {"effort": "low"},
+        "user": "u",
+    }  # fmt: skip
+    assert json.loads(responses_to_chat({"model": "m", "input": "x"}).echo_json) == {
+        "instructions": None, "tools": [], "tool_choice": "auto", "temperature": None, "top_p": None,
+        "parallel_tool_calls": True, "metadata": None, "max_output_tokens": None,
+        "text": {"format": {"type": "text"}}, "reasoning": None, "user": None,
+    }  # fmt: skip
+
+
+def test_every_content_part_kind() -> None:
+    """Refusal, image (detail kept unless auto), file data and assistant output text map to Chat parts."""
+    parts = [
+        {"type": "input_image", "image_url": "u", "detail": "high"},
+        {"type": "input_image", "image_url": "v", "detail": "auto"},
+        {"type": "input_file", "file_data": "data:application/pdf;base64,AA==", "filename": "a.pdf"},
+    ]
+    items = [
+        {"role": "user", "content": parts},
+        {
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "t", "annotations": []}, {"type": "refusal", "refusal": "no"}],
+        },
+        {"role": "developer", "content": "d"},
+    ]
+    messages = _chat(input=items)["messages"]
+    assert messages[0]["content"] == [
+        {"type": "image_url", "image_url": {"url": "u", "detail": "high"}},
+        {"type": "image_url", "image_url": {"url": "v"}},
+        {"type": "file", "file": {"file_data": "data:application/pdf;base64,AA==", "filename": "a.pdf"}},
+    ]
+    assert messages[1]["content"] == [{"type": "text", "text": "t"}, {"type": "refusal", "refusal": "no"}]
+    assert messages[2] == {"role": "developer", "content": "d"}
+
+
+def test_a_function_call_without_an_assistant_turn_opens_one_and_list_outputs_keep_their_parts() -> None:
+    """A function_call first in the input opens an assistant turn of its own; a list output keeps its parts."""
+    items = [
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c", "output": [{"type": "input_text", "text": "r"}]},
+    ]
+    messages = _chat(input=items)["messages"]
+    assert messages[0] == {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}  # fmt: skip
+    assert messages[1] == {"role": "tool", "tool_call_id": "c", "content": [{"type": "text", "text": "r"}]}
+
+
+def test_format_verbosity_and_tool_details() -> None:
+    """json_object, text (nothing sent), verbosity, a schema description and a tool description map through."""
+    assert _chat(text={"format": {"type": "json_object"}})["response_format"] == {"type": "json_object"}
+    plain = _chat(text={"format": {"type": "text"}, "verbosity": "low"})
+    assert "response_format" not in plain
+    assert plain["verbosity"] == "low"
+    fmt = {"type": "json_schema", "name": "W", "description": "d", "schema": {}}
+    assert _chat(text={"format": fmt})["response_format"]["json_schema"] == {"name": "W", "description": "d",
+                                                                             "schema": {}}  # fmt: skip
+    tool = {"type": "function", "name": "f", "description": "does f"}
+    assert _chat(tools=[tool])["tools"] == [{"type": "function", "function": {"name": "f", "description": "does f"}}]
+    assert "reasoning_effort" not in _chat(reasoning={"effort": None})
+    assert _chat(tool_choice="none")["tool_choice"] == "none"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"input": [{"role": "user", "content": [{"type": "input_text", "text": 3}]}]},
+            "input[0].content[0].text must be a string, got 3",
+        ),
+        (
+            {"input": [{"role": "assistant", "content": [{"type": "output_text", "text": "t", "annotations": [1]}]}]},
+            "'input[0].content[0].annotations' (citations",
+        ),
+        (
+            {"input": [{"role": "user", "content": [{"type": "input_file", "file_url": "http://x"}]}]},
+            "'input[0].content[0].file_url' names a file",
+        ),
+        (
+            {"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]},
+            "'input[0].content[0].file_id' names a file",
+        ),
+        (
+            {"input": [{"role": "user", "content": [{"type": "input_audio"}]}]},
+            "'input[0].content[0].type' 'input_audio' has no Chat Completions equivalent",
+        ),
+        ({"input": [{"role": "tool", "content": "x"}]}, "input[0].role must be user, assistant, system or developer"),
+        ({"input": [{"type": "compaction"}]}, "'input[0].type' 'compaction' needs state"),
+        ({"input": [{"type": "web_search_call"}]}, "'input[0].type' 'web_search_call' is a hosted tool's item"),
+        ({"input": 3}, "input must be an array, got 3"),
+        ({"input": [3]}, "input[0] must be an object, got 3"),
+        ({"tools": [{"type": "function", "name": "f", "output_schema": {}}]}, "'tools[0].output_schema' has no"),
+        ({"text": {"format": {"type": "text"}, "stop": 1}}, "'text.stop' has no Chat Completions equivalent"),
+        ({"reasoning": {"generate_summary": "auto"}}, "'reasoning.generate_summary' (a reasoning summary"),
+        ({"reasoning": {"effort": "low", "budget": 3}}, "'reasoning.budget' has no Chat Completions equivalent"),
+        ({"temperature": float("nan")}, "responses request: "),
+    ],
+)
+def test_refusal_messages_name_the_path(fields: dict[str, Any], message: str) -> None:
+    """Each refusal and malformed value names its path (and the value) in the message."""
+    with pytest.raises(TranslationError) as caught:
+        _chat(**fields)
+    assert message in str(caught.value)
