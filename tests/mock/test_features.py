@@ -64,12 +64,18 @@ async def test_anthropic_thinking_and_cache_usage_plain_and_streamed() -> None:
 
 @pytest.mark.asyncio
 async def test_openai_reasoning_usage_and_logprobs_plain_and_streamed() -> None:
-    """A reasoning model reports reasoning tokens; logprobs: true gets token logprobs (plain and chunks)."""
+    """A reasoning model reports reasoning tokens; a cache key cached tokens (inside prompt_tokens, as
+    OpenAI counts them); logprobs: true gets token logprobs (plain and chunks)."""
     async with MockProviderServer(Shape.OPENAI) as mock:
         client = openai.AsyncOpenAI(base_url=f"{mock.base_url}/v1", api_key="k", max_retries=0, timeout=10)
         done = await client.chat.completions.create(
-            model="o3", messages=[{"role": "user", "content": "hi"}], logprobs=True, top_logprobs=2
-        )
+            model="o3", messages=[{"role": "user", "content": "hi"}], logprobs=True, top_logprobs=2,
+            prompt_cache_key="k-1",
+        )  # fmt: skip
+        assert done.usage is not None
+        assert done.usage.prompt_tokens_details is not None
+        assert done.usage.prompt_tokens_details.cached_tokens == MOCK_CACHE_READ_TOKENS
+        assert done.usage.prompt_tokens >= MOCK_CACHE_READ_TOKENS
         assert done.usage is not None
         assert done.usage.completion_tokens_details is not None
         assert done.usage.completion_tokens_details.reasoning_tokens == MOCK_REASONING_TOKENS

@@ -118,7 +118,10 @@ def _openai_usage(usage: object, asks: Asks) -> object:
     out = dict(usage)
     if asks.reasoning:
         out["completion_tokens_details"] = {"reasoning_tokens": MOCK_REASONING_TOKENS}
-    if asks.cache:
+    if asks.cache:  # OpenAI counts the cached tokens inside prompt_tokens
+        prompt = int(out.get("prompt_tokens", 0)) + MOCK_CACHE_READ_TOKENS
+        out["prompt_tokens"] = prompt
+        out["total_tokens"] = prompt + int(out.get("completion_tokens", 0))
         out["prompt_tokens_details"] = {"cached_tokens": MOCK_CACHE_READ_TOKENS}
     return out
 
@@ -139,7 +142,7 @@ def enrich_body(shape: Shape, asks: Asks, body: dict[str, Any]) -> dict[str, Any
         choices = []
         for choice in body["choices"]:
             text = (choice.get("message") or {}).get("content") or ""
-            entries = _logprob_entries(text, asks.top_logprobs)
+            entries = _logprob_entries(text, asks.top_logprobs) if text else []  # a tool call has no tokens
             choices.append({**choice, "logprobs": {"content": entries, "refusal": None}})
         out["choices"] = choices
     return out
