@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 
 from routeproof.core.messages import WireFormat
 from routeproof.core.translate import (
@@ -18,6 +18,9 @@ from routeproof.core.translate import (
 from routeproof.core.translate_emit import _to_anthropic, _to_bedrock, _to_openai
 from tests.core.strategies_format import anthropic_full_requests
 
+_BIG_TREES = settings(suppress_health_check=[HealthCheck.too_slow])
+"""A whole-model tree is large by design (images, documents, thinking in every turn): generation is slow."""
+
 
 def _keys(value: object) -> list[str]:
     """Every dict key in a JSON value, at any depth."""
@@ -28,12 +31,14 @@ def _keys(value: object) -> list[str]:
     return []
 
 
+@_BIG_TREES
 @given(anthropic_full_requests())
 def test_anthropic_neutral_anthropic_is_byte_exact_over_the_whole_model(body: dict[str, Any]) -> None:
     """Parse then print in the same protocol gives the same JSON text: signatures, cache markers, documents."""
     assert json.dumps(_to_anthropic(*parse_anthropic_request(body))) == json.dumps(body)
 
 
+@_BIG_TREES
 @given(anthropic_full_requests())
 def test_every_signature_and_cache_marker_reaches_bedrock(body: dict[str, Any]) -> None:
     """Each thinking signature is a reasoningContent signature, and each cache marker is one cachePoint."""
@@ -51,6 +56,7 @@ def test_every_signature_and_cache_marker_reaches_bedrock(body: dict[str, Any]) 
     assert sum("cachePoint" in b for b in blocks) == marked
 
 
+@_BIG_TREES
 @given(anthropic_full_requests())
 def test_what_openai_cannot_take_is_named_never_silent(body: dict[str, Any]) -> None:
     """Sent to OpenAI, thinking blocks, cache markers and top_k are left out and named by dropped_by_target."""
