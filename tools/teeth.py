@@ -303,6 +303,10 @@ BREAKS: tuple[Break, ...] = (
           new="    if True or resp.wire_body_json is None or kind is None",
           targets=("tests/sdk/test_passthrough_clients.py::test_a_same_protocol_answer_reaches_the_caller_with_every_field",),
           why="a same-protocol answer is re-encoded from the neutral model: reasoning tokens and logprobs are lost"),
+    Break(row="WIRE-PASSTHROUGH", file="src/routeproof/gateway/settings.py",
+          old="        if name in _NEVER_FORWARDED:", new="        if False:  # planted",
+          targets=("tests/gateway/test_settings.py",),
+          why="the allow-list accepts authorization / x-api-key: a caller's credential would be forwarded"),
     # issue 31 core (wire-core): the content model, translation, the field table, input bounds
     Break(row="FALSIFY-MPA-005", file="src/routeproof/core/translate_emit.py",
           old='"thinking": block.thinking, "signature": block.signature}',
