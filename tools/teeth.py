@@ -144,9 +144,9 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/router/test_acceptance.py::test_ac08_deadline_propagates",),
           why="an attempt may outlive the caller's deadline by 10 s"),
     Break(row="AC-9", file="src/routeproof/driver.py",
-          old="chain_plan = _plan(ports, resolved, policy, started_ms)",
+          old="chain_plan = _plan(ports, req, resolved, policy, started_ms)",
           new='chain_plan = globals().setdefault("_plans", {}).setdefault(resolved.alias, '
-              "_plan(ports, resolved, policy, started_ms))",
+              "_plan(ports, req, resolved, policy, started_ms))",
           targets=("tests/router/test_acceptance.py::test_ac09_concurrent_calls_do_not_interfere",),
           why="chain plans are cached per alias across tenants (calls see each other's models)"),
     Break(row="AC-10", file=_KERNEL, old="AttemptStatus.SUCCEEDED,\n            http_status=event.http_status,",
