@@ -233,3 +233,103 @@ def test_refusal_messages_name_the_path(fields: dict[str, Any], message: str) ->
     with pytest.raises(TranslationError) as caught:
         _chat(**fields)
     assert message in str(caught.value)
+
+
+def _refusal(**fields: Any) -> str:
+    with pytest.raises(TranslationError) as caught:
+        _chat(**fields)
+    return str(caught.value)
+
+
+def test_model_logprobs_and_accepted_values() -> None:
+    """model is carried (empty when absent); top_logprobs asks for logprobs; auto, system and null
+    reasoning summaries are accepted as they are."""
+    assert _chat(model="gpt-x")["model"] == "gpt-x"
+    assert json.loads(responses_to_chat({"input": "x"}).chat_json)["model"] == ""
+    chat = _chat(top_logprobs=3)
+    assert (chat["logprobs"], chat["top_logprobs"]) == (True, 3)
+    assert "logprobs" not in _chat()
+    assert _chat(tool_choice="auto")["tool_choice"] == "auto"
+    assert _chat(input=[{"role": "system", "content": "s"}])["messages"] == [{"role": "system", "content": "s"}]
+    assert _chat(reasoning={"effort": "low", "summary": None, "generate_summary": None})["reasoning_effort"] == "low"
+
+
+def test_a_function_call_joins_only_the_turn_right_before_it() -> None:
+    """A function_call after a user turn opens a new assistant turn, even when an earlier one exists."""
+    items = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b"},
+        {"role": "user", "content": "c"},
+        {"type": "function_call", "call_id": "k", "name": "f", "arguments": "{}"},
+    ]
+    messages = _chat(input=items)["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert "tool_calls" not in messages[1]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"tool_choice": 3}, "tool_choice must be an object, got 3"),
+        ({"text": 3}, "text must be an object, got 3"),
+        ({"text": {"format": 3}}, "text.format must be an object, got 3"),
+        ({"reasoning": 3}, "reasoning must be an object, got 3"),
+        ({"tools": "x"}, "tools must be an array, got 'x'"),
+        ({"tools": [3]}, "tools[0] must be an object, got 3"),
+        ({"input": [{"role": "user", "content": 3}]}, "input[0].content must be an array, got 3"),
+        ({"input": [{"role": "user", "content": [3]}]}, "input[0].content[0] must be an object, got 3"),
+        (
+            {"input": [{"type": "function_call_output", "call_id": "c", "output": [3]}]},
+            "input[0].output[0] must be an object, got 3",
+        ),
+        (
+            {"input": [{"type": "function_call_output", "call_id": "c", "output": None}]},
+            "input[0].output must be an array, got None",
+        ),
+        ({"input": [{"type": "reasoning"}]}, "'input[0].type' 'reasoning' needs state kept by OpenAI"),
+        ({"input": [{"type": "item_reference"}]}, "'input[0].type' 'item_reference' needs state kept by OpenAI"),
+        (
+            {"input": [{"role": "user", "content": [{"type": "input_image", "file_id": "f"}]}]},
+            "'input[0].content[0].file_id' names a file stored at OpenAI; send image_url (a data or http URL)",
+        ),
+        (
+            {"input": [{"role": "user", "content": [{"type": "input_file", "file_url": "u"}]}]},
+            "'input[0].content[0].file_url' names a file OpenAI's service fetches; send file_data (base64)",
+        ),
+        (
+            {"input": [{"role": "user", "content": [{"type": "output_text", "text": "t", "annotations": [1]}]}]},
+            "'input[0].content[0].annotations' (citations of a hosted tool) has no Chat Completions equivalent",
+        ),
+        ({"tools": [{"type": "web_search"}]}, "'tools[0].type' 'web_search' is a tool OpenAI's service runs; needs"),
+        (
+            {"tool_choice": {"type": "web_search"}},
+            "'tool_choice' {'type': 'web_search'} chooses a hosted tool or a tool set; only function tools are carried",
+        ),
+        (
+            {"text": {"format": {"type": "grammar"}}},
+            "'text.format.type' 'grammar' is not text, json_object or json_schema",
+        ),
+        (
+            {"reasoning": {"summary": "auto"}},
+            "'reasoning.summary' (a reasoning summary OpenAI's service writes) has no equivalent",
+        ),
+        (
+            {"tools": [{"type": "function", "name": "f", "defer_loading": True}]},
+            "'tools[0].defer_loading' has no Chat Completions equivalent",
+        ),
+        ({"frobnicate": 1}, "'frobnicate' is not a field of the Responses API this gateway knows"),
+    ],
+)
+def test_messages_in_full(fields: dict[str, Any], message: str) -> None:
+    """Each malformed value and refusal is reported with its whole message: the path, the value, the reason."""
+    assert message in _refusal(**fields)
+
+
+def test_body_level_messages_exactly() -> None:
+    """A non-object body and a missing input are named exactly."""
+    with pytest.raises(TranslationError) as not_object:
+        responses_to_chat(3)
+    assert str(not_object.value) == "responses request must be an object, got 3"
+    with pytest.raises(TranslationError) as no_input:
+        responses_to_chat({"model": "m"})
+    assert str(no_input.value) == "'input' is required"

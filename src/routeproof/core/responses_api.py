@@ -190,8 +190,7 @@ def _input_messages(raw: object) -> list[dict[str, Any]]:
             else:
                 messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif kind == "function_call_output":
-            output = item.get("output")
-            content = _content(output, f"{where}.output") if isinstance(output, list) else output
+            content = _content(item.get("output"), f"{where}.output")  # a string, or a list of parts
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": content})
         elif kind in ("reasoning", "item_reference", "compaction"):
             raise _refuse(f"{where}.type", f"{kind!r} {_NEEDS} (only OpenAI's Responses API can take it back)")
@@ -256,16 +255,13 @@ def _reasoning(raw: object, chat: dict[str, Any]) -> None:
 
 
 def _echo(request: dict[str, Any]) -> dict[str, Any]:
-    tool_choice = request.get("tool_choice", "auto")
-    if isinstance(tool_choice, dict) and tool_choice.get("type") == "function":
-        tool_choice = {"type": "function", "name": tool_choice.get("name")}
     return {
         "instructions": request.get("instructions"),
         "tools": request.get("tools") or [],
-        "tool_choice": tool_choice,
+        "tool_choice": request.get("tool_choice") or "auto",
         "temperature": request.get("temperature"),
         "top_p": request.get("top_p"),
-        "parallel_tool_calls": request.get("parallel_tool_calls", True) is not False,
+        "parallel_tool_calls": request.get("parallel_tool_calls") is not False,
         "metadata": request.get("metadata"),
         "max_output_tokens": request.get("max_output_tokens"),
         "text": request.get("text") or {"format": {"type": "text"}},
