@@ -333,3 +333,11 @@ def test_body_level_messages_exactly() -> None:
     with pytest.raises(TranslationError) as no_input:
         responses_to_chat({"model": "m"})
     assert str(no_input.value) == "'input' is required"
+
+
+def test_a_stateful_refusal_says_why_and_what_to_do() -> None:
+    """A stateful field's refusal names it, says which state it needs, and how to send the request instead."""
+    assert _refusal(previous_response_id="resp_1") == (
+        "'previous_response_id' needs state kept by OpenAI's Responses service, which no provider behind this "
+        "route keeps (needs the stored previous response); set it to null or leave it out"
+    )
