@@ -100,6 +100,8 @@ SHARD_TESTS: dict[str, list[str]] = {
     "outcomes": ["tests/core/test_outcomes.py"],
     "policy": [*_TYPES_TESTS, "tests/core/test_tiers.py"],
     "responses": _TYPES_TESTS,
+    "responses_api": ["tests/responses/test_responses_api.py"],  # the Responses -> Chat rewrite (issue 24)
+    "provider_variants": ["tests/providers/test_provider_variants.py", "tests/providers/test_gemini.py"],
     "wire": [
         "tests/core/test_normalize.py",
         "tests/core/test_sse.py",

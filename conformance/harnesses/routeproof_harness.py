@@ -300,12 +300,14 @@ def apply_variant(name: str) -> None:
     assert name == "seed-strict", name
     import routeproof.providers._http as http_mod
 
-    original_parse: Callable[[str | None, int], int | None] = vars(http_mod)["parse_retry_after_ms"]
+    original_hint: Callable[[Any, object, int], int | None] = vars(http_mod)["wait_hint_ms"]
 
-    def integer_seconds_only(value: str | None, now_epoch_ms: int) -> int | None:
-        return original_parse(value, now_epoch_ms) if value is not None and value.strip().isdigit() else None
+    def integer_seconds_only(headers: Any, body: object, now_epoch_ms: int) -> int | None:
+        value = headers.get("retry-after")  # Retry-After as integer seconds, nothing else (seed 000 §1.10)
+        kept = {"retry-after": value} if value is not None and value.strip().isdigit() else {}
+        return original_hint(kept, None, now_epoch_ms)
 
-    vars(http_mod)["parse_retry_after_ms"] = integer_seconds_only
+    vars(http_mod)["wait_hint_ms"] = integer_seconds_only
     vars(kernel)["_honours_retry_after"] = lambda failure: (
         failure.http_status == 429 and failure.retry_after_ms is not None
     )

@@ -28,6 +28,7 @@ from routeproof.core.tiers import endpoint_tier
 from routeproof.core.types import PrivacyTier, ProviderKind
 from routeproof.errors import ConfigError
 from routeproof.providers.anthropic import DEFAULT_BASE_URL as ANTHROPIC_BASE_URL
+from routeproof.providers.gemini import GEMINI_BASE_URL
 from routeproof.providers.openai import DEFAULT_BASE_URLS as OPENAI_BASE_URLS
 
 if TYPE_CHECKING:
@@ -47,8 +48,12 @@ __all__ = [
 
 # the providers' own defaults, written once in their modules (vLLM has none: it is wherever it is served)
 _DEFAULT_BASE_URLS: Mapping[ProviderKind, str] = MappingProxyType(
-    {ProviderKind.ANTHROPIC: ANTHROPIC_BASE_URL, **OPENAI_BASE_URLS}
+    {ProviderKind.ANTHROPIC: ANTHROPIC_BASE_URL, **OPENAI_BASE_URLS, ProviderKind.GEMINI: GEMINI_BASE_URL}
 )
+AZURE_API_VERSION = "2024-10-21"
+"""Azure OpenAI's GA data-plane api-version used when ``api_version`` is not set."""
+_AZURE_AUTH = {"api-key": False, "bearer": True}
+_API_VERSION = re.compile(r"^(v1|\d{4}-\d{2}-\d{2}(-preview)?)$")
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 _PROFILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,@/-]{0,63}$")  # an AWS config profile name
 _AWS_KEY_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
@@ -70,7 +75,8 @@ _PROVIDER_KEYS = (
     )
     | {"profile"}
     | {"weight", "rpm", "tpm"}
-)  # profile: Bedrock's AWS config profile; weight/rpm/tpm: traffic
+    | {"api_version", "auth"}
+)  # profile: Bedrock's AWS config profile; weight/rpm/tpm: traffic; api_version, auth: Azure's
 
 
 def provider_kind(name: str, table: Mapping[str, object], where: str) -> ProviderKind:
@@ -94,6 +100,8 @@ def base_url_of(kind: ProviderKind, table: Mapping[str, object], where: str) -> 
     if raw is None:
         if kind is ProviderKind.VLLM:
             raise fail(f"{where}.base_url", raw, "vllm needs the base URL it is served at")
+        if kind is ProviderKind.AZURE:
+            raise fail(f"{where}.base_url", raw, "azure needs its resource endpoint (https://NAME.openai.azure.com)")
         return _DEFAULT_BASE_URLS.get(kind)
     if kind is ProviderKind.LOCAL:
         raise fail(f"{where}.base_url", raw, "the local provider is in-process and has no URL")
@@ -129,7 +137,9 @@ def provider_config(
     tier = _TIERS[str(tier_raw)]
     if tier < actual_tier:
         raise fail(f"{where}.privacy_tier", tier_raw, f"the endpoint {base_url!r} is only {actual_tier.name.lower()}")
-    key_env = read_str(table, "api_key_env", where) or DEFAULT_KEY_ENV.get(kind)
+    api_version, bearer_auth = _azure_settings(kind, table, where)
+    default_env = "AZURE_OPENAI_AD_TOKEN" if bearer_auth else DEFAULT_KEY_ENV.get(kind)
+    key_env = read_str(table, "api_key_env", where) or default_env
     api_key = None if key_env is None else read_secret(environ, key_env, f"{where}.api_key_env", missing)
     if kind is ProviderKind.LOCAL and api_key is not None:
         raise fail(f"{where}.api_key_env", key_env, "the local provider takes no key")
@@ -185,6 +195,8 @@ def provider_config(
         weight_micro=read_micro(table, "weight", where, 1_000_000, maximum=10**12),
         rpm=_limit(table, "rpm", where),
         tpm=_limit(table, "tpm", where),
+        api_version=api_version,
+        bearer_auth=bearer_auth,
         **aws,
     )
 
@@ -192,6 +204,21 @@ def provider_config(
 def _limit(table: Mapping[str, object], key: str, where: str) -> int | None:
     """A declared rate limit (``rpm``/``tpm``): an integer >= 1, or absent."""
     return None if table.get(key) is None else read_int(table, key, where, 0, minimum=1)
+
+
+def _azure_settings(kind: ProviderKind, table: Mapping[str, object], where: str) -> tuple[str | None, bool]:
+    """Azure's ``api_version`` (default :data:`AZURE_API_VERSION`) and whether ``auth = "bearer"``."""
+    version, auth = read_str(table, "api_version", where), read_str(table, "auth", where)
+    if kind is not ProviderKind.AZURE:
+        for key, value in (("api_version", version), ("auth", auth)):
+            if value is not None:
+                raise fail(f"{where}.{key}", value, "only azure takes it")
+        return None, False
+    if version is not None and not _API_VERSION.match(version):
+        raise fail(f"{where}.api_version", version, "must be 'v1' or a date like '2024-10-21' (optionally -preview)")
+    if auth is not None and auth not in _AZURE_AUTH:
+        raise fail(f"{where}.auth", auth, f"must be one of {sorted(_AZURE_AUTH)}")
+    return version or AZURE_API_VERSION, _AZURE_AUTH.get(auth or "api-key", False)
 
 
 def resolve_aws_credentials(profile: str | None, where: str) -> object | None:
@@ -251,6 +278,18 @@ def build_providers(config: RoutingConfig, client: httpx.AsyncClient) -> dict[st
             )
         elif p.kind is ProviderKind.LOCAL:
             built[p.name] = LocalProvider(name=p.name)
+        elif p.kind is ProviderKind.AZURE:
+            from routeproof.providers.azure import AzureOpenAIProvider
+
+            assert p.base_url is not None, "parse_config guarantees an endpoint"
+            built[p.name] = AzureOpenAIProvider(
+                endpoint=p.base_url, api_key=p.api_key, bearer_auth=p.bearer_auth,
+                api_version=p.api_version or "", client=client, name=p.name,
+            )  # fmt: skip
+        elif p.kind is ProviderKind.GEMINI:
+            from routeproof.providers.gemini import GeminiProvider
+
+            built[p.name] = GeminiProvider(api_key=p.api_key, client=client, base_url=p.base_url, name=p.name)
         else:
             built[p.name] = OpenAIProvider(
                 kind=p.kind, api_key=p.api_key, client=client, base_url=p.base_url, name=p.name

@@ -44,6 +44,8 @@ DEFAULT_KEY_ENV: Mapping[ProviderKind, str] = MappingProxyType(
         ProviderKind.ANTHROPIC: "ANTHROPIC_API_KEY",
         ProviderKind.OPENAI: "OPENAI_API_KEY",
         ProviderKind.OPENROUTER: "OPENROUTER_API_KEY",
+        ProviderKind.AZURE: "AZURE_OPENAI_API_KEY",  # auth = "bearer": AZURE_OPENAI_AD_TOKEN
+        ProviderKind.GEMINI: "GEMINI_API_KEY",
     }
 )
 """Kinds that need an API key, and the variable it comes from unless ``api_key_env`` says otherwise."""
@@ -85,6 +87,8 @@ class ProviderConfig:
     weight_micro: int = 1_000_000  # its share of its priority group, in millionths (``weight = 0.5``)
     rpm: int | None = None  # declared requests per minute (None: not limited)
     tpm: int | None = None  # declared tokens per minute
+    api_version: str | None = None  # Azure only: the api-version query ("v1": the v1 API)
+    bearer_auth: bool = False  # Azure only: the key is an Entra ID bearer token, not an api-key
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -26,6 +26,7 @@ from routeproof.admission import Slot
 from routeproof.call import Call
 from routeproof.clock import bounding_attempt, deadline_ms, loop_ms, sleep_until, timeout_at_ms
 from routeproof.core import kernel
+from routeproof.core.capabilities import CapabilityTable, lacking_capabilities, needed_capabilities
 from routeproof.core.classify import HealthEffect, health_effect
 from routeproof.core.kernel import (
     Action,
@@ -46,7 +47,9 @@ from routeproof.core.types import (
     AttemptFailure,
     AttemptFailureKind,
     AttemptRecord,
+    ChainEntry,
     ChatRequest,
+    ProviderId,
     ProviderResponse,
     ResolvedModel,
     StreamError,
@@ -57,6 +60,7 @@ from routeproof.deadline import check_deadline, past_deadline_hint
 from routeproof.errors import DeadlineExceeded, NoEligibleProvider, ProviderCallFailed, RouterError
 from routeproof.observe import attempt_span, genai_usage_attributes
 from routeproof.ports import Ports
+from routeproof.providers.capabilities import default_capabilities
 
 __all__ = [
     "Committed",
@@ -98,7 +102,26 @@ class Committed:
     slot: Slot | None
 
 
-def _plan(ports: Ports, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int, req: ChatRequest) -> ChainPlan:
+def _lacking(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> dict[ProviderId, str]:
+    """Each chain entry whose model lacks a capability ``req`` needs (images, documents, ...), named."""
+    if not needed_capabilities(req):
+        return {}
+    lacking: dict[ProviderId, str] = {}
+    for entry in chain:
+        # the provider's own capability table when it was given one, else the shipped rows + the user's
+        table = getattr(ports.providers.get(entry.provider), "_capabilities", None)
+        if not isinstance(table, CapabilityTable):
+            table = default_capabilities()
+        kind = entry.provider.kind
+        if kind is None:
+            continue  # a name with no registered kind: nothing to look up
+        missing = lacking_capabilities(req, table.lookup(kind, entry.model), kind)
+        if missing:
+            lacking[entry.provider] = ", ".join(cap.value for cap in missing)
+    return lacking
+
+
+def _plan(ports: Ports, req: ChatRequest, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
     planning = ports.planning
     # each configured name bound to its registered instance (its kind known)
     chain = tuple(replace(e, provider=planning.ids.get(e.provider, e.provider)) for e in build_chain(resolved, policy))
@@ -113,6 +136,7 @@ def _plan(ports: Ports, resolved: ResolvedModel, policy: TenantPolicy, now_ms: i
         now_ms=now_ms,
         cooling_policy=planning.cooling,
         slow=ports.health.demote_slow(frozenset(e.provider for e in chain), now_ms),
+        lacking=_lacking(ports, req, chain),
     )
 
 
@@ -129,7 +153,7 @@ def begin(
     now_s = asyncio.get_running_loop().time()
     check_deadline(deadline, now_s)
     started_ms = loop_ms(now_s)
-    chain_plan = _plan(ports, resolved, policy, started_ms, req)
+    chain_plan = _plan(ports, req, resolved, policy, started_ms)
     planning = ports.planning
     plan = call_plan(
         chain_plan,

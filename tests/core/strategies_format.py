@@ -114,3 +114,95 @@ def openai_requests(draw: st.DrawFn) -> dict[str, Any]:
     del reasoning_model  # OpenAI's canonical max-tokens field is max_completion_tokens for every model
     body["max_completion_tokens"] = draw(st.integers(1, 100_000))
     return body
+
+
+# --- the whole content model (issue 31): blocks, cache markers, options ------------------------------
+
+base64_texts = st.from_regex(r"([A-Za-z0-9+/]{4}){1,6}(|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)", fullmatch=True)
+cache_markers = st.sampled_from(
+    [{"type": "ephemeral"}, {"type": "ephemeral", "ttl": "5m"}, {"type": "ephemeral", "ttl": "1h"}]
+)
+urls = tool_ids.map(lambda s: f"https://x.test/{s}")
+
+
+def _marked(block: dict[str, Any], marker: dict[str, str] | None) -> dict[str, Any]:
+    return block if marker is None else {**block, "cache_control": marker}
+
+
+@st.composite
+def image_blocks(draw: st.DrawFn, *, cached: bool = True) -> dict[str, Any]:
+    """An Anthropic image block: base64 (jpeg/png/gif/webp) or a URL, maybe with a cache marker."""
+    if draw(st.booleans()):
+        media = draw(st.sampled_from(["image/jpeg", "image/png", "image/gif", "image/webp"]))
+        source: dict[str, str] = {"type": "base64", "media_type": media, "data": draw(base64_texts)}
+    else:
+        source = {"type": "url", "url": draw(urls)}
+    return _marked({"type": "image", "source": source}, draw(st.none() | cache_markers) if cached else None)
+
+
+@st.composite
+def document_blocks(draw: st.DrawFn, *, carriable: bool = False) -> dict[str, Any]:
+    """An Anthropic document block. ``carriable``: a titled base64 PDF only (what OpenAI carries too)."""
+    pdf = {"type": "base64", "media_type": "application/pdf", "data": draw(base64_texts)}
+    if carriable:
+        return {"type": "document", "source": pdf, "title": draw(texts)}
+    text = {"type": "text", "media_type": "text/plain", "data": draw(texts)}
+    block: dict[str, Any] = {
+        "type": "document",
+        "source": draw(st.sampled_from([pdf, text, {"type": "url", "url": draw(urls)}])),
+    }
+    for key in ("title", "context"):
+        if draw(st.booleans()):
+            block[key] = draw(texts)
+    if draw(st.booleans()):
+        block["citations"] = {"enabled": draw(st.booleans())}
+    return _marked(block, draw(st.none() | cache_markers))
+
+
+thinking_blocks = st.one_of(
+    st.builds(lambda t, s: {"type": "thinking", "thinking": t, "signature": s}, texts, base64_texts),
+    st.builds(lambda d: {"type": "redacted_thinking", "data": d}, base64_texts),
+)
+
+
+@st.composite
+def anthropic_full_requests(draw: st.DrawFn) -> dict[str, Any]:
+    """A canonical Anthropic request over the whole content model: images, documents, signed thinking,
+    cache markers on system blocks, message blocks and tools, thinking and effort, top_k, options.
+    Keys in the order the emitter prints them (the same-protocol round trip is exact)."""
+    body = draw(anthropic_requests())
+    for message in body["messages"]:
+        if message["role"] == "user":
+            extra = draw(st.lists(image_blocks() | document_blocks(), max_size=2))
+            message["content"] = [_marked(b, draw(st.none() | cache_markers)) for b in message["content"]] + extra
+        else:
+            message["content"] = draw(st.lists(thinking_blocks, max_size=2)) + message["content"]
+    if draw(st.booleans()):
+        body["system"] = [_marked({"type": "text", "text": t}, draw(st.none() | cache_markers))
+                          for t in draw(st.lists(texts, min_size=2, max_size=3))]  # fmt: skip
+    for tool in body.get("tools", []):
+        if draw(st.booleans()):
+            tool["strict"] = draw(st.booleans())
+        marker = draw(st.none() | cache_markers)
+        if marker is not None:
+            tool["cache_control"] = marker
+    options: dict[str, Any] = {}
+    if draw(st.booleans()):
+        options["top_k"] = draw(st.integers(1, 500))
+    if "tools" in body and draw(st.booleans()):
+        choice: dict[str, Any] = draw(st.sampled_from([{"type": "auto"}, {"type": "any"}, {"type": "none"}]))
+        options["tool_choice"] = {**choice, "disable_parallel_tool_use": draw(st.booleans())}
+    if draw(st.booleans()):
+        options["metadata"] = {"user_id": draw(texts)}
+    if body["max_tokens"] > 1024 and draw(st.booleans()):
+        options["thinking"] = {"type": "enabled", "budget_tokens": draw(st.integers(1024, body["max_tokens"] - 1))}
+        if draw(st.booleans()):
+            options["output_config"] = {"effort": draw(st.sampled_from(["low", "medium", "high", "xhigh", "max"]))}
+    elif draw(st.booleans()):
+        options["thinking"] = {"type": draw(st.sampled_from(["adaptive", "disabled"]))}
+    if draw(st.booleans()):
+        options["service_tier"] = draw(st.sampled_from(["auto", "standard_only"]))
+    order = ("model", "max_tokens", "messages", "system", "tools", "temperature", "top_p", "top_k", "stop_sequences",
+             "stream", "tool_choice", "metadata", "thinking", "output_config", "service_tier")  # fmt: skip
+    merged = body | options
+    return {key: merged[key] for key in order if key in merged}

@@ -236,7 +236,7 @@ def test_worst_case_prompt_tokens_bounds_bytes(req: ChatRequest) -> None:
                 all_text.append(b.text)
             elif isinstance(b, ToolUseBlock):
                 all_text.append(b.id + b.name + b.input_json)
-            else:
+            elif isinstance(b, ToolResultBlock):
                 all_text.append(b.tool_use_id + b.content)
     assert worst_case_prompt_tokens(req) >= sum(len(t.encode("utf-8")) for t in all_text)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from routeproof.core.blocks import RedactedThinkingBlock, ThinkingBlock
 from routeproof.core.normalize import FieldReader, normalize_anthropic, normalize_bedrock_converse, normalize_openai
 from routeproof.core.types import (
     CacheState,
@@ -85,16 +86,18 @@ def _response(
     finish: FinishReason,
     usage: Usage,
     cache: CacheState,
+    thinking: tuple[ThinkingBlock, ...] = (),
 ) -> ProviderResponse:
-    choice = Choice(index=0, content=text, tool_calls=calls, finish_reason=finish)
+    choice = Choice(index=0, content=text, tool_calls=calls, finish_reason=finish, thinking=thinking)
     return ProviderResponse(
         id=rid, usage=usage, choices=(choice,), finish_reason=finish, cache_state=cache, provider=provider, model=model
     )
 
 
 def test_anthropic_body_normalises_exactly() -> None:
-    """Text blocks are joined, other blocks skipped, tool input compacted, usage and cache state kept."""
+    """Text blocks are joined, thinking kept in Choice.thinking, tool input compacted, usage and cache state kept."""
     assert normalize_anthropic(ANTHROPIC) == _response(
+        thinking=(ThinkingBlock(thinking="hm"),),
         provider=ProviderKind.ANTHROPIC,
         model="claude",
         rid="m1",
@@ -381,3 +384,21 @@ def test_reader_arr_keeps_a_list_and_copies_a_subclass() -> None:
     copied = reader.arr(_LyingList([3, 4]), "w")
     assert type(copied) is list
     assert copied == [3, 4]
+
+
+def test_reasoning_thinking_and_refusals_reach_the_response() -> None:
+    """OpenAI reasoning_tokens and refusal, Anthropic signed/redacted thinking, Bedrock reasoningContent are kept."""
+    openai = {
+        **OPENAI,
+        "usage": {**OPENAI["usage"], "completion_tokens_details": {"reasoning_tokens": 2}},
+        "choices": [{**OPENAI["choices"][0], "message": {"role": "assistant", "content": None, "refusal": "no"}}],
+    }
+    answer = normalize_openai(openai)
+    assert (answer.usage.reasoning_tokens, answer.choices[0].refusal, answer.choices[0].content) == (2, "no", "no")
+    signed = {**ANTHROPIC, "content": [{"type": "thinking", "thinking": "t", "signature": "c2ln=="}]}
+    redacted = {"type": "redacted_thinking", "data": "ZGF0YQ=="}
+    blocks = normalize_anthropic({**signed, "content": [*signed["content"], redacted]}).choices[0].thinking
+    assert blocks == (ThinkingBlock(thinking="t", signature="c2ln=="), RedactedThinkingBlock(data="ZGF0YQ=="))
+    reasoning = {"reasoningContent": {"reasoningText": {"text": "t", "signature": "s"}}}
+    bedrock = {**BEDROCK, "output": {"message": {"role": "assistant", "content": [reasoning]}}}
+    assert normalize_bedrock_converse(bedrock).choices[0].thinking == (ThinkingBlock(thinking="t", signature="s"),)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol, _well_formed, fold_events
+from routeproof.core.stream_events import ThinkingDelta
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -109,10 +110,29 @@ def test_a_tool_block_with_no_input_and_no_deltas_has_empty_object_arguments() -
 
 
 def test_ignored_blocks_emit_nothing_for_start_delta_or_stop() -> None:
-    """A thinking block's start, deltas and stop emit no events at all."""
-    thinking = _block(0, {"type": "thinking", "thinking": ""}) + _delta(0, {"type": "thinking_delta", "thinking": "hm"})
-    events = _run(A, _start(), thinking, _stop(0), _END)
+    """A server-tool block's start, deltas and stop emit no events at all."""
+    tool = _block(0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}})
+    events = _run(A, _start(), tool + _delta(0, {"type": "input_json_delta", "partial_json": "{}"}), _stop(0), _END)
     assert events == [MessageStop(stop_reason=FinishReason.STOP, usage=Usage(prompt_tokens=3, completion_tokens=1))]
+
+
+def test_thinking_blocks_are_relayed_with_their_signature_byte_exact() -> None:
+    """A thinking block's start, thinking and signature deltas and stop are ThinkingDelta .. BlockStop;
+    a redacted block is one ThinkingDelta carrying its data."""
+    signature = "EqQBCkYIBRgCKkB+/=="
+    thinking = _block(0, {"type": "thinking", "thinking": "", "signature": ""})
+    thinking += _delta(0, {"type": "thinking_delta", "thinking": "hm"})
+    thinking += _delta(0, {"type": "signature_delta", "signature": signature})
+    redacted = _block(1, {"type": "redacted_thinking", "data": "opaque+/="})
+    events = _run(A, _start(), thinking, _stop(0), redacted, _stop(1), _END)
+    assert events[:6] == [
+        ThinkingDelta(thinking="", signature=""),
+        ThinkingDelta(thinking="hm"),
+        ThinkingDelta(signature=signature),
+        BlockStop(),
+        ThinkingDelta(redacted_data="opaque+/="),
+        BlockStop(),
+    ]
 
 
 def test_a_delta_for_an_unknown_block_index_is_a_stream_error() -> None:

@@ -1,4 +1,5 @@
-"""Parsing wire requests: every refusal's exact text (field path, value, reason) and each default read."""
+"""Parsing wire requests: every refusal's exact text (field path, value, reason), every path recorded as not
+carried, and each default read."""
 
 from __future__ import annotations
 
@@ -37,28 +38,28 @@ def _result_block(**fields: object) -> dict[str, object]:
     )
 
 
-_ANTHROPIC_REFUSALS: list[tuple[object, str]] = [
+_ANTHROPIC_REFUSALS: list[tuple[object, str | tuple[str, ...]]] = [
     ([], "anthropic request must be an object, got list"),
-    (_anthropic(metadata={}), "anthropic request.metadata has no equivalent in the other format"),
+    (_anthropic(metadata={}), ()),
     (_anthropic(messages="x"), "messages must be an array, got str"),
     (_anthropic(messages=[1]), "messages[0] must be an object, got int"),
-    (_anthropic(messages=[{**_USER, "name": "x"}]), "messages[0].name has no equivalent in the other format"),
+    (_anthropic(messages=[{**_USER, "name": "x"}]), ("messages[0].name",)),
     (_anthropic(messages=[{"role": "system", "content": "x"}]), "messages[0].role 'system' is not user or assistant"),
     (_anthropic(messages=[{"role": "user", "content": 5}]), "messages[0].content must be an array, got int"),
     (_anthropic(messages=[{"role": "user", "content": []}]), "messages[0].content is empty"),
     (_with_block(1), "messages[0].content[0] must be an object, got int"),
     (
         _with_block({"type": "text", "text": "a", "cache_control": {}}),
-        "messages[0].content[0].cache_control has no equivalent in the other format",
+        "messages[0].content[0].cache_control must be {'type': 'ephemeral'} with an optional ttl, got {}",
     ),
     (_with_block({"type": "text", "text": 1}), "messages[0].content[0].text must be a string, got int"),
     (
         _with_block(_TOOL_USE),
-        "messages[0].content[0] of type 'tool_use' in a user turn has no equivalent in the other format",
+        "messages: no turn the router can carry (not carried: messages[0].content[0])",
     ),
     (
         _with_block({**_TOOL_USE, "cache_control": {}}, "assistant"),
-        "messages[1].content[0].cache_control has no equivalent in the other format",
+        "messages[1].content[0].cache_control must be {'type': 'ephemeral'} with an optional ttl, got {}",
     ),
     (_with_block({**_TOOL_USE, "id": 1}, "assistant"), "messages[1].content[0].id must be a string, got int"),
     (
@@ -68,40 +69,40 @@ _ANTHROPIC_REFUSALS: list[tuple[object, str]] = [
     (_with_block({**_TOOL_USE, "input": []}, "assistant"), "messages[1].content[0].input must be an object, got list"),
     (
         _with_block({"type": "tool_result", "tool_use_id": "c1", "content": "r"}, "assistant"),
-        "messages[1].content[0] of type 'tool_result' in a assistant turn has no equivalent in the other format",
+        ("messages[1].content[0]",),
     ),
     (
         _result_block(content="r", cache_control={}),
-        "messages[2].content[0].cache_control has no equivalent in the other format",
+        "messages[2].content[0].cache_control must be {'type': 'ephemeral'} with an optional ttl, got {}",
     ),
     (
         _result_block(content=[{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]),
-        "messages[2].content[0].content has 2 blocks; OpenAI takes one text",
+        ("messages[2].content[0].content[1:]",),
     ),
-    (_result_block(content=[_TOOL_USE]), "messages[2].content[0].content[0] must be a text block"),
+    (_result_block(content=[_TOOL_USE]), ("messages[2].content[0].content[0]",)),
     (
         _result_block(content=[{"type": "image"}]),
-        "messages[2].content[0].content[0] of type 'image' in a assistant turn has no equivalent in the other format",
+        ("messages[2].content[0].content[0]",),
     ),
     (_result_block(content="r", is_error=1), "messages[2].content[0].is_error must be a boolean"),
     (_result_block(content="r", tool_use_id=None), "messages[2].content[0].tool_use_id must be a string, got NoneType"),
     (_result_block(content=5), "messages[2].content[0].content must be a string, got int"),
     (
         _anthropic(system=[{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]),
-        "system has 2 blocks; OpenAI takes one system text",
+        (),
     ),
-    (_anthropic(system=[]), "system has 0 blocks; OpenAI takes one system text"),
+    (_anthropic(system=[]), ()),
     (
         _anthropic(system=[{"type": "tool_result", "tool_use_id": "c1", "content": "x"}]),
         "system[0] must be a text block",
     ),
-    (_anthropic(system=5), "system must be a string, got int"),
+    (_anthropic(system=5), "system must be an array, got int"),
     (_anthropic(system=[1]), "system[0] must be an object, got int"),
     (_anthropic(tools={}), "tools must be an array, got dict"),
     (_anthropic(tools=[1]), "tools[0] must be an object, got int"),
     (
         _anthropic(tools=[{"name": "f", "input_schema": {}, "type": "custom"}]),
-        "tools[0].type has no equivalent in the other format",
+        (),
     ),
     (_anthropic(tools=[{"input_schema": {}}]), "tools[0].name must be a string, got NoneType"),
     (
@@ -115,9 +116,9 @@ _ANTHROPIC_REFUSALS: list[tuple[object, str]] = [
     (_anthropic(tool_choice="auto"), "tool_choice must be an object, got str"),
     (
         _anthropic(tool_choice={"type": "auto", "x": 1}),
-        "tool_choice {'type': 'auto', 'x': 1} has no OpenAI equivalent",
+        ("tool_choice.x",),
     ),
-    (_anthropic(tool_choice={"type": "tool"}), "tool_choice {'type': 'tool'} has no OpenAI equivalent"),
+    (_anthropic(tool_choice={"type": "tool"}), "tool_choice.name must be a string, got NoneType"),
     (_anthropic(tool_choice={"type": "tool", "name": 1}), "tool_choice.name must be a string, got int"),
     ({"model": "m", "messages": [_USER]}, "max_tokens must be a non-negative integer, got None"),
     (_anthropic(temperature="1"), "temperature must be a number, got str"),
@@ -126,14 +127,18 @@ _ANTHROPIC_REFUSALS: list[tuple[object, str]] = [
 ]
 
 
-def _refused(parser: Parser, body: object, text: str) -> None:
+def _refused(parser: Parser, body: object, text: str | tuple[str, ...]) -> None:
+    """A str: the exact refusal; a tuple: the body parses and these paths are recorded as not carried."""
+    if isinstance(text, tuple):
+        assert parser(body)[1].untranslated == text
+        return
     with pytest.raises(TranslationError, match=f"^{re.escape(text)}$"):
         parser(body)
 
 
 @pytest.mark.parametrize(("body", "text"), _ANTHROPIC_REFUSALS)
-def test_anthropic_refusals_name_the_field(body: object, text: str) -> None:
-    """Each malformed Anthropic request is refused with the field path and what is wrong with it."""
+def test_anthropic_refusals_name_the_field(body: object, text: str | tuple[str, ...]) -> None:
+    """Each malformed Anthropic request is refused naming the path; each field it does not carry is recorded."""
     _refused(parse_anthropic_request, body, text)
 
 
@@ -219,55 +224,55 @@ def _tool_reply(**fields: object) -> dict[str, object]:
     return _openai(messages=[_USER, {"role": "assistant", "content": None, "tool_calls": [_CALL]}, reply])
 
 
-_OPENAI_REFUSALS: list[tuple[object, str]] = [
+_OPENAI_REFUSALS: list[tuple[object, str | tuple[str, ...]]] = [
     (_openai(messages=[{"role": "system", "content": 5}, _USER]), "messages[0].content must be an array, got int"),
     (_openai(messages=[_USER, {"role": "assistant", "content": 5}]), "messages[1].content must be an array, got int"),
     (_tool_reply(content=5), "messages[2].content must be an array, got int"),
     (_openai(tools=[1]), "tools[0] must be an object, got int"),
     ([], "openai request must be an object, got list"),
-    (_openai(n=2), "openai request.n has no equivalent in the other format"),
+    (_openai(n=2), ()),
     (_openai(messages={}), "messages must be an array, got dict"),
     (_openai(messages=[1]), "messages[0] must be an object, got int"),
     (
         _openai(messages=[_USER, {"role": "system", "content": "s"}]),
-        "messages[1]: a system message after the first turn has no Anthropic equivalent",
+        ("messages[1]",),
     ),
     (
         _openai(messages=[{"role": "developer", "content": "a"}, {"role": "developer", "content": "b"}, _USER]),
-        "messages[1]: a developer message after the first turn has no Anthropic equivalent",
+        ("messages[1]",),
     ),
     (
         _openai(messages=[{"role": "system", "content": "s", "name": "x"}, _USER]),
-        "messages[0].name has no equivalent in the other format",
+        ("messages[0].name",),
     ),
     (
         _openai(
             messages=[{"role": "system", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]
         ),
-        "messages[0].content must be one text for the Anthropic system prompt",
+        "ChatRequest.messages must not be empty",
     ),
     (
         _openai(messages=[{"role": "system", "content": []}]),
-        "messages[0].content must be one text for the Anthropic system prompt",
+        "ChatRequest.messages must not be empty",
     ),
     (_openai(messages=[{"role": "user", "content": 5}]), "messages[0].content must be an array, got int"),
     (_openai(messages=[{"role": "user", "content": [5]}]), "messages[0].content[0] must be an object, got int"),
     (
         _openai(messages=[{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]),
-        "messages[0].content[0] of type 'image_url' has no Anthropic equivalent",
+        "messages[0].content[0].image_url.url must be a string, got NoneType",
     ),
     (
         _openai(messages=[{"role": "user", "content": [{"type": "text", "text": "a", "x": 1}]}]),
-        "messages[0].content[0] of type 'text' has no Anthropic equivalent",
+        ("messages[0].content[0].x",),
     ),
     (
         _openai(messages=[{"role": "user", "content": [{"type": "text", "text": 1}]}]),
         "messages[0].content[0].text must be a string, got int",
     ),
-    (_openai(messages=[{**_USER, "name": "x"}]), "messages[0].name has no equivalent in the other format"),
+    (_openai(messages=[{**_USER, "name": "x"}]), ("messages[0].name",)),
     (
         _openai(messages=[_USER, {"role": "assistant", "content": "a", "refusal": None}]),
-        "messages[1].refusal has no equivalent in the other format",
+        ("messages[1].refusal",),
     ),
     (
         _openai(messages=[_USER, {"role": "assistant", "tool_calls": {}}]),
@@ -277,15 +282,15 @@ _OPENAI_REFUSALS: list[tuple[object, str]] = [
         _openai(messages=[_USER, {"role": "assistant", "tool_calls": [1]}]),
         "messages[1].tool_calls[0] must be an object, got int",
     ),
-    (_with_call(**_CALL, index=0), "messages[1].tool_calls[0].index has no equivalent in the other format"),
+    (_with_call(**_CALL, index=0), ("messages[1].tool_calls[0].index",)),
     (
         _with_call(id="c1", type="custom", function={"name": "f", "arguments": "{}"}),
-        "messages[1].tool_calls[0].type 'custom' has no Anthropic equivalent",
+        ("messages[1].tool_calls[0]",),
     ),
     (_with_call(id="c1", type="function"), "messages[1].tool_calls[0].function must be an object, got NoneType"),
     (
         _with_function(name="f", arguments="{}", strict=True),
-        "messages[1].tool_calls[0].function.strict has no equivalent in the other format",
+        ("messages[1].tool_calls[0].function.strict",),
     ),
     (_with_function(name="f", arguments={}), "messages[1].tool_calls[0].function.arguments must be a string, got dict"),
     (
@@ -297,10 +302,10 @@ _OPENAI_REFUSALS: list[tuple[object, str]] = [
         _with_function(name="f", arguments="[1]"),
         "messages[1].tool_calls[0].function.arguments is not a JSON object: '[1]'",
     ),
-    (_tool_reply(name="x"), "messages[2].name has no equivalent in the other format"),
+    (_tool_reply(name="x"), ("messages[2].name",)),
     (
         _tool_reply(content=[{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]),
-        "messages[2].content has 2 parts; use one text",
+        ("messages[2].content[1:]",),
     ),
     (
         _tool_reply(
@@ -310,15 +315,15 @@ _OPENAI_REFUSALS: list[tuple[object, str]] = [
                 {"type": "text", "text": "b"},
             ]
         ),
-        "messages[2].content has 3 parts; use one text",
+        ("messages[2].content[1:]",),
     ),
     (_tool_reply(tool_call_id=None), "messages[2].tool_call_id must be a string, got NoneType"),
     (
         _openai(messages=[{"role": "function", "content": "x"}]),
-        "messages[0].role 'function' has no Anthropic equivalent",
+        "messages[0].role 'function' is not system, developer, user, assistant or tool",
     ),
-    ({"model": "m", "messages": [_USER]}, "max_tokens is required by Anthropic and the OpenAI request has none"),
-    (_openai(max_tokens=None), "max_tokens is required by Anthropic and the OpenAI request has none"),
+    ({"model": "m", "messages": [_USER]}, ()),
+    (_openai(max_tokens=None), ()),
     (_openai(max_tokens=-1), "max_tokens must be a non-negative integer, got -1"),
     (_openai(stop=5), "stop must be an array, got int"),
     (_openai(stop=[5]), "stop[] must be a string, got int"),
@@ -326,25 +331,25 @@ _OPENAI_REFUSALS: list[tuple[object, str]] = [
     (_openai(stream=1), "stream must be a boolean"),
     (_openai(top_p="1"), "top_p must be a number, got str"),
     (_openai(temperature="1"), "temperature must be a number, got str"),
-    (_openai(tool_choice="bogus"), "tool_choice 'bogus' has no Anthropic equivalent"),
+    (_openai(tool_choice="bogus"), "tool_choice must be auto, required, none or a function, got 'bogus'"),
     (
         _openai(tool_choice={"type": "function", "function": "f"}),
-        "tool_choice {'type': 'function', 'function': 'f'} has no Anthropic equivalent",
+        "tool_choice must be auto, required, none or a function, got {'type': 'function', 'function': 'f'}",
     ),
     (
         _openai(tool_choice={"type": "x", "function": {"name": "f"}}),
-        "tool_choice {'type': 'x', 'function': {'name': 'f'}} has no Anthropic equivalent",
+        "tool_choice must be auto, required, none or a function, got {'type': 'x', 'function': {'name': 'f'}}",
     ),
     (
         _openai(tool_choice={"type": "function", "function": {}}),
         "tool_choice.function.name must be a string, got NoneType",
     ),
-    (_openai(tools=[{"type": "custom", "function": {"name": "f"}}]), "tools[0] is not a plain function tool"),
-    (_openai(tools=[{"type": "function", "function": {"name": "f"}, "x": 1}]), "tools[0] is not a plain function tool"),
+    (_openai(tools=[{"type": "custom", "function": {"name": "f"}}]), ("tools[0]",)),
+    (_openai(tools=[{"type": "function", "function": {"name": "f"}, "x": 1}]), ("tools[0].x",)),
     (_openai(tools=[{"type": "function", "function": "f"}]), "tools[0].function must be an object, got str"),
     (
         _openai(tools=[{"type": "function", "function": {"name": "f", "strict": True}}]),
-        "tools[0].function.strict has no equivalent in the other format",
+        (),
     ),
     (_openai(tools=[{"type": "function", "function": {}}]), "tools[0].function.name must be a string, got NoneType"),
     (
@@ -360,8 +365,8 @@ _OPENAI_REFUSALS: list[tuple[object, str]] = [
 
 
 @pytest.mark.parametrize(("body", "text"), _OPENAI_REFUSALS)
-def test_openai_refusals_name_the_field(body: object, text: str) -> None:
-    """Each malformed OpenAI request is refused with the field path and what is wrong with it."""
+def test_openai_refusals_name_the_field(body: object, text: str | tuple[str, ...]) -> None:
+    """Each malformed OpenAI request is refused naming the path; each field it does not carry is recorded."""
     _refused(parse_openai_request, body, text)
 
 
@@ -435,5 +440,6 @@ def test_a_string_tool_reply_is_never_an_error() -> None:
         reply = parse_openai_request(_tool_reply(content=content))[0].messages[2].content[0]
         assert reply == ToolResultBlock(tool_use_id="c1", content=text, is_error=False)
     two = [{"type": "text", "text": "x"}, {"type": "text", "text": "[tool error]"}]
-    with pytest.raises(TranslationError, match=r"^messages\[2\]\.content has 2 parts; use one text$"):
-        parse_openai_request(_tool_reply(content=two))
+    req, extras = parse_openai_request(_tool_reply(content=two))
+    assert req.messages[2].content[0] == ToolResultBlock(tool_use_id="c1", content="x", is_error=False)
+    assert extras.untranslated == ("messages[2].content[1:]",)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -152,7 +153,7 @@ _A_CASES = [
     (("content", 1, "name"), 5, "content[1].name must be a string, got int"),
     (("content", 1, "id"), 5, "content[1].id must be a string, got int"),
     (("content", 1, "input"), 5, "content[1].input must be an object, got int"),
-    (("content", 0, "type"), "thinking", "content[0] of type 'thinking' has no OpenAI equivalent"),
+    (("content", 0, "type"), "server_tool_use", "content[0] of type 'server_tool_use' has no OpenAI equivalent"),
     (("stop_reason",), "pause_turn", "stop_reason 'pause_turn' has no OpenAI equivalent"),
     (("stop_reason",), 5, "stop_reason 5 has no OpenAI equivalent"),
     (("usage",), 5, "usage must be an object, got int"),
@@ -183,7 +184,6 @@ _O_CASES = [
     (("choices",), [], "choices has 0 entries; Anthropic returns one message"),
     (("choices", 0), 5, "choices[0] must be an object, got int"),
     (_M, 5, "choices[0].message must be an object, got int"),
-    ((*_M, "refusal"), "no", "choices[0].message.refusal has no Anthropic equivalent"),
     ((*_M, "content"), 5, "choices[0].message.content must be a string, got int"),
     (("choices", 0, "finish_reason"), "weird", "finish_reason 'weird' has no Anthropic equivalent"),
     (("choices", 0, "finish_reason"), 5, "finish_reason 5 has no Anthropic equivalent"),
@@ -248,3 +248,41 @@ def test_a_malformed_openai_call_is_named_by_its_path() -> None:
     """A tool call that is not an object is refused as choices[0].message.tool_calls[i]."""
     with pytest.raises(TranslationError, match=r"^choices\[0\]\.message\.tool_calls\[0\] must be an object, got int$"):
         openai_response_to_anthropic(_openai_call_response([1]))
+
+
+def test_thinking_and_refusals_cross_in_each_callers_shape() -> None:
+    """Anthropic thinking text is OpenAI's reasoning_content (redacted left out); an OpenAI refusal is an
+    Anthropic text block with stop_reason refusal, and an Anthropic refusal is OpenAI's message.refusal."""
+    thinking = [{"type": "thinking", "thinking": "hm", "signature": "s"}, {"type": "redacted_thinking", "data": "x"}]
+    answer = anthropic_response_to_openai({**ANTHROPIC, "content": [*thinking, *ANTHROPIC["content"]]})
+    assert answer["choices"][0]["message"]["reasoning_content"] == "hm"
+    refused = _set(_set(OPENAI, (*_M, "refusal"), "no"), (*_M, "content"), None)
+    back = openai_response_to_anthropic(refused)
+    assert (back["content"][0], back["stop_reason"]) == ({"type": "text", "text": "no"}, "refusal")
+    declined = {**ANTHROPIC, "content": [{"type": "text", "text": "no"}], "stop_reason": "refusal"}
+    message = anthropic_response_to_openai(declined)["choices"][0]
+    assert (message["message"]["refusal"], message["finish_reason"]) == ("no", "content_filter")
+
+
+def test_a_forced_tool_answer_becomes_the_json_text_answer() -> None:
+    """The forced json_answer tool's call (structured output by a tool) is turned back into the content."""
+    from routeproof.core.translate_response import forced_tool_answer
+    from routeproof.core.types import Choice, FinishReason, ProviderResponse, ToolCall, Usage
+
+    call = ToolCall(id="t", name="json_answer", arguments_json='{"a":1}')
+    other = ToolCall(id="u", name="search", arguments_json="{}")
+    answer = ProviderResponse(
+        id="r",
+        usage=Usage(),
+        choices=(Choice(tool_calls=(call,), finish_reason=FinishReason.TOOL_CALLS),),
+        finish_reason=FinishReason.TOOL_CALLS,
+    )
+    text = forced_tool_answer(answer, "json_answer")
+    assert (text.choices[0].content, text.choices[0].tool_calls, text.finish_reason) == (
+        '{"a":1}',
+        (),
+        FinishReason.STOP,
+    )
+    mixed = replace(answer, choices=(Choice(tool_calls=(call, other), finish_reason=FinishReason.TOOL_CALLS),))
+    assert forced_tool_answer(mixed, "json_answer").choices[0].tool_calls == (other,)
+    assert forced_tool_answer(mixed, "nope") == mixed

@@ -269,7 +269,9 @@ def test_message_normalises_role_and_content() -> None:
     assert message.content == (TextBlock(text="a"),)
     assert Message.user("u") == Message(role=Role.USER, content=(TextBlock(text="u"),))
     assert Message.assistant("a").role is Role.ASSISTANT
-    with _exactly(TypeError, "Message.content[0] must be a TextBlock | ToolUseBlock | ToolResultBlock, got 'x'"):
+    names = "TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock | DocumentBlock | ThinkingBlock"
+    names += " | RedactedThinkingBlock"
+    with _exactly(TypeError, f"Message.content[0] must be a {names}, got 'x'"):
         Message(role=Role.USER, content=("x",))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"^Message\.role must be a Role"):
         Message(role="system", content=())  # type: ignore[arg-type]

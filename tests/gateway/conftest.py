@@ -4,6 +4,7 @@ the gateway serving it on uvicorn in this event loop, on real loopback sockets (
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -76,10 +77,17 @@ privacy_tier = "sovereign"
 """
 
 
+@functools.cache
+def process_metrics_reader() -> MetricsSource | None:
+    """The process-wide SDK providers, installed once per process (a second ``install_telemetry``
+    finds them installed and returns None), so every module that imports ``metrics_reader`` shares it."""
+    return install_telemetry()
+
+
 @pytest.fixture(scope="session")
 def metrics_reader() -> MetricsSource | None:
     """The process-wide SDK providers, installed once; the reader ``/metrics`` prints."""
-    return install_telemetry()
+    return process_metrics_reader()
 
 
 @asynccontextmanager

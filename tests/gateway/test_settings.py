@@ -71,3 +71,26 @@ def test_deadline_header_is_capped_at_the_budget(header: str | None, seconds: fl
     from routeproof.gateway.app import _timeout_s
 
     assert _timeout_s(header) == seconds
+
+
+def test_forward_headers_default_and_lower_cased() -> None:
+    """The feature-header allow-list defaults to anthropic-beta and openai-beta; names are lower-cased."""
+    assert parse_gateway_settings(_table(), environ={}).forward_headers == ("anthropic-beta", "openai-beta")
+    settings = parse_gateway_settings(_table(forward_headers=["Anthropic-Beta", "x-feature"]), environ={})
+    assert settings.forward_headers == ("anthropic-beta", "x-feature")
+
+
+@pytest.mark.parametrize(
+    ("headers", "named"),
+    [
+        (["authorization"], "'authorization'"),
+        (["X-Api-Key"], "'x-api-key'"),
+        (["anthropic-version"], "'anthropic-version'"),
+        (["bad header"], "'bad header'"),
+        ("anthropic-beta", "'anthropic-beta'"),
+    ],
+)
+def test_forward_headers_refuse_credentials_framing_and_bad_names(headers: object, named: str) -> None:
+    """A header the gateway sets itself (credentials, version, framing) or a non-name fails at load, naming it."""
+    with pytest.raises(ConfigError, match=f"gateway.forward_headers.*{named}"):
+        parse_gateway_settings(_table(forward_headers=headers), environ={})

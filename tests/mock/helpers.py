@@ -10,6 +10,8 @@ PATHS = {
     Shape.ANTHROPIC: "/v1/messages",
     Shape.OPENAI: "/v1/chat/completions",
     Shape.BEDROCK: "/model/anthropic.claude-3-haiku/converse",
+    Shape.AZURE: "/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-10-21",
+    Shape.GEMINI: "/v1beta/openai/chat/completions",
 }
 STREAM_PATHS = {**PATHS, Shape.BEDROCK: "/model/anthropic.claude-3-haiku/converse-stream"}
 SECRET = "sk-test-SECRET-value-123"
@@ -20,8 +22,10 @@ def auth_headers(shape: Shape) -> dict[str, str]:
     """The credentials headers a real client of ``shape`` sends."""
     if shape is Shape.ANTHROPIC:
         return {"x-api-key": SECRET, "anthropic-version": "2023-06-01"}
-    if shape is Shape.OPENAI:
+    if shape in (Shape.OPENAI, Shape.GEMINI):
         return {"authorization": f"Bearer {SECRET}"}
+    if shape is Shape.AZURE:
+        return {"api-key": SECRET}
     scope = "AKIDEXAMPLE/20250101/us-east-1/bedrock/aws4_request"
     return {"authorization": f"AWS4-HMAC-SHA256 Credential={scope}, SignedHeaders=host, Signature={SECRET}"}
 
@@ -38,7 +42,7 @@ def request_body(shape: Shape, *, stream: bool = False, tool: str | None = None)
         body["stream"] = True
     if tool and shape is Shape.ANTHROPIC:
         body["tools"] = [{"name": tool, "input_schema": {"type": "object"}}]
-    if tool and shape is Shape.OPENAI:
+    if tool and shape in (Shape.OPENAI, Shape.AZURE, Shape.GEMINI):
         body["tools"] = [{"type": "function", "function": {"name": tool, "parameters": {"type": "object"}}}]
     return body
 

@@ -41,7 +41,7 @@ async def test_fleet_starts_every_configured_server_with_its_script() -> None:
     "text",
     [
         "",
-        "[[server]]\nshape = 'gemini'\n",
+        "[[server]]\nshape = 'palm'\n",
         "[[server]]\nshape = 'openai'\nport = -1\n",
         "[[server]]\nshape = 'openai'\nextra = 1\n",
         "[[server]]\nshape = 'openai'\n[[server]]\nshape = 'openai'\n",

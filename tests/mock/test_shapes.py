@@ -73,7 +73,7 @@ async def test_tools_in_the_request_make_the_default_a_tool_call(shape: Shape) -
     if shape is Shape.ANTHROPIC:
         assert data["content"][0]["name"] == "lookup"
         assert data["stop_reason"] == "tool_use"
-    elif shape is Shape.OPENAI:
+    elif shape in (Shape.OPENAI, Shape.AZURE, Shape.GEMINI):
         assert data["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "lookup"
         assert data["choices"][0]["finish_reason"] == "tool_calls"
     else:
@@ -160,8 +160,10 @@ async def test_missing_credentials_are_rejected_in_the_shape_error_format(shape:
     assert resp.status_code == (403 if shape is Shape.BEDROCK else 401)
     if shape is Shape.ANTHROPIC:
         assert resp.json()["error"]["type"] == "authentication_error"
-    elif shape is Shape.OPENAI:
+    elif shape in (Shape.OPENAI, Shape.AZURE):
         assert "error" in resp.json()
+    elif shape is Shape.GEMINI:
+        assert resp.json()[0]["error"]["status"] == "UNAUTHENTICATED"
     else:
         assert resp.headers["x-amzn-errortype"].startswith("AccessDeniedException")
         assert "message" in resp.json()

@@ -24,7 +24,9 @@ from routeproof.core.types import (
 )
 from routeproof.mock import MockProviderServer, Shape
 from routeproof.providers.anthropic import AnthropicProvider
+from routeproof.providers.azure import AzureOpenAIProvider
 from routeproof.providers.bedrock import BedrockProvider
+from routeproof.providers.gemini import GeminiProvider
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.providers.protocol import Provider
 
@@ -41,7 +43,7 @@ def secrets_of(shape: Shape) -> tuple[str, ...]:
     """The credentials the provider of ``shape`` holds (and must redact)."""
     if shape is Shape.ANTHROPIC:
         return (ANTHROPIC_KEY,)
-    if shape is Shape.OPENAI:
+    if shape in (Shape.OPENAI, Shape.AZURE, Shape.GEMINI):
         return (OPENAI_KEY,)
     return (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)
 
@@ -52,6 +54,10 @@ def make_provider(shape: Shape, client: httpx.AsyncClient, base_url: str) -> Pro
         return AnthropicProvider(api_key=ANTHROPIC_KEY, client=client, base_url=base_url)
     if shape is Shape.OPENAI:
         return OpenAIProvider(kind=ProviderKind.OPENAI, api_key=OPENAI_KEY, client=client, base_url=f"{base_url}/v1")
+    if shape is Shape.AZURE:
+        return AzureOpenAIProvider(endpoint=base_url, api_key=OPENAI_KEY, api_version="2024-10-21", client=client)
+    if shape is Shape.GEMINI:
+        return GeminiProvider(api_key=OPENAI_KEY, client=client, base_url=f"{base_url}/v1beta/openai")
     return BedrockProvider(
         region="us-east-1",
         access_key_id=AWS_ACCESS_KEY_ID,

@@ -128,7 +128,7 @@ def test_full_jitter_policy(tmp_path: Path) -> None:
 
 
 BAD = [
-    ('[driver.providers.x]\nkind = "gemini"\nmodel = "m"\n', "driver.providers.x.kind", "'gemini'"),
+    ('[driver.providers.x]\nkind = "palm"\nmodel = "m"\n', "driver.providers.x.kind", "'palm'"),
     ('[driver.providers.vertex]\nmodel = "gemini-pro"\n', "driver.providers.vertex.kind", "not implemented"),
     ('[driver.providers.x]\nmodel = "m"\n', "driver.providers.x.kind", "not a provider kind"),
     (MINIMAL + 'base_url = "ftp://example.com"\n', "driver.providers.anthropic.base_url", "'ftp://example.com'"),

@@ -4,7 +4,7 @@ Modelled on httpx's ``tests/test_exported_members.py`` (``__all__`` is exactly t
 plus an API-closure check: every routeproof type that appears in the signature of an exported
 function, method, property or class, or in the fields of an exported dataclass, is itself exported
 from ``routeproof`` or a public sub-namespace (``routeproof.providers``, ``.stores``, ``.testing``,
-``.config``). A user never has to
+``.config``, ``.traffic``, ``.content``). A user never has to
 reach into ``routeproof.core.*`` to name a type the public API hands them or asks of them.
 """
 
@@ -24,6 +24,7 @@ import pytest
 
 import routeproof
 import routeproof.config
+import routeproof.content
 import routeproof.providers
 import routeproof.stores
 import routeproof.testing
@@ -38,6 +39,7 @@ PUBLIC_MODULES = (
     routeproof.testing,
     routeproof.config,
     routeproof.traffic,
+    routeproof.content,
 )
 
 

@@ -20,13 +20,20 @@ TOML shape::
     top_p = false                   # accepts top_p?
     max_stop_sequences = 4          # 0: no stop sequences at all; absent: no limit
     context_window_tokens = 400000
+    max_output_tokens = 128000      # the model's documented maximum output (no cap sent: what the ledger reserves)
     api_version = "2023-06-01"      # Anthropic's anthropic-version header
+    images = true                   # takes image blocks (default true)
+    documents = true                # takes PDF document blocks (default true)
+    thinking = true                 # takes reasoning controls: reasoning_effort / thinking (default true)
+    structured_output = true        # takes a JSON schema for the answer (default true; Anthropic: else a forced tool)
+    cache_markers = true            # honours cache_control markers (default true; else they are dropped, named)
     source = "https://..."          # where the row comes from (kept, not used)
     checked = "2026-11-30"          # when the source was read (kept, not used)
 """
 
 from __future__ import annotations
 
+import enum
 import re
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -34,19 +41,24 @@ from typing import Any
 
 import icontract
 
+from routeproof.core.blocks import DocumentBlock, ImageBlock, SourceKind
 from routeproof.core.errors import ConfigError
+from routeproof.core.options import ResponseFormatKind, ThinkingMode
 from routeproof.core.translate_common import WireExtras, is_o_series
 from routeproof.core.types import ChatRequest, ProviderKind
 
 __all__ = [
     "ANTHROPIC_API_VERSION",
+    "Capability",
     "CapabilityRow",
     "CapabilityTable",
     "FittedRequest",
     "ModelCapabilities",
     "fit_request",
     "kind_default",
+    "lacking_capabilities",
     "load_capabilities",
+    "needed_capabilities",
 ]
 
 ANTHROPIC_API_VERSION = "2023-06-01"
@@ -66,20 +78,75 @@ class ModelCapabilities:
     top_p: bool = True
     max_stop_sequences: int | None = None
     context_window_tokens: int | None = None
+    max_output_tokens: int | None = None  # documented maximum output tokens; None: not documented here
     api_version: str | None = None
+    images: bool = True
+    documents: bool = True
+    thinking: bool = True
+    structured_output: bool = True
+    cache_markers: bool = True
 
     def __post_init__(self) -> None:
         if self.max_tokens_field not in _MAX_TOKENS_FIELDS:
             raise ValueError(f"max_tokens_field must be one of {_MAX_TOKENS_FIELDS}, got {self.max_tokens_field!r}")
         if self.system_role not in _SYSTEM_ROLES:
             raise ValueError(f"system_role must be one of {_SYSTEM_ROLES}, got {self.system_role!r}")
-        for name in ("max_stop_sequences", "context_window_tokens"):
+        for name in ("max_stop_sequences", "context_window_tokens", "max_output_tokens"):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise ValueError(f"{name} must be >= 0 or None, got {value!r}")
 
 
 _CAPABILITY_FIELDS = frozenset(f.name for f in fields(ModelCapabilities))
+_BOOL_FIELDS = ("temperature", "top_p", "images", "documents", "thinking", "structured_output", "cache_markers")
+
+
+class Capability(enum.Enum):
+    """What a request can need of a model beyond text and tools (a ``ModelCapabilities`` flag each)."""
+
+    IMAGES = "images"
+    DOCUMENTS = "documents"
+    THINKING = "thinking"
+    STRUCTURED_OUTPUT = "structured_output"
+
+
+def _needed_impl(req: ChatRequest) -> tuple[Capability, ...]:
+    blocks = [b for m in req.messages for b in m.content]
+    fmt = req.response_format
+    wanted = (
+        (Capability.IMAGES, any(isinstance(b, ImageBlock) for b in blocks)),
+        (Capability.DOCUMENTS, any(isinstance(b, DocumentBlock) and b.source is not SourceKind.TEXT for b in blocks)),
+        (Capability.THINKING, req.reasoning is not None and req.reasoning.thinking is not ThinkingMode.DISABLED),
+        (Capability.STRUCTURED_OUTPUT, fmt is not None and fmt.kind is ResponseFormatKind.JSON_SCHEMA),
+    )
+    return tuple(cap for cap, needed in wanted if needed)
+
+
+@icontract.ensure(lambda result: len(set(result)) == len(result))
+def needed_capabilities(req: ChatRequest) -> tuple[Capability, ...]:
+    """What ``req`` needs of a model: images, PDF documents, reasoning controls, a JSON schema (in that order).
+
+    A text document needs nothing (every model reads text); thinking turned off needs nothing.
+    """
+    return _needed_impl(req)
+
+
+def _lacking_impl(req: ChatRequest, caps: ModelCapabilities, provider: ProviderKind) -> tuple[Capability, ...]:
+    lacking = [cap for cap in _needed_impl(req) if not getattr(caps, cap.value)]
+    if provider is ProviderKind.ANTHROPIC and Capability.STRUCTURED_OUTPUT in lacking:
+        lacking.remove(Capability.STRUCTURED_OUTPUT)  # served by a forced tool (request_to_anthropic)
+    return tuple(lacking)
+
+
+@icontract.ensure(lambda req, result: set(result) <= set(needed_capabilities(req)))
+def lacking_capabilities(req: ChatRequest, caps: ModelCapabilities, provider: ProviderKind) -> tuple[Capability, ...]:
+    """What ``req`` needs that a ``provider`` model with ``caps`` lacks: the router skips it before sending.
+
+    An Anthropic model without structured output still serves a JSON schema (as a forced tool).
+    """
+    return _lacking_impl(req, caps, provider)
+
+
 _ROW_KEYS = _CAPABILITY_FIELDS | {"provider", "match", "source", "checked"}
 
 
@@ -217,9 +284,9 @@ def _check_value(name: str, value: object, where: str) -> object:
         raise ConfigError(f"{where}: max_tokens_field must be one of {_MAX_TOKENS_FIELDS}, got {value!r}")
     if name == "system_role" and value not in _SYSTEM_ROLES:
         raise ConfigError(f"{where}: system_role must be one of {_SYSTEM_ROLES}, got {value!r}")
-    if name in ("temperature", "top_p") and not isinstance(value, bool):
+    if name in _BOOL_FIELDS and not isinstance(value, bool):
         raise ConfigError(f"{where}: {name} must be true or false, got {value!r}")
-    if name in ("max_stop_sequences", "context_window_tokens") and (
+    if name in ("max_stop_sequences", "context_window_tokens", "max_output_tokens") and (
         isinstance(value, bool) or not isinstance(value, int) or value < 0
     ):
         raise ConfigError(f"{where}: {name} must be a non-negative integer, got {value!r}")

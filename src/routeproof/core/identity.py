@@ -44,6 +44,8 @@ class ProviderKind(enum.StrEnum):
     BEDROCK = "bedrock"
     LOCAL = "local"
     VERTEX = "vertex"  # declared, refused until implemented (see is_supported)
+    AZURE = "azure"  # Azure OpenAI: OpenAI's protocol at deployment URLs (providers/azure.py)
+    GEMINI = "gemini"  # Google Gemini's OpenAI-compatible endpoint (providers/gemini.py)
 
     # str() and format() stay an Enum's ("ProviderKind.LOCAL", as before the StrEnum): only
     # equality and hashing follow the value. Labels come from as_metric_label, stores use .value.
@@ -75,6 +77,8 @@ _METRIC_LABELS: Mapping[ProviderKind, str] = MappingProxyType(
         ProviderKind.BEDROCK: "bedrock",
         ProviderKind.LOCAL: "local",
         ProviderKind.VERTEX: "vertex",
+        ProviderKind.AZURE: "azure",
+        ProviderKind.GEMINI: "gemini",
     }
 )
 

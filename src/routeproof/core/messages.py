@@ -6,9 +6,19 @@ import enum
 import math
 from dataclasses import dataclass
 
+from routeproof.core.blocks import (
+    CacheControl,
+    DocumentBlock,
+    ImageBlock,
+    RedactedThinkingBlock,
+    ThinkingBlock,
+    check_cache_control,
+)
 from routeproof.core.frozen import as_enum, as_tuple, require_str, set_field
+from routeproof.core.options import Reasoning, ResponseFormat
 
 __all__ = [
+    "SYSTEM_JOINER",
     "TEMPERATURE_RANGE",
     "TOOL_CHOICE_KINDS",
     "ChatRequest",
@@ -20,7 +30,41 @@ __all__ = [
     "ToolDefinition",
     "ToolResultBlock",
     "ToolUseBlock",
+    "WireFormat",
+    "WireOrigin",
 ]
+
+
+class WireFormat(enum.Enum):
+    """A wire protocol a request arrives in or is sent out in (Bedrock Converse is a target only)."""
+
+    OPENAI_CHAT = "openai-chat"
+    ANTHROPIC_MESSAGES = "anthropic-messages"
+    OPENAI_RESPONSES = "openai-responses"
+    BEDROCK_CONVERSE = "bedrock-converse"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireOrigin:
+    """The caller's own request as received, kept so a same-protocol upstream gets it verbatim.
+
+    ``body_json`` is the caller's JSON body as compact text (what same-protocol passthrough starts
+    from); ``headers`` are the feature headers the gateway let through, names lower-case.
+    """
+
+    protocol: WireFormat
+    body_json: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        set_field(self, "protocol", as_enum(WireFormat, self.protocol, "WireOrigin.protocol"))
+        require_str(self.body_json, "WireOrigin.body_json")
+        set_field(self, "headers", as_tuple(self.headers, tuple, "WireOrigin.headers"))
+        for index, pair in enumerate(self.headers):
+            if len(pair) != 2 or not all(isinstance(part, str) for part in pair):
+                raise TypeError(f"WireOrigin.headers[{index}] must be a (name, value) pair of str, got {pair!r}")
+            if pair[0] != pair[0].lower():
+                raise ValueError(f"WireOrigin.headers[{index}] name must be lower-case, got {pair[0]!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +83,13 @@ class ToolDefinition:
     name: str
     description: str = ""
     input_schema_json: str = '{"type": "object"}'
+    strict: bool | None = None  # OpenAI's strict schema adherence (Anthropic's ``strict`` on a tool too)
+    cache_control: CacheControl | None = None
+
+    def __post_init__(self) -> None:
+        if self.strict is not None and not isinstance(self.strict, bool):
+            raise TypeError(f"ToolDefinition.strict must be a bool or None, got {self.strict!r}")
+        check_cache_control(self.cache_control, "ToolDefinition.cache_control")
 
 
 class Role(enum.Enum):
@@ -53,9 +104,11 @@ class TextBlock:
     """Plain text content."""
 
     text: str
+    cache_control: CacheControl | None = None
 
     def __post_init__(self) -> None:
         require_str(self.text, "TextBlock.text")
+        check_cache_control(self.cache_control, "TextBlock.cache_control")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,11 +118,13 @@ class ToolUseBlock:
     id: str
     name: str
     input_json: str = "{}"
+    cache_control: CacheControl | None = None
 
     def __post_init__(self) -> None:
         require_str(self.id, "ToolUseBlock.id")
         require_str(self.name, "ToolUseBlock.name")
         require_str(self.input_json, "ToolUseBlock.input_json")
+        check_cache_control(self.cache_control, "ToolUseBlock.cache_control")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,15 +134,28 @@ class ToolResultBlock:
     tool_use_id: str
     content: str
     is_error: bool = False
+    cache_control: CacheControl | None = None
 
     def __post_init__(self) -> None:
         require_str(self.tool_use_id, "ToolResultBlock.tool_use_id")
         require_str(self.content, "ToolResultBlock.content")
         if not isinstance(self.is_error, bool):
             raise TypeError(f"ToolResultBlock.is_error must be a bool, got {self.is_error!r}")
+        check_cache_control(self.cache_control, "ToolResultBlock.cache_control")
 
 
-ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
+ContentBlock = (
+    TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock | DocumentBlock | ThinkingBlock | RedactedThinkingBlock
+)
+_BLOCK_TYPES = (
+    TextBlock,
+    ToolUseBlock,
+    ToolResultBlock,
+    ImageBlock,
+    DocumentBlock,
+    ThinkingBlock,
+    RedactedThinkingBlock,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,9 +167,7 @@ class Message:
 
     def __post_init__(self) -> None:
         set_field(self, "role", as_enum(Role, self.role, "Message.role"))
-        set_field(
-            self, "content", as_tuple(self.content, (TextBlock, ToolUseBlock, ToolResultBlock), "Message.content")
-        )
+        set_field(self, "content", as_tuple(self.content, _BLOCK_TYPES, "Message.content"))
 
     @classmethod
     def user(cls, text: str) -> Message:
@@ -130,6 +196,23 @@ class ChatRequest:
     strict_parameters: bool = False
     top_p: float | None = None  # nucleus sampling, in [0, 1]; left out for a model that rejects it
     tool_choice: tuple[str, str] | None = None  # Anthropic form: ("auto"|"any"|"none", "") or ("tool", name)
+    # The system prompt as blocks (cache markers on them); when given, ``system`` is their texts
+    # joined by SYSTEM_JOINER (filled in when left None).
+    system_blocks: tuple[TextBlock, ...] = ()
+    response_format: ResponseFormat | None = None
+    reasoning: Reasoning | None = None
+    user: str | None = None  # OpenAI ``user`` / Anthropic ``metadata.user_id``
+    seed: int | None = None
+    n: int | None = None  # choices wanted (>= 1)
+    parallel_tool_calls: bool | None = None  # Anthropic: ``tool_choice.disable_parallel_tool_use`` negated
+    logprobs: bool | None = None
+    top_logprobs: int | None = None  # 0..20
+    frequency_penalty: float | None = None  # -2..2
+    presence_penalty: float | None = None  # -2..2
+    top_k: int | None = None  # >= 1 (Anthropic, Bedrock)
+    service_tier: str | None = None  # passed as the caller named it; each protocol has its own values
+    # The caller's own request as received (gateway only); None for a request built in Python.
+    origin: WireOrigin | None = None
 
     def __post_init__(self) -> None:
         set_field(self, "messages", as_tuple(self.messages, Message, "ChatRequest.messages"))
@@ -154,6 +237,65 @@ class ChatRequest:
         set_field(self, "stop_sequences", as_tuple(self.stop_sequences, str, "ChatRequest.stop_sequences"))
         require_str(self.alias, "ChatRequest.alias")
         _check_sampling_extras(self.top_p, self.tool_choice)
+        _check_system_blocks(self)
+        _check_options(self)
+        if self.origin is not None and not isinstance(self.origin, WireOrigin):
+            raise TypeError(f"ChatRequest.origin must be a WireOrigin or None, got {self.origin!r}")
+
+
+SYSTEM_JOINER = "\n\n"
+"""What joins ``ChatRequest.system_blocks`` into the ``system`` text."""
+
+
+def _check_system_blocks(req: ChatRequest) -> None:
+    set_field(req, "system_blocks", as_tuple(req.system_blocks, TextBlock, "ChatRequest.system_blocks"))
+    if not req.system_blocks:
+        return
+    joined = SYSTEM_JOINER.join(block.text for block in req.system_blocks)
+    if req.system is None:
+        set_field(req, "system", joined)
+    elif req.system != joined:
+        raise ValueError(
+            f"ChatRequest.system {req.system!r} disagrees with system_blocks (joined: {joined!r}); give one of them"
+        )
+
+
+def _check_int(value: object, where: str, low: int, high: int | None = None) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where} must be an int or None, got {value!r}")
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{where} must be in [{low}, {high if high is not None else 'inf'}], got {value!r}")
+
+
+def _check_penalty(value: object, where: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise TypeError(f"{where} must be a finite number or None, got {value!r}")
+    if not -2 <= value <= 2:
+        raise ValueError(f"{where} must be in [-2, 2], got {value!r}")
+
+
+def _check_options(req: ChatRequest) -> None:
+    if req.response_format is not None and not isinstance(req.response_format, ResponseFormat):
+        raise TypeError(f"ChatRequest.response_format must be a ResponseFormat or None, got {req.response_format!r}")
+    if req.reasoning is not None and not isinstance(req.reasoning, Reasoning):
+        raise TypeError(f"ChatRequest.reasoning must be a Reasoning or None, got {req.reasoning!r}")
+    for name in ("user", "service_tier"):
+        if getattr(req, name) is not None:
+            require_str(getattr(req, name), f"ChatRequest.{name}")
+    _check_int(req.seed, "ChatRequest.seed", -(2**63), 2**64 - 1)
+    _check_int(req.n, "ChatRequest.n", 1, 128)
+    _check_int(req.top_logprobs, "ChatRequest.top_logprobs", 0, 20)
+    _check_int(req.top_k, "ChatRequest.top_k", 1)
+    for name in ("parallel_tool_calls", "logprobs"):
+        value = getattr(req, name)
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"ChatRequest.{name} must be a bool or None, got {value!r}")
+    _check_penalty(req.frequency_penalty, "ChatRequest.frequency_penalty")
+    _check_penalty(req.presence_penalty, "ChatRequest.presence_penalty")
 
 
 TOOL_CHOICE_KINDS = ("auto", "any", "none", "tool")

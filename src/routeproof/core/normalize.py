@@ -1,9 +1,10 @@
 """Each provider's documented response shape -> one :class:`ProviderResponse` (seed 000 §1.11).
 
 Unknown fields are dropped; a missing or wrongly typed required field raises
-:class:`InvalidResponse` naming the field and the provider. Block types with no place in a
-``Choice`` (Anthropic ``thinking``, Bedrock ``reasoningContent``, server-tool blocks) are dropped too,
-the same way in the streamed and the non-streamed path.
+:class:`InvalidResponse` naming the field and the provider. Anthropic ``thinking`` /
+``redacted_thinking`` and Bedrock ``reasoningContent`` land in ``Choice.thinking`` (signatures
+byte-exact); OpenAI's ``refusal`` in ``Choice.refusal`` and its ``reasoning_tokens`` in
+``Usage.reasoning_tokens``. Block types with no place in a ``Choice`` (server-tool blocks) are dropped.
 
 One meaning of ``Usage`` for every provider (so that AC 15 holds): ``prompt_tokens`` counts the
 input tokens that were neither read from nor written to the prompt cache (Anthropic's and
@@ -20,6 +21,7 @@ from typing import Any
 
 import icontract
 
+from routeproof.core.blocks import RedactedThinkingBlock, ThinkingBlock
 from routeproof.core.errors import InvalidResponse
 from routeproof.core.types import (
     CacheState,
@@ -113,8 +115,12 @@ def _assemble(
     tool_calls: tuple[ToolCall, ...],
     finish_reason: FinishReason,
     usage: Usage,
+    thinking: tuple[ThinkingBlock | RedactedThinkingBlock, ...] = (),
+    refusal: str | None = None,
 ) -> ProviderResponse:
-    choice = Choice(index=0, content=text, tool_calls=tool_calls, finish_reason=finish_reason)
+    choice = Choice(
+        index=0, content=text, tool_calls=tool_calls, finish_reason=finish_reason, thinking=thinking, refusal=refusal
+    )
     return ProviderResponse(
         id=response_id,
         usage=usage,
@@ -136,6 +142,8 @@ def assemble_response(
     tool_calls: tuple[ToolCall, ...],
     finish_reason: FinishReason,
     usage: Usage,
+    thinking: tuple[ThinkingBlock | RedactedThinkingBlock, ...] = (),
+    refusal: str | None = None,
 ) -> ProviderResponse:
     """The one-choice ProviderResponse every normaliser (and the stream fold) builds."""
     return _assemble(
@@ -146,6 +154,8 @@ def assemble_response(
         tool_calls=tool_calls,
         finish_reason=finish_reason,
         usage=usage,
+        thinking=thinking,
+        refusal=refusal,
     )
 
 
@@ -181,11 +191,21 @@ def _normalize_anthropic(body: object) -> ProviderResponse:
     response = read.obj(body, "body")
     texts: list[str] = []
     calls: list[ToolCall] = []
+    thinking: list[ThinkingBlock | RedactedThinkingBlock] = []
     for i, raw in enumerate(read.arr(response.get("content"), "content")):
         block = read.obj(raw, f"content[{i}]")
         kind = read.text(block.get("type"), f"content[{i}].type")
         if kind == "text":
             texts.append(read.text(block.get("text"), f"content[{i}].text"))
+        elif kind == "thinking":
+            text = read.text(block.get("thinking"), f"content[{i}].thinking")
+            signature = read.text(block.get("signature", ""), f"content[{i}].signature")
+            thinking.append(ThinkingBlock(thinking=text, signature=signature))
+        elif kind == "redacted_thinking":
+            data = read.text(block.get("data"), f"content[{i}].data")
+            if not data:
+                raise read.fail(f"content[{i}].data is empty")
+            thinking.append(RedactedThinkingBlock(data=data))
         elif kind == "tool_use":
             calls.append(
                 ToolCall(
@@ -202,6 +222,7 @@ def _normalize_anthropic(body: object) -> ProviderResponse:
         tool_calls=tuple(calls),
         finish_reason=_finish(read.text(response.get("stop_reason"), "stop_reason")),
         usage=anthropic_usage(response.get("usage"), read),
+        thinking=tuple(thinking),
     )
 
 
@@ -234,11 +255,17 @@ def openai_usage(raw: object, read: FieldReader) -> Usage:
     prompt = read.count(usage.get("prompt_tokens"), "usage.prompt_tokens")
     if prompt < cached + written:
         raise read.fail(f"usage.prompt_tokens={prompt} is smaller than its cached part {cached} + {written}")
+    completion_raw = usage.get("completion_tokens_details")
+    completion = {} if completion_raw is None else read.obj(completion_raw, "usage.completion_tokens_details")
+    reasoning = read.count(
+        completion.get("reasoning_tokens"), "usage.completion_tokens_details.reasoning_tokens", optional=True
+    )
     return Usage(
         prompt_tokens=prompt - cached - written,
         completion_tokens=read.count(usage.get("completion_tokens"), "usage.completion_tokens"),
         cached_input_tokens=cached,
         cache_creation_tokens=written,
+        reasoning_tokens=reasoning,
     )
 
 
@@ -255,7 +282,8 @@ def _normalize_openai(body: object, provider: ProviderKind) -> ProviderResponse:
     finish = _finish(read.text(choice.get("finish_reason"), "choices[0].finish_reason"))
     refusal = message.get("refusal")
     if refusal is not None:  # the model declined: the refusal text is the answer
-        text = text or read.text(refusal, "choices[0].message.refusal")
+        refusal = read.text(refusal, "choices[0].message.refusal")
+        text = text or refusal
         finish = FinishReason.CONTENT_FILTER
     calls: list[ToolCall] = []
     raw_calls = message.get("tool_calls")
@@ -279,6 +307,7 @@ def _normalize_openai(body: object, provider: ProviderKind) -> ProviderResponse:
         tool_calls=tuple(calls),
         finish_reason=finish,
         usage=openai_usage(response.get("usage"), read),
+        refusal=refusal,
     )
 
 
@@ -303,11 +332,16 @@ def _normalize_bedrock(body: object, response_id: str, model: str) -> ProviderRe
     message = read.obj(output.get("message"), "output.message")
     texts: list[str] = []
     calls: list[ToolCall] = []
+    thinking: list[ThinkingBlock | RedactedThinkingBlock] = []
     for i, raw in enumerate(read.arr(message.get("content"), "output.message.content")):
         where = f"output.message.content[{i}]"
         block = read.obj(raw, where)
         if "text" in block:
             texts.append(read.text(block["text"], f"{where}.text"))
+        elif "reasoningContent" in block:
+            reasoning = _bedrock_reasoning(read, block["reasoningContent"], f"{where}.reasoningContent")
+            if reasoning is not None:
+                thinking.append(reasoning)
         elif "toolUse" in block:
             tool_use = read.obj(block["toolUse"], f"{where}.toolUse")
             calls.append(
@@ -336,6 +370,24 @@ def _normalize_bedrock(body: object, response_id: str, model: str) -> ProviderRe
                 usage.get("cacheWriteInputTokens"), "usage.cacheWriteInputTokens", optional=True
             ),
         ),
+        thinking=tuple(thinking),
+    )
+
+
+def _bedrock_reasoning(read: FieldReader, raw: object, where: str) -> ThinkingBlock | RedactedThinkingBlock | None:
+    """A reasoningContent block as thinking; None for a shape without reasoningText or redactedContent."""
+    content = read.obj(raw, where)
+    if "reasoningText" not in content and "redactedContent" not in content:
+        return None
+    if "redactedContent" in content:
+        data = read.text(content["redactedContent"], f"{where}.redactedContent")
+        if not data:
+            raise read.fail(f"{where}.redactedContent is empty")
+        return RedactedThinkingBlock(data=data)
+    text = read.obj(content.get("reasoningText"), f"{where}.reasoningText")
+    return ThinkingBlock(
+        thinking=read.text(text.get("text"), f"{where}.reasoningText.text"),
+        signature=read.text(text.get("signature", ""), f"{where}.reasoningText.signature"),
     )
 
 

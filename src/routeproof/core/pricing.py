@@ -21,7 +21,8 @@ from types import MappingProxyType
 import icontract
 
 from routeproof.core.errors import ConfigError
-from routeproof.core.types import ChatRequest, ProviderKind, TextBlock, ToolUseBlock, Usage
+from routeproof.core.input_size import block_tokens_bound
+from routeproof.core.types import ChatRequest, ProviderKind, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 
 __all__ = [
     "BLOCK_OVERHEAD_TOKENS",
@@ -412,8 +413,10 @@ def _worst_case_prompt_tokens(req: ChatRequest) -> int:
                 total += _utf8(block.text)
             elif isinstance(block, ToolUseBlock):
                 total += _utf8(block.id) + _utf8(block.name) + _json_bytes_bound(block.input_json)
-            else:
+            elif isinstance(block, ToolResultBlock):
                 total += _utf8(block.tool_use_id) + _json_bytes_bound(block.content)
+            else:  # images, documents, thinking: core/input_size.py's conservative bound
+                total += block_tokens_bound(block)
     return total
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from routeproof.core.blocks import RedactedThinkingBlock, ThinkingBlock
 from routeproof.core.identity import ProviderId
 from routeproof.core.messages import ToolCall
 
@@ -134,6 +135,10 @@ class Choice:
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: FinishReason = FinishReason.STOP
+    # The model's reasoning as the provider returned it (Anthropic thinking, Bedrock reasoningContent):
+    # signatures byte-exact, so a caller can send the blocks back in its next turn.
+    thinking: tuple[ThinkingBlock | RedactedThinkingBlock, ...] = ()
+    refusal: str | None = None  # OpenAI's refusal text (``content`` carries it too, for text-only callers)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -169,6 +174,9 @@ class ProviderResponse:
     dropped_parameters: tuple[str, ...] = ()  # request parameters the model does not accept, left out
     cost_pico_usd: int | None = None  # this call's exact cost (1e-12 USD); None when the model is unpriced
     budget_turn_warning: bool = False  # the worst case exceeded the per-turn warning threshold (seed 003)
+    # Same-protocol passthrough only: the provider's own answer body (compact JSON), so a caller of that
+    # protocol gets every field of it (reasoning tokens, logprobs, thinking signatures, annotations ...).
+    wire_body_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

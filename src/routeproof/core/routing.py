@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import icontract
 
@@ -46,6 +46,7 @@ class SkipReason(enum.Enum):
     UNSUPPORTED = "unsupported"  # declared but not implemented (Vertex)
     COOLING = "cooling"  # too many consecutive failures in earlier calls: cooling down
     LATENCY_SLA = "latency_sla"  # its recent p99 latency exceeds the SLA (core/latency.py)
+    CAPABILITY = "capability"  # its model lacks what the request needs (images, documents, ...): never sent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,14 +55,15 @@ class Skipped:
 
     entry: ChainEntry
     reason: SkipReason
+    detail: str = ""  # CAPABILITY: the capability the model lacks ("images")
 
     def as_record(self) -> SkipRecord:
-        """The public record of this skip."""
+        """The public record of this skip (a capability skip names the capability: ``capability: images``)."""
         return SkipRecord(
             provider=self.entry.provider,
             model=self.entry.model,
             fallback_position=self.entry.fallback_position,
-            reason=self.reason.value,
+            reason=f"{self.reason.value}: {self.detail}" if self.detail else self.reason.value,
         )
 
 
@@ -125,7 +127,17 @@ def _plan_chain(
     now_ms: int,
     cooling_policy: CoolingPolicy,
     slow: frozenset[ProviderId],
+    lacking: Mapping[ProviderId, str] | None = None,
 ) -> ChainPlan:
+    if lacking:  # a model without a capability the request needs: skipped before anything is sent
+        skipped_early = [Skipped(entry=e, reason=SkipReason.CAPABILITY, detail=lacking[e.provider]) for e in chain
+                         if e.provider in lacking]  # fmt: skip
+        rest = tuple(e for e in chain if e.provider not in lacking)
+        plan = _plan_chain(rest, tier, endpoint_tiers=endpoint_tiers, configured=configured, health=health,
+                           now_ms=now_ms, cooling_policy=cooling_policy, slow=slow)  # fmt: skip
+        order = {id(e): i for i, e in enumerate(chain)}
+        everything = sorted((*plan.skipped, *skipped_early), key=lambda s: order[id(s.entry)])
+        return replace(plan, skipped=tuple(everything))
     skipped = [Skipped(entry=e, reason=SkipReason.UNSUPPORTED) for e in chain if not e.provider.is_supported]
     kept, by_tier = filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)
     skipped.extend(Skipped(entry=e, reason=SkipReason.TIER) for e in by_tier)
@@ -178,6 +190,7 @@ def plan_chain(
     now_ms: int,
     cooling_policy: CoolingPolicy = CoolingPolicy.DEMOTE,
     slow: frozenset[ProviderId] = frozenset(),
+    lacking: Mapping[ProviderId, str] | None = None,
 ) -> ChainPlan:
     """Filter ``chain`` by tier and configuration, keeping its order, and put cooling providers last
     (DEMOTE) or leave them out (SKIP); list what was skipped. Providers in ``slow`` (in breach of
@@ -186,6 +199,9 @@ def plan_chain(
     DEMOTE is the default because SKIP turns flaky-but-working providers into an outage: under 50 %
     random failures every provider trips a 2-failure threshold within seconds, and a call with
     every provider cooling would fail without trying any (FALSIFY-MPA-007 measured 73 % completion).
+
+    A provider in ``lacking`` (its model lacks a capability the request needs, named by the value;
+    ``core/capabilities.lacking_capabilities``) is skipped first, its record naming the capability.
     """
     return _plan_chain(
         chain,
@@ -196,6 +212,7 @@ def plan_chain(
         now_ms=now_ms,
         cooling_policy=cooling_policy,
         slow=slow,
+        lacking=lacking,
     )
 
 

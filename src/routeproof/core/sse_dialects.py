@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from routeproof.core.normalize import FieldReader, anthropic_usage, openai_usage
+from routeproof.core.stream_events import ThinkingDelta
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -75,7 +76,8 @@ class BlockKind(enum.Enum):
 
     TEXT = "text"
     TOOL = "tool"
-    IGNORED = "ignored"  # thinking, server tools: no place in a Choice
+    THINKING = "thinking"  # thinking and redacted thinking: relayed as ThinkingDelta, signatures exact
+    IGNORED = "ignored"  # server tools: no place in a Choice
 
 
 @dataclass(slots=True)
@@ -117,7 +119,16 @@ def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[Stre
             state.blocks[index] = (BlockKind.TOOL, tool_id, parts)
             start: list[StreamEvent] = [ToolUseStart(id=tool_id, name=name)]
             return start + [ToolUseDelta(id=tool_id, partial_json=p) for p in parts]
-        state.blocks[index] = (BlockKind.IGNORED, "", [])  # thinking, server tools: no place in a Choice
+        if block.get("type") == "thinking":
+            state.blocks[index] = (BlockKind.THINKING, "", [])
+            text, signature = block.get("thinking", ""), block.get("signature", "")
+            if not isinstance(text, str) or not isinstance(signature, str):
+                raise EventShapeError(f"thinking block {block!r} has a non-string thinking or signature")
+            return [ThinkingDelta(thinking=text, signature=signature)]
+        if block.get("type") == "redacted_thinking":
+            state.blocks[index] = (BlockKind.THINKING, "", [])
+            return [ThinkingDelta(redacted_data=_get(block, "data", str, "content_block"))]
+        state.blocks[index] = (BlockKind.IGNORED, "", [])  # server tools: no place in a Choice
         return []
     if kind in ("content_block_delta", "content_block_stop"):
         index = _get(payload, "index", int, kind)
@@ -137,6 +148,10 @@ def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[Stre
             piece = _get(delta, "partial_json", str, "delta")
             parts.append(piece)
             return [ToolUseDelta(id=tool_id, partial_json=piece)]
+        if block_kind is BlockKind.THINKING and delta.get("type") == "thinking_delta":
+            return [ThinkingDelta(thinking=_get(delta, "thinking", str, "delta"))]
+        if block_kind is BlockKind.THINKING and delta.get("type") == "signature_delta":
+            return [ThinkingDelta(signature=_get(delta, "signature", str, "delta"))]
         if block_kind is BlockKind.IGNORED:
             return []
         raise EventShapeError(f"delta {delta.get('type')!r} does not fit a {block_kind.value} block")

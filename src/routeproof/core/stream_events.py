@@ -6,7 +6,16 @@ from dataclasses import dataclass
 
 from routeproof.core.responses import FinishReason, Usage
 
-__all__ = ["BlockStop", "MessageStop", "StreamError", "StreamEvent", "TextDelta", "ToolUseDelta", "ToolUseStart"]
+__all__ = [
+    "BlockStop",
+    "MessageStop",
+    "StreamError",
+    "StreamEvent",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolUseDelta",
+    "ToolUseStart",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -14,6 +23,20 @@ class TextDelta:
     """A piece of answer text."""
 
     text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingDelta:
+    """A piece of a thinking block: its text, its signature, or a redacted block's opaque data.
+
+    The first ``ThinkingDelta`` after another block opens a thinking block; ``BlockStop`` closes it.
+    The signature and the redacted data are kept byte-exact: a client sends them back on the next
+    turn (Anthropic rejects a tool loop whose thinking block was altered).
+    """
+
+    thinking: str = ""
+    signature: str = ""
+    redacted_data: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,4 +75,4 @@ class StreamError:
     message: str
 
 
-StreamEvent = TextDelta | ToolUseStart | ToolUseDelta | BlockStop | MessageStop | StreamError
+StreamEvent = TextDelta | ThinkingDelta | ToolUseStart | ToolUseDelta | BlockStop | MessageStop | StreamError

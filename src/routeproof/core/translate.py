@@ -17,8 +17,9 @@ before text (OpenAI's tool messages must directly follow the calls; Anthropic as
 first too); the OpenAI max-tokens field is ``max_completion_tokens`` (``max_tokens`` is read as the
 same thing). An ``is_error`` tool result travels to OpenAI as the content parts
 ``[IS_ERROR_MARKER, content]`` and is read back as ``is_error``. Content with no equivalent on the
-other side raises :class:`TranslationError` naming it: images, thinking, ``cache_control``, a
-``refusal``, several choices, unknown fields of a request.
+other side is left out and named (:func:`dropped_by_target`), or raises :class:`TranslationError`
+naming it where leaving it out would change the answer; a request field the content model does not
+carry is recorded in ``WireExtras.untranslated`` by the parse (never silently lost).
 
 This module is the public request API and re-exports the rest; the work is split by direction:
 :mod:`~routeproof.core.translate_parse` (wire -> neutral), :mod:`~routeproof.core.translate_emit`
@@ -34,8 +35,9 @@ import icontract
 
 from routeproof.core.capabilities import ModelCapabilities, kind_default
 from routeproof.core.errors import TranslationError  # named by the ``:raises:`` lines, which CrossHair resolves here
+from routeproof.core.messages import WireFormat
 from routeproof.core.translate_common import IS_ERROR_MARKER, WireExtras, _merge_turns, is_o_series
-from routeproof.core.translate_emit import _to_anthropic, _to_bedrock, _to_openai
+from routeproof.core.translate_emit import _dropped_by_target, _to_anthropic, _to_bedrock, _to_openai
 from routeproof.core.translate_parse import _parse_anthropic_request, _parse_openai_request
 from routeproof.core.translate_response import anthropic_response_to_openai, openai_response_to_anthropic
 from routeproof.core.types import ChatRequest, Message, ProviderKind, Role, ToolResultBlock, ToolUseBlock
@@ -55,6 +57,7 @@ __all__ = [
     "WireExtras",
     "anthropic_request_to_openai",
     "anthropic_response_to_openai",
+    "dropped_by_target",
     "finish_reason_for",
     "is_o_series",
     "openai_request_to_anthropic",
@@ -81,12 +84,16 @@ def _turn_count(messages: tuple[Message, ...]) -> int:
 
 @icontract.ensure(lambda req, model, result: result["model"] == model)
 @icontract.ensure(lambda req, result: _message_count(result) == _turn_count(req.messages))
-def request_to_anthropic(req: ChatRequest, model: str) -> dict[str, Any]:
+def request_to_anthropic(req: ChatRequest, model: str, *, structured_output: bool = True) -> dict[str, Any]:
     """The JSON body of ``POST /v1/messages`` for ``req`` sent to ``model``.
+
+    A JSON ``response_format`` becomes ``output_config.format``; with ``structured_output=False``
+    (a model without it) a forced tool instead (see :mod:`~routeproof.core.translate_emit`).
 
     :raises TranslationError: when the input is not the documented shape or has no equivalent.
     """
-    return _to_anthropic(req, WireExtras(model=model, top_p=req.top_p, tool_choice=req.tool_choice))
+    extras = WireExtras(model=model, top_p=req.top_p, tool_choice=req.tool_choice)
+    return _to_anthropic(req, extras, structured_output=structured_output)
 
 
 @icontract.ensure(lambda req, model, result: result["model"] == model)
@@ -151,6 +158,17 @@ def request_to_bedrock_converse(req: ChatRequest) -> dict[str, Any]:
     :raises TranslationError: when the input is not the documented shape or has no equivalent.
     """
     return _to_bedrock(req)
+
+
+@icontract.ensure(lambda result: len(set(result)) == len(result))
+def dropped_by_target(req: ChatRequest, target: WireFormat) -> tuple[str, ...]:
+    """What of ``req`` the ``target`` protocol's body leaves out, by neutral name (``top_k``,
+    ``cache_control``, ``thinking_blocks``, ``seed``, ...): the shell reports these as dropped.
+
+    Same names whichever protocol the request came in; a field the parse did not carry is in
+    ``WireExtras.untranslated`` instead (see :func:`routeproof.core.field_table.treatment_of`).
+    """
+    return _dropped_by_target(req, target)
 
 
 @icontract.ensure(lambda result: _turn_count(result[0].messages) == len(result[0].messages) >= 1)

@@ -26,24 +26,20 @@ back as ``is_error=True``; a non-error result is always sent as a plain string, 
 one-to-one on what routeproof emits."""
 _ANTHROPIC_REQUEST_KEYS = frozenset(
     {
-        "model",
-        "max_tokens",
-        "system",
-        "messages",
-        "tools",
-        "temperature",
-        "top_p",
-        "stop_sequences",
-        "stream",
-        "tool_choice",
+        "model", "max_tokens", "system", "messages", "tools", "temperature", "top_p", "top_k", "stop_sequences",
+        "stream", "tool_choice", "metadata", "thinking", "output_config", "service_tier",
     }
-)
+)  # fmt: skip
+"""The top-level Anthropic request keys the neutral request carries (others: ``WireExtras.untranslated``)."""
 _OPENAI_REQUEST_KEYS = frozenset(
     {
         "model", "messages", "max_tokens", "max_completion_tokens", "tools", "temperature", "top_p", "stop",
-        "stream", "stream_options", "tool_choice",
+        "stream", "stream_options", "tool_choice", "user", "seed", "n", "parallel_tool_calls", "logprobs",
+        "top_logprobs", "frequency_penalty", "presence_penalty", "service_tier", "response_format",
+        "reasoning_effort",
     }
 )  # fmt: skip
+"""The top-level OpenAI request keys the neutral request carries (others: ``WireExtras.untranslated``)."""
 
 _KEYS_TYPE_TEXT = frozenset({"type", "text"})
 _KEYS_TYPE_ID_NAME_INPUT = frozenset({"type", "id", "name", "input"})
@@ -65,6 +61,11 @@ class WireExtras:
     stream: bool | None = None
     top_p: float | None = None
     tool_choice: tuple[str, str] | None = None  # (type, tool name or "")
+    # What the parse did not carry: top-level keys ("verbosity") and block paths
+    # ("messages[2].content[0]" for a whole block, "tools[1].function.x" for a key), in body order.
+    # Same protocol: sent verbatim from ChatRequest.origin; another: looked up in core/field_table.py.
+    untranslated: tuple[str, ...] = ()
+    output_cap_given: bool = True  # False: the OpenAI body set no cap (ChatRequest.max_tokens is the default)
 
 
 def is_o_series(model: str) -> bool:
@@ -109,6 +110,13 @@ def _int(value: object, where: str) -> int:
 def _opt_int(value: object, where: str) -> int:
     """An optional count: absent or null is 0; any other non-count raises (``False`` is not 0)."""
     return 0 if value is None else _int(value, where)
+
+
+def _extra_keys(body: dict[str, Any], allowed: frozenset[str], where: str, sink: list[str]) -> None:
+    """Record every key of ``body`` outside ``allowed`` as ``where.key`` (``key`` at the top level)."""
+    for key in body:
+        if key not in allowed:
+            sink.append(f"{where}.{key}" if where else key)
 
 
 def _only_keys(body: dict[str, Any], allowed: frozenset[str], where: str) -> None:

@@ -2,11 +2,14 @@
 
 Stop reasons go through the one table in :mod:`routeproof.core.wire`; usage keeps its meaning
 (OpenAI ``prompt_tokens`` includes cached tokens, Anthropic ``input_tokens`` does not). A thinking
-block, a refusal or several choices raise :class:`TranslationError`.
+block's text becomes OpenAI's ``reasoning_content`` (a redacted one, encrypted, is left out); an
+OpenAI refusal becomes an Anthropic text block with ``stop_reason: "refusal"`` and back. Several
+choices, or a block type with no equivalent, raise :class:`TranslationError`.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import icontract
@@ -14,9 +17,10 @@ import icontract
 from routeproof.core.errors import TranslationError
 from routeproof.core.translate_common import _args_json, _int, _list, _obj, _opt_int, _parsed_args, _str
 from routeproof.core.translate_parse import _openai_tool_calls
+from routeproof.core.types import FinishReason, ProviderResponse
 from routeproof.core.wire import ANTHROPIC_TO_OPENAI_STOP, OPENAI_TO_ANTHROPIC_STOP
 
-__all__ = ["anthropic_response_to_openai", "openai_response_to_anthropic"]
+__all__ = ["anthropic_response_to_openai", "forced_tool_answer", "openai_response_to_anthropic"]
 
 # --- responses ---------------------------------------------------------------------------------------
 
@@ -25,10 +29,15 @@ def _anthropic_response_to_openai(body: object) -> dict[str, Any]:
     response = _obj(body, "anthropic response")
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
+    reasoning: list[str] = []
     for i, raw in enumerate(_list(response.get("content"), "content")):
         block = _obj(raw, f"content[{i}]")
         if block.get("type") == "text":
             texts.append(_str(block.get("text"), f"content[{i}].text"))
+        elif block.get("type") == "thinking":  # OpenAI has no thinking block: its text as reasoning_content
+            reasoning.append(_str(block.get("thinking"), f"content[{i}].thinking"))
+        elif block.get("type") == "redacted_thinking":
+            continue  # encrypted: nothing a Chat Completions caller can read or send back
         elif block.get("type") == "tool_use":
             arguments = _args_json(block.get("input"), f"content[{i}].input")
             function = {"name": _str(block.get("name"), f"content[{i}].name"), "arguments": arguments}
@@ -49,6 +58,10 @@ def _anthropic_response_to_openai(body: object) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
     if calls:
         message["tool_calls"] = calls
+    if reasoning:  # the field OpenAI-compatible servers (vLLM, DeepSeek, OpenRouter) use for reasoning text
+        message["reasoning_content"] = "".join(reasoning)
+    if stop == "refusal":
+        message["refusal"] = message["content"] or ""
     return {
         "id": _str(response.get("id"), "id"),
         "object": "chat.completion",
@@ -73,13 +86,17 @@ def _openai_response_to_anthropic(body: object) -> dict[str, Any]:
         raise TranslationError(f"choices has {len(choices)} entries; Anthropic returns one message")
     choice = _obj(choices[0], "choices[0]")
     message = _obj(choice.get("message"), "choices[0].message")
-    if message.get("refusal") is not None:
-        raise TranslationError("choices[0].message.refusal has no Anthropic equivalent")
+    refusal = message.get("refusal")
     content: list[dict[str, Any]] = []
     if message.get("content") is not None:
         content.append({"type": "text", "text": _str(message.get("content"), "choices[0].message.content")})
+    elif refusal is not None:  # the model declined: its refusal text is the answer, stop_reason "refusal"
+        content.append({"type": "text", "text": _str(refusal, "choices[0].message.refusal")})
     raw_calls = message.get("tool_calls")
-    calls = _openai_tool_calls([] if raw_calls is None else raw_calls, 0, "choices[0].message.tool_calls")
+    skipped: list[str] = []
+    calls = _openai_tool_calls([] if raw_calls is None else raw_calls, 0, "choices[0].message.tool_calls", skipped)
+    if skipped:
+        raise TranslationError(f"{skipped[0]} (a custom tool call) has no Anthropic equivalent")
     for call in calls:
         tool_input = _parsed_args(call.input_json, f"tool call {call.id!r}")
         content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input})
@@ -100,7 +117,7 @@ def _openai_response_to_anthropic(body: object) -> dict[str, Any]:
         "role": "assistant",
         "model": _str(response.get("model"), "model"),
         "content": content,
-        "stop_reason": OPENAI_TO_ANTHROPIC_STOP[finish],
+        "stop_reason": "refusal" if refusal is not None else OPENAI_TO_ANTHROPIC_STOP[finish],
         "stop_sequence": None,
         "usage": {
             "input_tokens": uncached,
@@ -127,3 +144,30 @@ def openai_response_to_anthropic(body: object) -> dict[str, Any]:
     :raises TranslationError: when the input is not the documented shape or has no equivalent.
     """
     return _openai_response_to_anthropic(body)
+
+
+def _forced_tool_answer(response: ProviderResponse, tool_name: str) -> ProviderResponse:
+    choices = []
+    for choice in response.choices:
+        forced = [call for call in choice.tool_calls if call.name == tool_name]
+        if not forced:
+            choices.append(choice)
+            continue
+        rest = tuple(call for call in choice.tool_calls if call.name != tool_name)
+        text = choice.content + forced[0].arguments_json
+        finish = FinishReason.TOOL_CALLS if rest else FinishReason.STOP
+        choices.append(replace(choice, content=text, tool_calls=rest, finish_reason=finish))
+    finish = choices[0].finish_reason if choices else response.finish_reason
+    return replace(response, choices=tuple(choices), finish_reason=finish)
+
+
+@icontract.ensure(
+    lambda tool_name, result: all(call.name != tool_name for c in result.choices for call in c.tool_calls),
+    "the forced tool's call is gone: its arguments are the answer's JSON text",
+)
+@icontract.ensure(lambda response, result: len(result.choices) == len(response.choices))
+def forced_tool_answer(response: ProviderResponse, tool_name: str) -> ProviderResponse:
+    """A JSON answer that came back as a call of the forced tool (``request_to_anthropic(...,
+    structured_output=False)``, named ``JSON_TOOL_NAME`` or the schema's name) as the text answer the
+    caller asked for: the call's arguments become the content, the finish reason ``stop``."""
+    return _forced_tool_answer(response, tool_name)

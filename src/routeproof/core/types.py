@@ -51,6 +51,7 @@ from routeproof.core.stream_events import (
     StreamError,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     ToolUseDelta,
     ToolUseStart,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "TenantPolicy",
     "TextBlock",
     "TextDelta",
+    "ThinkingDelta",
     "ToolCall",
     "ToolDefinition",
     "ToolResultBlock",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from routeproof.core.blocks import ThinkingBlock
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -13,6 +14,7 @@ from routeproof.core.types import (
     StreamError,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     ToolUseDelta,
     ToolUseStart,
     Usage,
@@ -42,7 +44,12 @@ def usage_json(usage: Usage) -> dict[str, Any]:
 def message(resp: ProviderResponse) -> dict[str, Any]:
     """A ``message`` object for a routed answer."""
     choice = resp.choices[0]
-    content: list[dict[str, Any]] = []
+    content: list[dict[str, Any]] = [
+        {"type": "thinking", "thinking": b.thinking, "signature": b.signature}
+        if isinstance(b, ThinkingBlock)
+        else {"type": "redacted_thinking", "data": b.data}
+        for b in choice.thinking
+    ]  # first, signatures byte-exact: the client sends them back on its next turn
     if choice.content:
         content.append({"type": "text", "text": choice.content})
     content.extend(
@@ -81,6 +88,7 @@ class AnthropicStream:
         self._open = False
         self._started = False
         self._text_block = False
+        self._thinking_block = False
 
     def _start(self) -> bytes:
         self._started = True
@@ -107,6 +115,22 @@ class AnthropicStream:
     def _delta(self, delta: dict[str, Any]) -> bytes:
         return _sse("content_block_delta", {"type": "content_block_delta", "index": self._index, "delta": delta})
 
+    def _thinking(self, event: ThinkingDelta) -> bytes:
+        """A thinking block's pieces: the first opens the block (a redacted one whole), then
+        ``thinking_delta`` and ``signature_delta`` as the provider sent them."""
+        out = b""
+        if event.redacted_data is not None:
+            self._text_block = self._thinking_block = False
+            return self._open_block({"type": "redacted_thinking", "data": event.redacted_data})
+        if not (self._open and self._thinking_block):
+            out += self._open_block({"type": "thinking", "thinking": "", "signature": ""})
+            self._text_block, self._thinking_block = False, True
+        if event.thinking:
+            out += self._delta({"type": "thinking_delta", "thinking": event.thinking})
+        if event.signature:
+            out += self._delta({"type": "signature_delta", "signature": event.signature})
+        return out
+
     def encode(self, event: StreamEvent) -> bytes:
         """The bytes for one event (possibly none)."""
         out = b""
@@ -115,11 +139,13 @@ class AnthropicStream:
         if isinstance(event, TextDelta):
             if not (self._open and self._text_block):
                 out += self._open_block({"type": "text", "text": ""})
-                self._text_block = True
+                self._text_block, self._thinking_block = True, False
             out += self._delta({"type": "text_delta", "text": event.text})
+        elif isinstance(event, ThinkingDelta):
+            out += self._thinking(event)
         elif isinstance(event, ToolUseStart):
             out += self._open_block({"type": "tool_use", "id": event.id, "name": event.name, "input": {}})
-            self._text_block = False
+            self._text_block = self._thinking_block = False
         elif isinstance(event, ToolUseDelta):
             out += self._delta({"type": "input_json_delta", "partial_json": event.partial_json})
         elif isinstance(event, BlockStop):

@@ -34,11 +34,14 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 
 from routeproof.core.constants import FAILOVER_BUDGET_MS
+from routeproof.core.messages import WireFormat, WireOrigin
+from routeproof.core.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
+from routeproof.core.responses_api import responses_to_chat
 from routeproof.core.translate import parse_anthropic_request, parse_openai_request
-from routeproof.core.types import AttemptRecord, ChatRequest, StreamError, StreamEvent
+from routeproof.core.types import AttemptRecord, ChatRequest, ProviderResponse, StreamError, StreamEvent
 from routeproof.errors import RouterError, TranslationError
 from routeproof.gateway.anthropic_wire import AnthropicStream, message
-from routeproof.gateway.backend import Backend, Route
+from routeproof.gateway.backend import Backend, Route, protocol_of
 from routeproof.gateway.edge import (
     Refused,
     admitted,
@@ -52,10 +55,11 @@ from routeproof.gateway.edge import (
 )
 from routeproof.gateway.failures import Api, Failure, attempt_json, error_body, failure_for, failure_headers
 from routeproof.gateway.openai_wire import OpenAIStream, completion
+from routeproof.gateway.responses_wire import ResponsesStream, response_object
 from routeproof.gateway.settings import Tenant
 from routeproof.gateway.telemetry import MetricsSource, metrics_text, trace_context
 
-__all__ = ["ATTEMPTS_HEADER", "DEADLINE_HEADER", "DEFAULT_MAX_TOKENS", "GatewayApp"]
+__all__ = ["ATTEMPTS_HEADER", "DEADLINE_HEADER", "DEFAULT_MAX_TOKENS", "DROPPED_HEADER", "GatewayApp"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -67,13 +71,18 @@ DEADLINE_HEADER = "x-routeproof-deadline-ms"
 """The caller's deadline: relative milliseconds from the request's arrival, capped at 30 000."""
 ATTEMPTS_HEADER = "x-routeproof-attempts"
 """A success's attempt records, as a JSON list (the items of the error body's ``routeproof.attempts``)."""
+DROPPED_HEADER = "x-routeproof-dropped"
+"""The request fields (and ``header:NAME`` feature headers) the answering provider was sent without, comma-separated."""
 DEFAULT_MAX_TOKENS: int = next(f.default for f in fields(ChatRequest) if f.name == "max_tokens")  # type: ignore[assignment]  # the field default, an int
-"""``max_tokens`` of an OpenAI request that sets neither it nor ``max_completion_tokens``."""
-_API_BY_PATH = {"/v1/chat/completions": Api.OPENAI, "/v1/messages": Api.ANTHROPIC}
+"""The parse's placeholder cap for an OpenAI request that sets none; replaced by the route's documented
+maximum output before the call (it is never sent: no cap is invented for an OpenAI request)."""
+_ORIGIN = {Api.OPENAI: WireFormat.OPENAI_CHAT, Api.ANTHROPIC: WireFormat.ANTHROPIC_MESSAGES}
+_API_BY_PATH = {"/v1/chat/completions": Api.OPENAI, "/v1/messages": Api.ANTHROPIC, "/v1/responses": Api.RESPONSES}
 """The chat endpoints speak one API each; elsewhere ``anthropic-version`` says the client is Anthropic's."""
 _ROUTES = {
     "/v1/chat/completions": "POST",
     "/v1/messages": "POST",
+    "/v1/responses": "POST",
     "/v1/models": "GET",
     "/healthz": "GET",
     "/readyz": "GET",
@@ -161,6 +170,7 @@ class _Job:
     route: Route
     req: ChatRequest
     timeout_s: float
+    echo_json: str = "{}"  # Responses API only: the request fields a response object repeats
 
 
 class GatewayApp:
@@ -255,12 +265,20 @@ class GatewayApp:
             return
         check_content_type(headers.get("content-type"))
         body = await self._body(headers, receive)
-        req, model, stream, include_usage = _parse(api, body)
+        echo_json = "{}"
+        forward = tuple((h, headers[h]) for h in self.backend.settings.forward_headers if h in headers)
+        if api is Api.RESPONSES:
+            req, model, stream, echo_json = _parse_responses(body, forward)
+            include_usage = True
+        else:
+            req, model, stream, include_usage = _parse(api, body, forward)
         route = self.backend.route(tenant, model)
         if route is None:
             message_text = f"model {model!r} is not configured (known: {list(self.backend.aliases)!r})"
             raise _Reject(Failure(status=404, code="model_not_found", message=message_text))
-        job = _Job(api=api, route=route, req=req, timeout_s=_timeout_s(headers.get(DEADLINE_HEADER)))
+        req = self._fit_to_route(route, req)
+        timeout_s = _timeout_s(headers.get(DEADLINE_HEADER))
+        job = _Job(api=api, route=route, req=req, timeout_s=timeout_s, echo_json=echo_json)
 
         def answer_for(admitted: _Job) -> Coroutine[Any, Any, None]:
             return self._stream(admitted, include_usage, send) if stream else self._call(admitted, send)
@@ -278,6 +296,19 @@ class GatewayApp:
         """Answer ``job`` within one of ``tenant``'s slots (edge.py's ``admitted``), its deadline less the wait."""
         async with admitted(self.tenancy, tenant.name, job.timeout_s) as timeout_s:
             await answer_for(replace(job, timeout_s=timeout_s))
+
+    def _fit_to_route(self, route: Route, req: ChatRequest) -> ChatRequest:
+        """The request's output reservation for ``route``, and a 400 when no provider of it can carry a field."""
+        origin = req.origin
+        assert origin is not None  # the gateway always keeps the caller's request
+        caller = json.loads(origin.body_json)
+        refused = self.backend.refused_everywhere(route, origin.protocol, untranslated_fields(origin.protocol, caller))
+        if refused is not None:
+            raise _Reject(Failure(status=400, code="invalid_request", message=refused))
+        if not any(name in caller for name in OUTPUT_CAP_FIELDS[origin.protocol]):
+            # no cap set (OpenAI): none is sent; the ledger reserves the chain's documented maximum output
+            req = replace(req, max_tokens=self.backend.output_reservation(route))
+        return req
 
     def _models(self, api: Api) -> dict[str, Any]:
         if api is Api.ANTHROPIC:
@@ -317,8 +348,14 @@ class GatewayApp:
             failure = failure_for(exc)
             await _send_json(send, failure.status, error_body(api, failure), failure_headers(failure))
             return
-        body = message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
-        await _send_json(send, 200, body, (_attempts_header(resp.attempts),))
+        if api is Api.RESPONSES:
+            response_id, echo = f"resp_rp{uuid.uuid4().hex}", json.loads(job.echo_json)
+            body = response_object(resp, response_id=response_id, created_at=int(time.time()), echo=echo)
+        else:
+            body = _own_answer(api, resp) or (
+                message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
+            )
+        await _send_json(send, 200, body, (_attempts_header(resp.attempts), *_dropped_header(resp.dropped_parameters)))
 
     async def _stream(self, job: _Job, include_usage: bool, send: Send) -> None:
         api = job.api
@@ -330,8 +367,13 @@ class GatewayApp:
                 failure = failure_for(exc)
                 await _send_json(send, failure.status, error_body(api, failure), failure_headers(failure))
                 return
-            encoder: AnthropicStream | OpenAIStream
-            if api is Api.ANTHROPIC:
+            encoder: AnthropicStream | OpenAIStream | ResponsesStream
+            if api is Api.RESPONSES:
+                encoder = ResponsesStream(
+                    response_id=f"resp_rp{uuid.uuid4().hex}", model=stream.model,
+                    created_at=int(time.time()), echo=json.loads(job.echo_json),
+                )  # fmt: skip
+            elif api is Api.ANTHROPIC:
                 encoder = AnthropicStream(response_id=f"msg_rp{uuid.uuid4().hex}", model=stream.model)
             else:
                 encoder = OpenAIStream(
@@ -339,6 +381,7 @@ class GatewayApp:
                     created=int(time.time()), include_usage=include_usage,
                 )  # fmt: skip
             headers = [_SSE, (b"cache-control", b"no-cache"), _attempts_header(stream.attempts)]
+            headers += _dropped_header(stream.dropped_parameters)  # known once the stream is committed
             await send({"type": "http.response.start", "status": 200, "headers": headers})
             await send({"type": "http.response.body", "body": encoder.encode(first), "more_body": True})
             try:
@@ -360,22 +403,57 @@ async def _in_server_span(path: str, parent: Context, work: Coroutine[Any, Any, 
         await work
 
 
-def _parse(api: Api, body: bytes) -> tuple[ChatRequest, str, bool, bool]:
-    """The request, its model alias, whether it streams, and whether it wants usage in the stream."""
+def _own_answer(api: Api, resp: ProviderResponse) -> dict[str, Any] | None:
+    """A same-protocol answer as its provider gave it, every field kept (reasoning tokens, logprobs,
+    refusal, annotations, thinking blocks and signatures, cache usage); None when it crossed protocols."""
+    kind = None if resp.provider is None else resp.provider.kind
+    if resp.wire_body_json is None or kind is None or protocol_of(kind) is not _ORIGIN.get(api):
+        return None
+    own = json.loads(resp.wire_body_json)
+    return own if isinstance(own, dict) else None
+
+
+def _dropped_header(dropped: tuple[str, ...]) -> tuple[tuple[bytes, bytes], ...]:
+    return ((DROPPED_HEADER.encode(), ",".join(dropped).encode()),) if dropped else ()
+
+
+def _parse(api: Api, body: bytes, forward: tuple[tuple[str, str], ...] = ()) -> tuple[ChatRequest, str, bool, bool]:
+    """The request (keeping the caller's own body and ``forward`` headers as its origin), its model
+    alias, whether it streams, and whether it wants usage in the stream."""
     data: Any = read_json(body)  # edge.py: depth limit, surrogates, NaN, digit limit -> 400
-    if api is Api.OPENAI and isinstance(data, dict) and not {"max_tokens", "max_completion_tokens"} & data.keys():
-        data = {**data, "max_tokens": DEFAULT_MAX_TOKENS}  # optional in OpenAI's API, required by the router
+    if not isinstance(data, dict):
+        raise _Reject(
+            Failure(status=400, code="invalid_request", message=f"body must be a JSON object, got {data!r:.80}")
+        )
+    origin = WireOrigin(protocol=_ORIGIN[api], body_json=body.decode(), headers=forward)
+    if api is Api.OPENAI and not {"max_tokens", "max_completion_tokens"} & data.keys():
+        data = {**data, "max_tokens": DEFAULT_MAX_TOKENS}  # the parse wants one; replaced per route, never sent
     try:
         req, extras = parse_anthropic_request(data) if api is Api.ANTHROPIC else parse_openai_request(data)
         # carried on to each provider's wire format; a tool_choice with no tools has nothing to choose
         tool_choice = extras.tool_choice if req.tools else None
-        if extras.top_p is not None or tool_choice is not None:
-            req = replace(req, top_p=extras.top_p, tool_choice=tool_choice)
+        req = replace(req, top_p=extras.top_p, tool_choice=tool_choice, origin=origin)
     except (TranslationError, ValueError) as exc:
         raise _Reject(Failure(status=400, code="invalid_request", message=str(exc))) from exc
-    options = data.get("stream_options") if isinstance(data, dict) else None
+    options = data.get("stream_options")
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
     return req, extras.model, extras.stream is True, include_usage
+
+
+def _parse_responses(body: bytes, forward: tuple[tuple[str, str], ...]) -> tuple[ChatRequest, str, bool, str]:
+    """A Responses API request: the request, its model alias, whether it streams, and its echo fields.
+
+    The body is rewritten to the equivalent Chat Completions body (``core/responses_api.py``), which
+    then takes the Chat Completions path (its origin is that body: an OpenAI-protocol provider is sent
+    it as a Chat Completions request); a stateful or untranslatable field is a 400 naming it.
+    """
+    data: Any = read_json(body)  # edge.py: depth limit, surrogates, NaN, digit limit -> 400
+    try:
+        rewritten = responses_to_chat(data)
+    except TranslationError as exc:
+        raise _Reject(Failure(status=400, code="invalid_request", message=str(exc))) from exc
+    req, model, stream, _ = _parse(Api.OPENAI, rewritten.chat_json.encode(), forward)
+    return req, model, stream, rewritten.echo_json
 
 
 def _timeout_s(raw: str | None) -> float:

@@ -12,11 +12,14 @@ from dataclasses import dataclass, replace
 
 from routeproof.config import RoutingConfig, load_config
 from routeproof.core.identity import parse_provider
-from routeproof.core.routing import resolve
+from routeproof.core.messages import WireFormat
+from routeproof.core.passthrough import cross_protocol_plan
+from routeproof.core.routing import build_chain, resolve
 from routeproof.core.types import (
     ChatRequest,
     FallbackProvider,
     PrivacyTier,
+    ProviderKind,
     ProviderResponse,
     ResolvedModel,
     TenantPolicy,
@@ -24,10 +27,29 @@ from routeproof.core.types import (
 from routeproof.errors import UnknownAlias
 from routeproof.factory import load_router, router_from_config, tenant_policy
 from routeproof.gateway.settings import GatewaySettings, Tenant, load_gateway_settings
+from routeproof.providers.capabilities import default_capabilities
 from routeproof.router import Router
 from routeproof.streaming import ProviderStream
 
-__all__ = ["Backend", "Route", "merged_policy", "pinned_policy"]
+__all__ = ["NO_DOCUMENTED_OUTPUT_TOKENS", "Backend", "Route", "merged_policy", "pinned_policy", "protocol_of"]
+
+NO_DOCUMENTED_OUTPUT_TOKENS = 32_768
+"""What the ledger reserves for a request without an output cap whose models document no maximum
+output (``max_output_tokens``) nor a context window in the capability table."""
+
+
+def protocol_of(kind: ProviderKind) -> WireFormat | None:
+    """The wire protocol a provider kind speaks (None: not one a gateway client speaks)."""
+    if kind is ProviderKind.ANTHROPIC:
+        return WireFormat.ANTHROPIC_MESSAGES
+    if kind in (ProviderKind.OPENAI, ProviderKind.OPENROUTER, ProviderKind.OLLAMA, ProviderKind.VLLM) or kind in (
+        ProviderKind.AZURE,
+        ProviderKind.GEMINI,
+    ):
+        return WireFormat.OPENAI_CHAT
+    if kind is ProviderKind.BEDROCK:
+        return WireFormat.BEDROCK_CONVERSE
+    return None
 
 
 def merged_policy(
@@ -95,6 +117,40 @@ class Backend:
         except UnknownAlias:
             return None
         return Route(policy=policy, resolved=resolved)
+
+    def chain_targets(self, route: Route) -> tuple[tuple[ProviderKind, str], ...]:
+        """The kind and model of each entry of ``route``'s chain, in order."""
+        out = []
+        for entry in build_chain(route.resolved, route.policy):
+            kind = entry.provider.kind
+            if kind is None:  # an unbound name: the configured provider says its kind
+                kind = self.config.provider(str(entry.provider)).kind
+            out.append((kind, entry.model))
+        return tuple(out)
+
+    def output_reservation(self, route: Route) -> int:
+        """The output tokens to reserve for a request with no output cap: the largest documented
+        maximum output of the chain's models (else their context window, else
+        ``NO_DOCUMENTED_OUTPUT_TOKENS``), so no provider of the chain can bill past the reservation."""
+        table = default_capabilities()
+        sizes = []
+        for kind, model in self.chain_targets(route):
+            caps = table.lookup(kind, model)
+            sizes.append(caps.max_output_tokens or caps.context_window_tokens or NO_DOCUMENTED_OUTPUT_TOKENS)
+        return max(sizes, default=NO_DOCUMENTED_OUTPUT_TOKENS)
+
+    def refused_everywhere(self, route: Route, source: WireFormat, fields: tuple[str, ...]) -> str | None:
+        """Why no provider of ``route``'s chain can carry ``fields`` of a ``source`` request, or None when one can."""
+        reasons = []
+        for kind, _ in self.chain_targets(route):
+            target = protocol_of(kind)
+            if target is None or target is source:  # same protocol carries it; Local has no wire to judge
+                return None
+            refused = cross_protocol_plan(source, target, fields).refused
+            if not refused:
+                return None
+            reasons.append(f"{target.value}: " + "; ".join(f"{name!r} ({why})" for name, why in refused))
+        return "no configured provider can carry this request: " + " | ".join(reasons) if reasons else None
 
     async def call(self, route: Route, req: ChatRequest, timeout_s: float) -> ProviderResponse:
         """One routed call, within ``timeout_s`` from now."""

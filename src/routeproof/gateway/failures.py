@@ -51,6 +51,7 @@ class Api(enum.Enum):
 
     OPENAI = "openai"
     ANTHROPIC = "anthropic"
+    RESPONSES = "responses"  # OpenAI's Responses API: OpenAI's error shape
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,7 +144,7 @@ def attempt_json(record: AttemptRecord) -> dict[str, Any]:
 def error_body(api: Api, failure: Failure) -> dict[str, Any]:
     """The error body in ``api``'s documented shape, plus the ``routeproof`` extension field."""
     extension = {"code": failure.code, "attempts": [attempt_json(r) for r in failure.attempts]}
-    if api is Api.OPENAI:
+    if api is not Api.ANTHROPIC:
         kind = _OPENAI_TYPES.get(failure.status, "server_error")
         error = {"message": failure.message, "type": kind, "param": None, "code": failure.code}
         return {"error": error, "routeproof": extension}

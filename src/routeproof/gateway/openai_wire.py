@@ -29,13 +29,15 @@ _FINISH = {
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:
-    """OpenAI usage: ``prompt_tokens`` includes the cached tokens (routeproof counts them apart)."""
+    """OpenAI usage: ``prompt_tokens`` includes the cached tokens (routeproof counts them apart);
+    ``completion_tokens`` includes the reasoning tokens, named in ``completion_tokens_details``."""
     prompt = usage.prompt_tokens + usage.cached_input_tokens + usage.cache_creation_tokens
     return {
         "prompt_tokens": prompt,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": prompt + usage.completion_tokens,
         "prompt_tokens_details": {"cached_tokens": usage.cached_input_tokens},
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
     }
 
 
@@ -46,7 +48,7 @@ def completion(resp: ProviderResponse, *, created: int) -> dict[str, Any]:
         {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}}
         for c in choice.tool_calls
     ]
-    message: dict[str, Any] = {"role": "assistant", "content": choice.content or None, "refusal": None}
+    message: dict[str, Any] = {"role": "assistant", "content": choice.content or None, "refusal": choice.refusal}
     if tool_calls:
         message["tool_calls"] = tool_calls
     return {

@@ -8,6 +8,7 @@
     header_timeout_ms = 10000       # a connection's request headers must arrive within this
     max_connections = 4096          # open client connections; past it: 503 and close
     # max_queued_per_tenant = 50    # waiters per tenant (default: the tenant's share of max_in_flight)
+    forward_headers = ["anthropic-beta", "openai-beta"]  # feature headers passed to a same-protocol provider
 
     [gateway.tenants.team-a]
     key_env = "ROUTEPROOF_KEY_TEAM_A"   # the tenant's gateway key, from the environment ...
@@ -24,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -34,6 +36,7 @@ from routeproof.core.types import PrivacyTier
 from routeproof.errors import ConfigError
 
 __all__ = [
+    "DEFAULT_FORWARD_HEADERS",
     "DEFAULT_GRACE_PERIOD_MS",
     "DEFAULT_MAX_BODY_BYTES",
     "GatewaySettings",
@@ -52,9 +55,16 @@ DEFAULT_MAX_CONNECTIONS = 4096
 """Open client connections past this are answered 503 and closed (each holds a socket and buffers)."""
 _KEYS = frozenset(
     {"aliases", "max_body_bytes", "grace_period_ms", "tenants", "max_in_flight", "max_queued_per_tenant",
-     "header_timeout_ms", "max_connections"}
+     "header_timeout_ms", "max_connections", "forward_headers"}
 )  # fmt: skip
 _TENANT_KEYS = frozenset({"key_env", "key", "privacy_tier", "weight"})
+DEFAULT_FORWARD_HEADERS = ("anthropic-beta", "openai-beta")
+"""The caller's feature headers sent on to a provider of the caller's own protocol (never across)."""
+_NEVER_FORWARDED = frozenset(
+    {"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie", "host", "content-length",
+     "content-type", "transfer-encoding", "connection", "anthropic-version", "traceparent", "tracestate"}
+)  # fmt: skip
+_HEADER_NAME = re.compile(r"^[a-z0-9!#$%&'*+.^_`|~-]+$")
 _TIERS = {tier.name.lower(): tier for tier in PrivacyTier}
 
 
@@ -82,6 +92,7 @@ class GatewaySettings:
     grace_period_ms: int = DEFAULT_GRACE_PERIOD_MS
     header_timeout_ms: int = DEFAULT_HEADER_TIMEOUT_MS
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    forward_headers: tuple[str, ...] = DEFAULT_FORWARD_HEADERS  # lower-case names
 
     def tenant_for(self, presented: str | None) -> Tenant | None:
         """The tenant whose key is ``presented``, compared in constant time against every key."""
@@ -102,6 +113,19 @@ def _positive_int(table: Mapping[str, object], key: str, default: int, where: st
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise _fail(f"{where}.{key}", value, "must be a positive integer")
     return value
+
+
+def _forward_headers(table: Mapping[str, object]) -> tuple[str, ...]:
+    raw = table.get("forward_headers", list(DEFAULT_FORWARD_HEADERS))
+    if not isinstance(raw, list) or not all(isinstance(h, str) for h in raw):
+        raise _fail("gateway.forward_headers", raw, "must be a list of header names")
+    names = tuple(h.lower() for h in raw)
+    for name in names:
+        if not _HEADER_NAME.match(name):
+            raise _fail("gateway.forward_headers", name, "is not an HTTP header name")
+        if name in _NEVER_FORWARDED:
+            raise _fail("gateway.forward_headers", name, "is set by the gateway itself (credentials, framing, version)")
+    return names
 
 
 def _tenant(name: str, raw: object, environ: Mapping[str, str]) -> Tenant:
@@ -182,6 +206,7 @@ def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, 
         grace_period_ms=_positive_int(table, "grace_period_ms", DEFAULT_GRACE_PERIOD_MS),
         header_timeout_ms=_positive_int(table, "header_timeout_ms", DEFAULT_HEADER_TIMEOUT_MS),
         max_connections=_positive_int(table, "max_connections", DEFAULT_MAX_CONNECTIONS),
+        forward_headers=_forward_headers(table),
     )
 
 

@@ -41,6 +41,7 @@ class JournalEntry:
     body_size: int  # bytes in the request body
     model: str | None  # the model named by the body (or the Bedrock path)
     stream: bool  # whether the request asked for a streamed answer
+    body_text: str = ""  # the request body exactly as received (UTF-8, undecodable bytes replaced)
 
     def header(self, name: str) -> str | None:
         """The first value of header ``name`` (case-insensitive), if it was sent and is not a secret."""
@@ -80,6 +81,7 @@ def entry_to_json(entry: JournalEntry) -> Mapping[str, object]:
         "body_size": entry.body_size,
         "model": entry.model,
         "stream": entry.stream,
+        "body_text": entry.body_text,
     }
 
 

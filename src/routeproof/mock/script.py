@@ -16,6 +16,8 @@ class Shape(enum.Enum):
     ANTHROPIC = "anthropic"  # POST /v1/messages
     OPENAI = "openai"  # POST /v1/chat/completions (or /chat/completions)
     BEDROCK = "bedrock"  # POST /model/{modelId}/converse and /converse-stream
+    AZURE = "azure"  # POST /openai/deployments/{deployment}/chat/completions?api-version=... (mock/variants.py)
+    GEMINI = "gemini"  # POST /v1beta/openai/chat/completions (mock/variants.py)
 
 
 class CutMode(enum.Enum):

@@ -9,10 +9,10 @@ import json
 import socket
 import struct
 import time
-from collections.abc import Mapping
 from types import TracebackType
 
 from routeproof.mock.control import CONTROL_PREFIX, handle_control
+from routeproof.mock.features import Asks, asked, enrich_body, enrich_stream
 from routeproof.mock.http import LAST_CHUNK, BadRequest, HttpRequest, encode_chunk, read_request, response_head
 from routeproof.mock.journal import Bill, JournalEntry, parse_json_body, public_headers, reported_usage
 from routeproof.mock.script import CutMode, Scripted, Shape
@@ -248,6 +248,7 @@ class MockProviderServer:
                 auth_present=auth_present(self.shape, headers),
                 body_json=body,
                 body_size=len(req.body),
+                body_text=req.body.decode("utf-8", "replace"),
                 model=None if isinstance(view, int) else view.model,
                 stream=False if isinstance(view, int) else view.stream,
             )
@@ -271,7 +272,8 @@ class MockProviderServer:
             await _wait_for_eof(reader)
             return False
         keep_alive = req.keep_alive and not step.close_connection
-        items = self._stream_items(step, view)
+        asks = asked(self.shape, parse_json_body(req.body))  # thinking, cache, reasoning, logprobs (features.py)
+        items = self._stream_items(step, view, asks)
         scripted_names = {name.lower() for name, _ in step.headers}
         # A request id on every JSON answer (success or error), as the APIs send it. Streamed answers
         # keep their head byte-for-byte as before: scripted cuts (cut_after_bytes) count head bytes.
@@ -281,7 +283,7 @@ class MockProviderServer:
             headers.append(("connection", "close"))
         pieces: list[_Piece] = []
         if items is None:
-            content_type, payload = self._body(step, view, rid)
+            content_type, payload = self._body(step, view, rid, asks)
             extra = () if step.body is not None or step.status < 400 else self._error_headers(step.status)
             head = [("content-type", content_type), ("content-length", str(len(payload))), *extra, *headers]
             pieces = [(step.delay_before_headers_s, response_head(step.status, head)), (0.0, payload)]
@@ -326,23 +328,25 @@ class MockProviderServer:
         usage = reported_usage(body, items) if 200 <= step.status < 300 else ()
         self._bills.append(Bill(index=len(self._journal) - 1, status=step.status, usage=usage, complete=whole))
 
-    def _stream_items(self, step: Scripted, view: RequestView) -> tuple[bytes, ...] | None:
+    def _stream_items(self, step: Scripted, view: RequestView, asks: Asks) -> tuple[bytes, ...] | None:
         """The encoded stream items to send, or None for a Content-Length answer."""
         if step.malformed_body:
             return malformed_stream(self.shape, view) if view.stream else None
         if step.stream_events is not None:
             return tuple(encode_stream_item(self.shape, i) for i in step.stream_events)
         if view.stream and step.body is None and 200 <= step.status < 300:
-            return tuple(encode_stream_item(self.shape, i) for i in default_stream(self.shape, view))
+            events = enrich_stream(self.shape, asks, default_stream(self.shape, view))
+            return tuple(encode_stream_item(self.shape, i) for i in events)
         return None
 
-    def _body(self, step: Scripted, view: RequestView, rid: str) -> tuple[str, bytes]:
+    def _body(self, step: Scripted, view: RequestView, rid: str, asks: Asks) -> tuple[str, bytes]:
         if step.malformed_body:
             return "application/json", malformed_body(self.shape, view)
         body = step.body
         if body is None:
             if step.status < 300:
-                return "application/json", json.dumps(default_body(self.shape, view)).encode()
+                answer_body = enrich_body(self.shape, asks, default_body(self.shape, view))
+                return "application/json", json.dumps(answer_body).encode()
             answer, _ = error_answer(self.shape, step.status, f"scripted HTTP {step.status}", request_id=rid)
             return "application/json", json.dumps(answer).encode()
         if isinstance(body, bytes):
@@ -365,7 +369,7 @@ class MockProviderServer:
         self,
         writer: asyncio.StreamWriter,
         status: int,
-        payload: Mapping[str, object],
+        payload: object,
         *,
         keep_alive: bool,
         extra: tuple[tuple[str, str], ...] = (),

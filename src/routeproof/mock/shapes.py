@@ -16,6 +16,13 @@ from urllib.parse import unquote
 
 from routeproof.mock.eventstream import encode_event, encode_exception
 from routeproof.mock.script import Shape, StreamItem
+from routeproof.mock.variants import (
+    OPENAI_VARIANTS,
+    azure_filter_annotations,
+    variant_auth_present,
+    variant_error,
+    variant_route,
+)
 
 __all__ = [
     "DEFAULT_INPUT_TOKENS",
@@ -56,9 +63,14 @@ class RequestView:
 
 def match_route(shape: Shape, method: str, path: str, body: object) -> RequestView | int:
     """The request view for a provider route, or the HTTP status (404/405) when it is not one."""
-    path = path.split("?", 1)[0]
     obj: Mapping[str, object] = body if isinstance(body, Mapping) else {}
-    if shape is Shape.BEDROCK:
+    routed = variant_route(shape, path, obj) if shape in OPENAI_VARIANTS else None
+    path = path.split("?", 1)[0]
+    if isinstance(routed, int):
+        return routed
+    if routed is not None:
+        model, stream = routed
+    elif shape is Shape.BEDROCK:
         m = _BEDROCK_PATH.match(path)
         if m is None:
             return 404
@@ -85,7 +97,12 @@ def _first_tool(shape: Shape, body: Mapping[str, object]) -> str | None:
     if not isinstance(tools, list) or not tools or not isinstance(tools[0], Mapping):
         return None
     first: Mapping[str, object] = tools[0]
-    inner = {Shape.OPENAI: "function", Shape.BEDROCK: "toolSpec"}.get(shape)
+    inner = {
+        Shape.OPENAI: "function",
+        Shape.AZURE: "function",
+        Shape.GEMINI: "function",
+        Shape.BEDROCK: "toolSpec",
+    }.get(shape)
     if inner is not None:
         nested = first.get(inner)
         first = nested if isinstance(nested, Mapping) else {}
@@ -104,6 +121,8 @@ def auth_present(shape: Shape, headers: Mapping[str, str]) -> bool:
     Anthropic accepts ``x-api-key`` or ``Authorization: Bearer`` (what the official SDK sends for an
     auth token); OpenAI a Bearer token; Bedrock a SigV4 ``Authorization``.
     """
+    if shape in OPENAI_VARIANTS:
+        return variant_auth_present(shape, headers)
     auth = headers.get("authorization", "")
     bearer = auth.startswith("Bearer ") and len(auth) > len("Bearer ")
     if shape is Shape.ANTHROPIC:
@@ -123,7 +142,8 @@ def request_id(shape: Shape, serial: int) -> str:
 def request_id_headers(shape: Shape, rid: str) -> tuple[tuple[str, str], ...]:
     """The header(s) each API names its request id in: ``request-id`` (Anthropic), ``x-request-id``
     (OpenAI), ``x-amzn-RequestId`` (Bedrock)."""
-    name = {Shape.ANTHROPIC: "request-id", Shape.OPENAI: "x-request-id", Shape.BEDROCK: "x-amzn-RequestId"}[shape]
+    names = {Shape.ANTHROPIC: "request-id", Shape.OPENAI: "x-request-id", Shape.BEDROCK: "x-amzn-RequestId"}
+    name = names.get(shape, "apim-request-id" if shape is Shape.AZURE else "x-request-id")
     return ((name, rid),)
 
 
@@ -159,13 +179,15 @@ _OPENAI_ERRORS: dict[int, tuple[str, str | None]] = {  # status -> (type, code),
 
 def error_answer(
     shape: Shape, status: int, message: str, *, request_id: str | None = None
-) -> tuple[dict[str, object], tuple[tuple[str, str], ...]]:
+) -> tuple[object, tuple[tuple[str, str], ...]]:
     """The shape's error JSON for ``status`` and any extra headers it carries.
 
     Anthropic: ``{"type": "error", "error": {"type", "message"}, "request_id"}``; OpenAI:
     ``{"error": {"message", "type", "param", "code"}}`` with the real type and code per status
     (429: ``requests`` / ``rate_limit_exceeded``); Bedrock: ``{"message"}`` and ``x-amzn-ErrorType``.
     """
+    if shape in OPENAI_VARIANTS:
+        return variant_error(shape, status, message)
     if shape is Shape.ANTHROPIC:
         kind = _ANTHROPIC_ERRORS.get(status, "api_error")
         anthropic: dict[str, object] = {"type": "error", "error": {"type": kind, "message": message}}
@@ -181,6 +203,10 @@ def error_answer(
 
 def default_body(shape: Shape, view: RequestView) -> dict[str, object]:
     """The well-formed non-streamed answer for the shape."""
+    if shape is Shape.AZURE:
+        return azure_filter_annotations(default_body(Shape.OPENAI, view))
+    if shape is Shape.GEMINI:
+        return default_body(Shape.OPENAI, view)
     tool = view.tool_name
     if shape is Shape.ANTHROPIC:
         block: dict[str, object] = (
@@ -268,7 +294,7 @@ def default_stream(shape: Shape, view: RequestView) -> tuple[dict[str, object], 
     """The documented event sequence of a successful streamed answer."""
     if shape is Shape.ANTHROPIC:
         return _anthropic_stream(view)
-    if shape is Shape.OPENAI:
+    if shape is Shape.OPENAI or shape in OPENAI_VARIANTS:
         return _openai_stream(view)
     return _bedrock_stream(view)
 

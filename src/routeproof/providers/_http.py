@@ -50,7 +50,7 @@ import httpx
 from opentelemetry import propagate
 
 from routeproof.clock import attempt_bound
-from routeproof.core.classify import parse_retry_after_ms
+from routeproof.core.provider_variants import error_object, wait_hint_ms
 from routeproof.core.types import AttemptFailure, AttemptFailureKind, ProviderKind, ProviderResponse
 from routeproof.errors import ConfigError, InvalidResponse, LocalCongestion, ProviderCallFailed
 
@@ -278,6 +278,8 @@ def _error_text(status_text: str) -> str:
         data = _loads(text.encode())
     except ValueError:
         return text
+    if isinstance(data, list) and error_object(data) is not None:
+        data = data[0]  # Gemini's OpenAI-compatible endpoint wraps its error object in a list
     if isinstance(data, dict):
         error = data.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
@@ -307,7 +309,12 @@ def _status_failure(response: httpx.Response, secrets: tuple[str, ...], content:
     retry_after_ms = None
     if status in RETRY_AFTER_STATUSES:
         now_epoch_ms = int(time.time() * 1000)
-        retry_after_ms = parse_retry_after_ms(response.headers.get("retry-after"), now_epoch_ms)
+        try:
+            body: object = _loads(content)
+        except ValueError:
+            body = None
+        # retry-after-ms, Retry-After, Google's RetryInfo, x-ratelimit-reset-* (core/provider_variants.py)
+        retry_after_ms = wait_hint_ms(response.headers, body, now_epoch_ms)
     return failure(
         AttemptFailureKind.HTTP_STATUS,
         f"HTTP {status}: {detail}",

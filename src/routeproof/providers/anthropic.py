@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator
 from dataclasses import replace
 from typing import Any
@@ -10,11 +11,13 @@ import httpx
 
 from routeproof.config_read import check_secret
 from routeproof.core.capabilities import ANTHROPIC_API_VERSION, CapabilityTable, ModelCapabilities, fit_request
+from routeproof.core.messages import WireFormat
 from routeproof.core.normalize import normalize_anthropic
 from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_anthropic
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._passthrough import Outgoing, log_dropped, outgoing_body
 from routeproof.providers._stream import stream_events
 from routeproof.providers.capabilities import default_capabilities, fit_for
 from routeproof.transport import adopt_client, make_client
@@ -69,46 +72,72 @@ class AnthropicProvider:
     def __repr__(self) -> str:
         return f"AnthropicProvider(name={self.name!r}, base_url={self.base_url!r})"
 
-    def _headers(self, caps: ModelCapabilities) -> dict[str, str]:
-        return {"x-api-key": self._api_key, "anthropic-version": caps.api_version or ANTHROPIC_VERSION}
+    def _headers(self, caps: ModelCapabilities, out: Outgoing) -> dict[str, str]:
+        headers = dict(out.headers)  # the caller's allowed feature headers (anthropic-beta)
+        headers["x-api-key"] = self._api_key
+        headers["anthropic-version"] = caps.api_version or ANTHROPIC_VERSION
+        return headers
 
-    def _body(self, request: ChatRequest, model: str) -> tuple[dict[str, Any], tuple[str, ...], ModelCapabilities]:
-        """The wire body for ``model`` (what it rejects left out, or UnsupportedParameters), what was
-        left out, and the model's capabilities."""
+    def _body(
+        self, request: ChatRequest, model: str, *, stream: bool
+    ) -> tuple[dict[str, Any], Outgoing, ModelCapabilities]:
+        """The wire body for ``model``, what goes with it (headers, what was left out), and the
+        model's capabilities.
+
+        The caller's own Anthropic request (``request.origin``) is sent as received but for the
+        router's fields (``providers._passthrough``); otherwise the neutral request is translated.
+        What the model rejects is left out (or UnsupportedParameters); a field this protocol cannot
+        carry raises RefusedFields (this provider is skipped).
+        """
         fitted, caps = fit_for(self._capabilities, self.kind, request, model)
-        return request_to_anthropic(fitted.request, model), fitted.dropped, caps
+        out = outgoing_body(request, fitted, caps, target=WireFormat.ANTHROPIC_MESSAGES, model=model, stream=stream)
+        # fit_for logged the capability drops; the cross-protocol ones are logged here
+        log_dropped(self.kind, model, out.dropped[len(fitted.dropped) :] if out.body is None else ())
+        if out.body is not None:
+            return out.body, out, caps
+        body = request_to_anthropic(fitted.request, model)
+        if out.max_tokens is not None:
+            body["max_tokens"] = out.max_tokens
+        if stream:
+            body["stream"] = True
+        return body, out, caps
 
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Messages API call, normalised; failures raise ``ProviderCallFailed``."""
         secrets = (self._api_key,)
-        body, dropped, caps = self._body(request, model)
+        body, out, caps = self._body(request, model, stream=False)
+        dropped = out.dropped
         reply = await post_json(
             self._client,
             f"{self.base_url}/v1/messages",
             content=encode_json(body),
-            headers=self._headers(caps),
+            headers=self._headers(caps, out),
             timeout_at=timeout_at,
             secrets=secrets,
             max_response_bytes=self._max_response_bytes,
         )
         response = stamp(normalize_or_fail(normalize_anthropic, reply, secrets=secrets), self.kind, model)
+        if out.body is not None:  # same protocol: the caller gets the provider's own answer, every field of it
+            response = replace(response, wire_body_json=json.dumps(reply.body, separators=(",", ":")))
         return replace(response, dropped_parameters=dropped) if dropped else response
 
     def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
-        """The parameters of ``request`` that ``model`` does not accept (left out of what is sent)."""
-        return fit_request(request, self._capabilities.lookup(self.kind, model)).dropped
+        """The parameters of ``request`` that ``model`` does not accept or this protocol cannot carry (left out)."""
+        caps = self._capabilities.lookup(self.kind, model)
+        fitted = fit_request(request, caps)
+        target = WireFormat.ANTHROPIC_MESSAGES
+        return outgoing_body(request, fitted, caps, target=target, model=model, stream=True).dropped
 
     def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         """One streamed Messages API call (``"stream": true``) as events; see ``providers._stream``."""
-        body, _, caps = self._body(request, model)
-        body["stream"] = True
+        body, out, caps = self._body(request, model, stream=True)
         return stream_events(
             self._client,
             f"{self.base_url}/v1/messages",
             content=encode_json(body),
-            headers=self._headers(caps),
+            headers=self._headers(caps, out),
             timeout_at=timeout_at,
             decoder=StreamDecoder(WireProtocol.ANTHROPIC, max_line_chars=self._max_sse_line_chars),
             secrets=(self._api_key,),

@@ -23,6 +23,7 @@ from routeproof.core.capabilities import (
 )
 from routeproof.core.types import ChatRequest, ProviderKind
 from routeproof.errors import ConfigError
+from routeproof.providers._passthrough import log_dropped
 
 __all__ = ["MODELS_TOML_ENV", "default_capabilities", "fit_for", "shipped_capabilities"]
 
@@ -76,11 +77,5 @@ def fit_for(
     if fitted.dropped:
         if request.strict_parameters:
             raise UnsupportedParameters(model, fitted.dropped)
-        logger.info(
-            "router_parameters_dropped provider=%s model=%s dropped=%s",
-            kind.as_metric_label(),
-            model,
-            ",".join(fitted.dropped),
-            extra={"provider": kind.as_metric_label(), "model": model, "dropped_parameters": fitted.dropped},
-        )
+        log_dropped(kind, model, fitted.dropped)
     return fitted, caps

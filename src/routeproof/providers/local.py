@@ -25,6 +25,7 @@ from routeproof.core.types import (
     BlockStop,
     ChatRequest,
     Choice,
+    ContentBlock,
     FinishReason,
     Message,
     MessageStop,
@@ -53,12 +54,14 @@ def count_tokens(text: str) -> int:
     return len(text.split())
 
 
-def _block_text(block: TextBlock | ToolUseBlock | ToolResultBlock) -> str:
+def _block_text(block: ContentBlock) -> str:
     if isinstance(block, TextBlock):
         return block.text
     if isinstance(block, ToolUseBlock):
         return f"{block.name} {block.input_json}"
-    return block.content
+    if isinstance(block, ToolResultBlock):
+        return block.content
+    return ""  # images, documents, thinking: the local model reads text only
 
 
 def prompt_tokens(request: ChatRequest) -> int:

@@ -7,6 +7,7 @@ One client serves every OpenAI-compatible endpoint; the kind and base URL say wh
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import replace
 from functools import partial
@@ -17,11 +18,13 @@ import httpx
 
 from routeproof.config_read import check_secret
 from routeproof.core.capabilities import CapabilityTable, fit_request
+from routeproof.core.messages import WireFormat
 from routeproof.core.normalize import normalize_openai
 from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_openai
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._passthrough import Outgoing, log_dropped, outgoing_body
 from routeproof.providers._stream import stream_events
 from routeproof.providers.capabilities import default_capabilities, fit_for
 from routeproof.transport import adopt_client, make_client
@@ -30,6 +33,7 @@ __all__ = ["DEFAULT_BASE_URLS", "OPENAI_COMPATIBLE_KINDS", "OpenAIProvider"]
 
 OPENAI_COMPATIBLE_KINDS = frozenset(
     {ProviderKind.OPENAI, ProviderKind.OPENROUTER, ProviderKind.OLLAMA, ProviderKind.VLLM}
+    | {ProviderKind.AZURE, ProviderKind.GEMINI}  # their own modules configure this client (azure.py, gemini.py)
 )
 
 DEFAULT_BASE_URLS: Mapping[ProviderKind, str] = MappingProxyType(
@@ -90,8 +94,15 @@ class OpenAIProvider:
     def __repr__(self) -> str:
         return f"OpenAIProvider(kind={self.kind.value!r}, name={self.name!r}, base_url={self.base_url!r})"
 
-    def _headers(self) -> dict[str, str]:
-        return {} if self._api_key is None else {"authorization": f"Bearer {self._api_key}"}
+    def _headers(self, out: Outgoing | None = None) -> dict[str, str]:
+        headers = dict(out.headers) if out is not None else {}  # the caller's allowed feature headers
+        if self._api_key is not None:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def _chat_url(self, model: str) -> str:
+        """Where ``model``'s Chat Completions requests go (Azure puts the deployment in the path)."""
+        return f"{self.base_url}/chat/completions"
 
     def _secrets(self) -> tuple[str, ...]:
         return () if self._api_key is None else (self._api_key,)
@@ -99,41 +110,59 @@ class OpenAIProvider:
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Chat Completions call, normalised; failures raise ``ProviderCallFailed``."""
         secrets = self._secrets()
-        body, dropped = self._body(request, model)
+        body, out = self._body(request, model, stream=False)
+        dropped = out.dropped
         reply = await post_json(
             self._client,
-            f"{self.base_url}/chat/completions",
+            self._chat_url(model),
             content=encode_json(body),
-            headers=self._headers(),
+            headers=self._headers(out),
             timeout_at=timeout_at,
             secrets=secrets,
             max_response_bytes=self._max_response_bytes,
         )
         normalize = partial(normalize_openai, provider=self.kind)
         response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
+        if out.body is not None:  # same protocol: the caller gets the provider's own answer, every field of it
+            response = replace(response, wire_body_json=json.dumps(reply.body, separators=(",", ":")))
         return replace(response, dropped_parameters=dropped) if dropped else response
 
-    def _body(self, request: ChatRequest, model: str) -> tuple[dict[str, Any], tuple[str, ...]]:
-        """The wire body for ``model`` (what it rejects left out, or UnsupportedParameters) and what was left out."""
+    def _body(self, request: ChatRequest, model: str, *, stream: bool) -> tuple[dict[str, Any], Outgoing]:
+        """The wire body for ``model`` and what goes with it (headers, what was left out).
+
+        The caller's own OpenAI request (``request.origin``) is sent as received but for the
+        router's fields (``providers._passthrough``); otherwise the neutral request is translated.
+        What the model rejects is left out (or UnsupportedParameters); a field this protocol
+        cannot carry raises RefusedFields (this provider is skipped).
+        """
         fitted, caps = fit_for(self._capabilities, self.kind, request, model)
-        return request_to_openai(fitted.request, model, capabilities=caps), fitted.dropped
+        out = outgoing_body(request, fitted, caps, target=WireFormat.OPENAI_CHAT, model=model, stream=stream)
+        # fit_for logged the capability drops; the cross-protocol ones are logged here
+        log_dropped(self.kind, model, out.dropped[len(fitted.dropped) :] if out.body is None else ())
+        if out.body is not None:
+            return out.body, out
+        body = request_to_openai(fitted.request, model, capabilities=caps)
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}  # else the stream carries no usage at all
+        return body, out
 
     def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
-        """The parameters of ``request`` that ``model`` does not accept (left out of what is sent)."""
-        return fit_request(request, self._capabilities.lookup(self.kind, model)).dropped
+        """The parameters of ``request`` that ``model`` does not accept or this protocol cannot carry (left out)."""
+        caps = self._capabilities.lookup(self.kind, model)
+        fitted = fit_request(request, caps)
+        return outgoing_body(request, fitted, caps, target=WireFormat.OPENAI_CHAT, model=model, stream=True).dropped
 
     def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         """One streamed Chat Completions call, usage included; see ``providers._stream``."""
-        body, _ = self._body(request, model)
-        body["stream"] = True
-        body["stream_options"] = {"include_usage": True}  # else the stream carries no usage at all
+        body, out = self._body(request, model, stream=True)
         return stream_events(
             self._client,
-            f"{self.base_url}/chat/completions",
+            self._chat_url(model),
             content=encode_json(body),
-            headers=self._headers(),
+            headers=self._headers(out),
             timeout_at=timeout_at,
             decoder=StreamDecoder(WireProtocol.OPENAI, max_line_chars=self._max_sse_line_chars),
             secrets=self._secrets(),

@@ -1,0 +1,215 @@
+"""Answers and streams in the OpenAI Responses API shape, from routeproof's neutral values.
+
+A plain answer is one ``response`` object. A stream is typed SSE (``event: <type>`` then ``data:``),
+each event with its ``sequence_number``::
+
+    response.created, response.in_progress
+    per output item:  response.output_item.added
+        a message:    response.content_part.added, response.output_text.delta..., response.output_text.done,
+                      response.content_part.done
+        a tool call:  response.function_call_arguments.delta..., response.function_call_arguments.done
+                      response.output_item.done
+    response.completed (or response.incomplete: cut by the output cap or a content filter)
+
+A stream cut after its first event (``StreamError``) ends in one ``response.failed`` whose response
+has ``status: "failed"`` and an ``error``, never a silent end; the SDKs' stream helpers raise on it.
+The ``openai`` SDK's own types (``Response``, the ``ResponseStreamEvent`` union) are the oracle for
+every body built here (``tests/responses``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from routeproof.core.types import (
+    BlockStop,
+    FinishReason,
+    MessageStop,
+    ProviderResponse,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolUseDelta,
+    ToolUseStart,
+    Usage,
+)
+
+__all__ = ["ResponsesStream", "response_object", "responses_usage"]
+
+_INCOMPLETE = {FinishReason.LENGTH: "max_output_tokens", FinishReason.CONTENT_FILTER: "content_filter"}
+"""A finish reason that makes a response ``incomplete``, and the reason it names."""
+
+
+def responses_usage(usage: Usage) -> dict[str, Any]:
+    """Responses usage: ``input_tokens`` includes the cached tokens (routeproof counts them apart)."""
+    prompt = usage.prompt_tokens + usage.cached_input_tokens + usage.cache_creation_tokens
+    reasoning = getattr(usage, "reasoning_tokens", 0)  # the content model's reasoning count, once it has one
+    return {
+        "input_tokens": prompt,
+        "input_tokens_details": {
+            "cached_tokens": usage.cached_input_tokens,
+            "cache_write_tokens": usage.cache_creation_tokens,
+        },
+        "output_tokens": usage.completion_tokens,
+        "output_tokens_details": {"reasoning_tokens": reasoning if isinstance(reasoning, int) else 0},
+        "total_tokens": prompt + usage.completion_tokens,
+    }
+
+
+def _message_item(item_id: str, text: str, status: str) -> dict[str, Any]:
+    part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+    return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": [part]}
+
+
+def _call_item(item_id: str, call_id: str, name: str, arguments: str, status: str) -> dict[str, Any]:
+    return {
+        "id": item_id, "type": "function_call", "status": status,
+        "call_id": call_id, "name": name, "arguments": arguments,
+    }  # fmt: skip
+
+
+def _envelope(
+    response_id: str, model: str, created_at: int, echo: dict[str, Any], *, status: str, output: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": created_at,
+        "status": status,
+        "model": model,
+        "output": output,
+        "error": None,
+        "incomplete_details": None,
+        "usage": None,
+        "store": False,
+        "background": False,
+        "truncation": "disabled",
+        "previous_response_id": None,
+        **echo,
+    }
+
+
+def _finish(body: dict[str, Any], finish: FinishReason, usage: Usage) -> None:
+    reason = _INCOMPLETE.get(finish)
+    body["status"] = "completed" if reason is None else "incomplete"
+    body["incomplete_details"] = None if reason is None else {"reason": reason}
+    body["usage"] = responses_usage(usage)
+
+
+def response_object(
+    resp: ProviderResponse, *, response_id: str, created_at: int, echo: dict[str, Any]
+) -> dict[str, Any]:
+    """A ``response`` object for a routed answer; ``echo`` holds the request fields it repeats."""
+    choice = resp.choices[0]
+    status = "incomplete" if resp.finish_reason in _INCOMPLETE else "completed"
+    output: list[dict[str, Any]] = []
+    if choice.content:
+        output.append(_message_item(f"msg_{response_id[5:]}", choice.content, status))
+    output += [
+        _call_item(f"fc_{call.id}", call.id, call.name, call.arguments_json, "completed") for call in choice.tool_calls
+    ]
+    body = _envelope(response_id, resp.model, created_at, echo, status=status, output=output)
+    _finish(body, resp.finish_reason, resp.usage)
+    return body
+
+
+def _sse(kind: str, payload: dict[str, Any]) -> bytes:
+    return b"event: " + kind.encode() + b"\ndata: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+
+
+class ResponsesStream:
+    """Encodes one stream's neutral events as Responses SSE events (see the module doc).
+
+    One output item is open at a time: text opens a message item, a tool call a ``function_call``
+    item; a ``BlockStop``, the next item or the end closes it.
+    """
+
+    def __init__(self, *, response_id: str, model: str, created_at: int, echo: dict[str, Any]) -> None:
+        self._id = response_id
+        self._model = model
+        self._created_at = created_at
+        self._echo = echo
+        self._seq = 0
+        self._started = False
+        self._output: list[dict[str, Any]] = []  # closed items, and the open one last
+        self._open: dict[str, Any] | None = None
+        self._calls: dict[str, int] = {}  # tool call id -> output index
+
+    def _event(self, kind: str, **fields: Any) -> bytes:
+        payload = {"type": kind, "sequence_number": self._seq, **fields}
+        self._seq += 1
+        return _sse(kind, payload)
+
+    def _body(self, status: str) -> dict[str, Any]:
+        return _envelope(self._id, self._model, self._created_at, self._echo, status=status, output=self._output)
+
+    def _start(self) -> bytes:
+        self._started = True
+        created = self._event("response.created", response=self._body("in_progress"))
+        return created + self._event("response.in_progress", response=self._body("in_progress"))
+
+    def _close(self) -> bytes:
+        item, self._open = self._open, None
+        if item is None:
+            return b""
+        index = self._output.index(item)
+        out = b""
+        if item["type"] == "message":
+            part = item["content"][0]
+            where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+            out += self._event("response.output_text.done", **where, text=part["text"], logprobs=[])
+            out += self._event("response.content_part.done", **where, part=part)
+        else:
+            where = {"item_id": item["id"], "output_index": index}
+            out += self._event("response.function_call_arguments.done", **where, arguments=item["arguments"])
+        item["status"] = "completed"
+        return out + self._event("response.output_item.done", output_index=index, item=item)
+
+    def _open_item(self, item: dict[str, Any]) -> bytes:
+        out = self._close()
+        self._output.append(item)
+        self._open = item
+        index = len(self._output) - 1
+        added = {**item, "content": []} if item["type"] == "message" else dict(item)
+        out += self._event("response.output_item.added", output_index=index, item=added)
+        if item["type"] == "message":
+            part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+            out += self._event(
+                "response.content_part.added", item_id=item["id"], output_index=index, content_index=0, part=part
+            )
+        return out
+
+    def encode(self, event: StreamEvent) -> bytes:
+        """The bytes for one event (possibly none)."""
+        out = b"" if self._started else self._start()
+        if isinstance(event, TextDelta):
+            if self._open is None or self._open["type"] != "message":
+                out += self._open_item(_message_item(f"msg_{self._id[5:]}_{len(self._output)}", "", "in_progress"))
+            assert self._open is not None
+            self._open["content"][0]["text"] += event.text
+            where = {"item_id": self._open["id"], "output_index": len(self._output) - 1, "content_index": 0}
+            out += self._event("response.output_text.delta", **where, delta=event.text, logprobs=[])
+        elif isinstance(event, ToolUseStart):
+            out += self._open_item(_call_item(f"fc_{event.id}", event.id, event.name, "", "in_progress"))
+            self._calls[event.id] = len(self._output) - 1
+        elif isinstance(event, ToolUseDelta):
+            index = self._calls.get(event.id)
+            if index is not None:
+                item = self._output[index]
+                item["arguments"] += event.partial_json
+                where = {"item_id": item["id"], "output_index": index}
+                out += self._event("response.function_call_arguments.delta", **where, delta=event.partial_json)
+        elif isinstance(event, BlockStop):
+            out += self._close()
+        elif isinstance(event, MessageStop):
+            out += self._close()
+            body = self._body("completed")
+            _finish(body, event.stop_reason, event.usage)
+            kind = "response.completed" if body["status"] == "completed" else "response.incomplete"
+            out += self._event(kind, response=body)
+        elif isinstance(event, StreamError):
+            body = self._body("failed")
+            body["error"] = {"code": "server_error", "message": event.message}
+            out += self._event("response.failed", response=body)
+        return out

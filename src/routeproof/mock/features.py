@@ -1,0 +1,212 @@
+"""What a mock answer adds when the request asks for it: thinking with signatures, cache and
+reasoning usage, log probabilities. Pure functions over the shapes' default answers.
+
+=====================================  ==========================================================
+the request carries                    the default answer adds
+=====================================  ==========================================================
+Anthropic ``thinking`` (enabled /      a first ``thinking`` block with ``MOCK_SIGNATURE`` (streamed:
+adaptive)                              ``thinking_delta`` pieces, then one ``signature_delta``)
+Anthropic ``cache_control`` anywhere   ``cache_read_input_tokens`` / ``cache_creation_input_tokens``
+(system, message blocks, tools)        (``MOCK_CACHE_READ_TOKENS`` / ``MOCK_CACHE_WRITE_TOKENS``)
+OpenAI ``reasoning_effort``, or an     ``completion_tokens_details.reasoning_tokens`` =
+o-series / gpt-5 model                 ``MOCK_REASONING_TOKENS`` (plain and in the streamed usage)
+OpenAI ``prompt_cache_key``            ``prompt_tokens_details.cached_tokens`` = ``MOCK_CACHE_READ_TOKENS``
+OpenAI ``logprobs: true``              ``choices[].logprobs.content`` per text piece, with
+                                       ``top_logprobs`` alternatives (plain and on each chunk)
+=====================================  ==========================================================
+
+A scripted body or stream (``Scripted.body`` / ``stream_events``) is sent as scripted, never enriched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from routeproof.mock.script import Shape
+
+__all__ = [
+    "MOCK_CACHE_READ_TOKENS",
+    "MOCK_CACHE_WRITE_TOKENS",
+    "MOCK_REASONING_TOKENS",
+    "MOCK_SIGNATURE",
+    "MOCK_THINKING",
+    "Asks",
+    "asked",
+    "enrich_body",
+    "enrich_stream",
+]
+
+MOCK_THINKING = "The user greets me; a short answer will do."
+MOCK_SIGNATURE = "EqQBCkYIBRgCKkBtb2NrLXNpZ25hdHVyZS1yb3V0ZXByb29mLW1vY2s="
+"""The signature of the mock's thinking block: opaque, byte-exact, what a client must send back."""
+MOCK_CACHE_READ_TOKENS = 16
+MOCK_CACHE_WRITE_TOKENS = 4
+MOCK_REASONING_TOKENS = 5
+_THINKING_PIECES = ("The user greets me; ", "a short answer will do.")
+_REASONING_MODEL = re.compile(r"^(o\d+|gpt-5)")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Asks:
+    """The answer features a request asks for."""
+
+    thinking: bool = False
+    cache: bool = False
+    reasoning: bool = False
+    logprobs: bool = False
+    top_logprobs: int = 0
+
+
+def _has_cache_marker(body: Mapping[str, Any]) -> bool:
+    places: list[object] = [body.get("system"), body.get("tools")]
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        places += [m.get("content") for m in messages if isinstance(m, Mapping)]
+    return any(
+        isinstance(item, Mapping) and "cache_control" in item
+        for place in places
+        if isinstance(place, list)
+        for item in place
+    )
+
+
+def asked(shape: Shape, body: object) -> Asks:
+    """What ``body`` (a request of ``shape``) asks the answer to carry."""
+    if not isinstance(body, Mapping):
+        return Asks()
+    if shape is Shape.ANTHROPIC:
+        thinking = body.get("thinking")
+        on = isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive")
+        return Asks(thinking=on, cache=_has_cache_marker(body))
+    if shape is Shape.BEDROCK:
+        return Asks()
+    model = str(body.get("model", "")).rsplit("/", 1)[-1]
+    top = body.get("top_logprobs")
+    return Asks(
+        reasoning="reasoning_effort" in body or _REASONING_MODEL.match(model) is not None,
+        cache="prompt_cache_key" in body,
+        logprobs=body.get("logprobs") is True,
+        top_logprobs=top if isinstance(top, int) and not isinstance(top, bool) and top > 0 else 0,
+    )
+
+
+def _logprob_entries(text: str, top: int) -> list[dict[str, Any]]:
+    tokens = re.findall(r"\S+\s*", text) or [text]
+    out = []
+    for i, token in enumerate(tokens):
+        alternatives = [
+            {"token": f"{token.strip()}{'!' * k}", "logprob": -0.5 * k - 0.01 * i, "bytes": None}
+            for k in range(1, top + 1)
+        ]
+        out.append({"token": token, "logprob": -0.01 * i, "bytes": list(token.encode()), "top_logprobs": alternatives})
+    return out
+
+
+def _anthropic_usage(usage: dict[str, Any], asks: Asks) -> dict[str, Any]:
+    if asks.cache:
+        return {**usage, "cache_read_input_tokens": MOCK_CACHE_READ_TOKENS,
+                "cache_creation_input_tokens": MOCK_CACHE_WRITE_TOKENS}  # fmt: skip
+    return usage
+
+
+def _openai_usage(usage: object, asks: Asks) -> object:
+    if not isinstance(usage, dict):
+        return usage
+    out = dict(usage)
+    if asks.reasoning:
+        out["completion_tokens_details"] = {"reasoning_tokens": MOCK_REASONING_TOKENS}
+    if asks.cache:  # OpenAI counts the cached tokens inside prompt_tokens
+        prompt = int(out.get("prompt_tokens", 0)) + MOCK_CACHE_READ_TOKENS
+        out["prompt_tokens"] = prompt
+        out["total_tokens"] = prompt + int(out.get("completion_tokens", 0))
+        out["prompt_tokens_details"] = {"cached_tokens": MOCK_CACHE_READ_TOKENS}
+    return out
+
+
+def enrich_body(shape: Shape, asks: Asks, body: dict[str, Any]) -> dict[str, Any]:
+    """The default plain answer ``body`` with what ``asks`` wants added."""
+    if shape is Shape.ANTHROPIC:
+        out = dict(body)
+        if asks.thinking:
+            thinking = {"type": "thinking", "thinking": MOCK_THINKING, "signature": MOCK_SIGNATURE}
+            out["content"] = [thinking, *body.get("content", [])]
+        out["usage"] = _anthropic_usage(dict(body.get("usage", {})), asks)
+        return out
+    if shape is Shape.BEDROCK or "choices" not in body:
+        return body
+    out = {**body, "usage": _openai_usage(body.get("usage"), asks)}
+    if asks.logprobs:
+        choices = []
+        for choice in body["choices"]:
+            text = (choice.get("message") or {}).get("content") or ""
+            entries = _logprob_entries(text, asks.top_logprobs) if text else []  # a tool call has no tokens
+            choices.append({**choice, "logprobs": {"content": entries, "refusal": None}})
+        out["choices"] = choices
+    return out
+
+
+def _shift(event: dict[str, Any]) -> dict[str, Any]:
+    data = event.get("data")
+    if isinstance(data, dict) and isinstance(data.get("index"), int):
+        return {**event, "data": {**data, "index": data["index"] + 1}}
+    return event
+
+
+def _anthropic_stream(asks: Asks, events: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+    def ev(name: str, **data: object) -> dict[str, Any]:
+        return {"event": name, "data": {"type": name, **data}}
+
+    out: list[dict[str, Any]] = []
+    thinking_added = False
+    for original in events:
+        event = original
+        name = event.get("event")
+        raw = event.get("data")
+        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if name == "message_start" and asks.cache:
+            message = dict(data.get("message", {}))
+            message["usage"] = _anthropic_usage(dict(message.get("usage", {})), asks)
+            event = {**event, "data": {**data, "message": message}}
+        if asks.thinking and str(name).startswith("content_block"):
+            if not thinking_added:
+                thinking_added = True
+                out.append(ev("content_block_start", index=0,
+                              content_block={"type": "thinking", "thinking": "", "signature": ""}))  # fmt: skip
+                out += [
+                    ev("content_block_delta", index=0, delta={"type": "thinking_delta", "thinking": p})
+                    for p in _THINKING_PIECES
+                ]
+                out.append(ev("content_block_delta", index=0,
+                              delta={"type": "signature_delta", "signature": MOCK_SIGNATURE}))  # fmt: skip
+                out.append(ev("content_block_stop", index=0))
+            event = _shift(event)
+        out.append(event)
+    return tuple(out)
+
+
+def _openai_chunk(asks: Asks, event: dict[str, Any]) -> dict[str, Any]:
+    data = event.get("data")
+    if not isinstance(data, dict):
+        return event
+    if data.get("usage") is not None:
+        data = {**data, "usage": _openai_usage(data["usage"], asks)}
+    if asks.logprobs and data.get("choices"):
+        choices = []
+        for choice in data["choices"]:
+            text = (choice.get("delta") or {}).get("content")
+            entries = _logprob_entries(text, asks.top_logprobs) if text else None
+            choices.append({**choice, "logprobs": {"content": entries, "refusal": None}} if entries else choice)
+        data = {**data, "choices": choices}
+    return {**event, "data": data}
+
+
+def enrich_stream(shape: Shape, asks: Asks, events: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+    """The default stream ``events`` with what ``asks`` wants added."""
+    if shape is Shape.ANTHROPIC:
+        return _anthropic_stream(asks, events)
+    if shape is Shape.BEDROCK:
+        return events
+    return tuple(_openai_chunk(asks, e) for e in events)

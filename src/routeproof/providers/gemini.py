@@ -1,0 +1,81 @@
+"""Google Gemini through its OpenAI-compatible endpoint (``https://generativelanguage.googleapis.com/v1beta/openai``).
+
+A configuration of the OpenAI-compatible client: ``POST {base_url}/chat/completions`` with the API
+key as ``Authorization: Bearer`` (``GEMINI_API_KEY``). What differs from OpenAI is handled where
+the rule lives:
+
+- errors: the body is a list holding one Google error object (``[{"error": {"code": 429,
+  "message": ..., "status": "RESOURCE_EXHAUSTED", "details": [...]}}]``); ``providers/_http.py``
+  reads its message, and the status classifies it (429 ``RESOURCE_EXHAUSTED`` and 503
+  ``UNAVAILABLE`` retryable, 400 ``INVALID_ARGUMENT`` / ``FAILED_PRECONDITION`` terminal, 403
+  ``PERMISSION_DENIED`` an auth failure); a ``google.rpc.RetryInfo`` ``retryDelay`` is its
+  Retry-After (``core/provider_variants.py``);
+- parameters: ``models.toml`` rows (``provider = "gemini"``) say what each model takes;
+- usage: ``completion_tokens`` already includes the thinking tokens, and
+  ``completion_tokens_details.reasoning_tokens`` names them when Gemini reports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+import httpx
+
+from routeproof.core.capabilities import CapabilityTable
+from routeproof.core.normalize import normalize_openai
+from routeproof.core.provider_variants import counted_output_tokens
+from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse
+from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers.openai import OpenAIProvider
+
+__all__ = ["GEMINI_BASE_URL", "GeminiProvider"]
+
+GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai"
+
+
+class GeminiProvider(OpenAIProvider):
+    """Gemini's OpenAI-compatible endpoint (or a stand-in at ``base_url``)."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        client: httpx.AsyncClient | None = None,
+        base_url: str | None = None,
+        name: str | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        capabilities: CapabilityTable | None = None,
+    ) -> None:
+        super().__init__(
+            kind=ProviderKind.GEMINI, api_key=api_key, client=client, base_url=base_url or GEMINI_BASE_URL,
+            name=name, max_response_bytes=max_response_bytes, capabilities=capabilities,
+        )  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"GeminiProvider(name={self.name!r}, base_url={self.base_url!r})"
+
+    async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
+        """One Chat Completions call; the usage counts the thinking tokens as output (module doc)."""
+        secrets = self._secrets()
+        body, out = self._body(request, model, stream=False)
+        reply = await post_json(
+            self._client, self._chat_url(model), content=encode_json(body), headers=self._headers(out),
+            timeout_at=timeout_at, secrets=secrets, max_response_bytes=self._max_response_bytes,
+        )  # fmt: skip
+        if isinstance(reply.body, dict):
+            reply = replace(reply, body=_with_thinking_counted(reply.body))
+        normalize = partial(normalize_openai, provider=self.kind)
+        response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
+        return replace(response, dropped_parameters=out.dropped) if out.dropped else response
+
+
+def _with_thinking_counted(body: dict[str, Any]) -> dict[str, Any]:
+    usage = body.get("usage")
+    output = counted_output_tokens(usage) if isinstance(usage, dict) else None
+    if output is None or not isinstance(usage, dict) or output == usage.get("completion_tokens"):
+        return body
+    return {**body, "usage": {**usage, "completion_tokens": output}}
