@@ -193,8 +193,8 @@ def _config(text: str) -> RoutingConfig:
 
 async def test_config_names_the_offending_value() -> None:
     """agent.toml: an unknown kind names the kind; a provider named after another kind names both."""
-    with pytest.raises(ConfigError, match=r"driver\.providers\.vllm-a\.kind = 'gemini'"):
-        _config('[driver.providers.vllm-a]\nkind = "gemini"\nmodel = "m"\n')
+    with pytest.raises(ConfigError, match=r"driver\.providers\.vllm-a\.kind = 'palm'"):
+        _config('[driver.providers.vllm-a]\nkind = "palm"\nmodel = "m"\n')
     with pytest.raises(ConfigError, match=r"'anthropic'.*'openai'"):
         _config('[driver.providers.anthropic]\nkind = "openai"\nmodel = "m"\n')
 
