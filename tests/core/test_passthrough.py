@@ -96,3 +96,12 @@ def test_a_plan_refuses_a_cap_field_of_another_protocol() -> None:
     """The cap field must be one of the protocol's own: a bad plan fails at construction naming it."""
     with pytest.raises(ValueError, match="max_tokens_field"):
         _plan(protocol=ANT, max_tokens_field="max_completion_tokens")
+
+
+def test_stream_options_is_the_callers_own_field_in_an_anthropic_body() -> None:
+    """Only OpenAI's stream_options is router-owned: in an Anthropic body it passes as received
+    (the gateway's fuzzer found it dropped, which broke the passthrough postcondition: a 502)."""
+    caller = {"model": "chat", "max_tokens": 1, "messages": [{"role": "user", "content": ""}], "stream_options": None}
+    sent = passthrough_body(caller, _plan(protocol=ANT, model="claude-x", max_tokens_field="max_tokens"))
+    assert sent.body["stream_options"] is None
+    assert "stream_options" not in passthrough_body({**CALLER, "stream_options": {}}, _plan()).body

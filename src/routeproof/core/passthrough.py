@@ -124,7 +124,8 @@ def _passthrough(origin: Mapping[str, Any], plan: PassthroughPlan) -> Passthroug
             body["stream_options"] = {**(options if isinstance(options, dict) else {}), "include_usage": True}
     else:
         body.pop("stream", None)
-        body.pop("stream_options", None)
+        if plan.protocol is WireFormat.OPENAI_CHAT:  # router-owned there; any other protocol's is the caller's
+            body.pop("stream_options", None)
     caps = OUTPUT_CAP_FIELDS[plan.protocol]
     present = [name for name in caps if name in body]
     if present:
