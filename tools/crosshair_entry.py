@@ -28,7 +28,7 @@ def _constructor_signature(cls: type) -> Any:
     except ValueError as exc:
         if "wrong parameter order" not in str(exc) or cls.__module__.startswith("routeproof"):
             raise
-        raise IgnoreAttempt(f"no constructor signature for {cls!r}: {exc}") from exc  # type: ignore[no-untyped-call]  # crosshair ships its util untyped
+        raise IgnoreAttempt(f"no constructor signature for {cls!r}: {exc}") from exc
 
 
 crosshair.core.get_constructor_signature = _constructor_signature
