@@ -27,25 +27,14 @@ from pathlib import Path
 
 import httpx
 
+from tools.gateway_stack import AGENT_TOML, GATEWAY_KEY  # one gateway config for every bench arm
+
 __all__ = ["PORTKEY_DIR_ENV", "Endpoint", "cpu_s", "endpoints"]
 
 PORTKEY_DIR_ENV = "ROUTEPROOF_PORTKEY_DIR"
 LITELLM_BIN_ENV = "ROUTEPROOF_LITELLM_BIN"
-GATEWAY_KEY = "gw-bench-key"
 LITELLM_KEY = "sk-litellm-bench"
 START_TIMEOUT_S = 120.0
-AGENT_TOML = """
-[driver.providers.openai]
-base_url = "{mock_url}/v1"
-model = "gpt-4o"
-
-[gateway]
-aliases = ["chat"]
-grace_period_ms = 2000
-
-[gateway.tenants.bench]
-key_env = "ROUTEPROOF_BENCH_KEY"
-"""
 LITELLM_YAML = """model_list:
   - model_name: chat
     litellm_params:
