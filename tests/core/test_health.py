@@ -16,6 +16,7 @@ from routeproof.core.health import (
     record_failure,
     record_success,
 )
+from routeproof.core.identity import ProviderName
 from routeproof.core.types import ChainEntry, ProviderKind
 
 A, OAI, L = ProviderKind.ANTHROPIC, ProviderKind.OPENAI, ProviderKind.LOCAL
@@ -136,3 +137,14 @@ def test_skip_set_matches_reference_model(
             assert earliest_return_ms(state, (A, OAI, L), now) == min(cooling_ends)
         else:
             assert earliest_return_ms(state, (A, OAI, L), now) == now
+
+
+def test_an_equal_name_that_is_another_object_updates_its_entry() -> None:
+    """A provider name read back from a store or a config is equal to, not the same object as, the one in
+    the state: it updates that entry, never adds a second (CrossHair found the identity test in _with)."""
+    held = ProviderName("vllm-a", kind=ProviderKind.VLLM)
+    state = record_failure(new_health(HealthConfig(failure_threshold=1, cooldown_ms=0)), held, 0)
+    again = record_failure(state, ProviderName("vllm-a", kind=ProviderKind.VLLM), 0)
+    assert [(str(k), h.consecutive_failures) for k, h in again.providers] == [("vllm-a", 2)]
+    healed = record_success(again, ProviderName("vllm-a", kind=ProviderKind.VLLM))
+    assert [(str(k), h.consecutive_failures) for k, h in healed.providers] == [("vllm-a", 0)]

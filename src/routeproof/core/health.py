@@ -87,7 +87,7 @@ def _health_of(state: HealthState, provider: ProviderId) -> ProviderHealth:
 
 
 def _with(state: HealthState, provider: ProviderId, health: ProviderHealth) -> HealthState:
-    others = tuple((k, h) for k, h in state.providers if k is not provider)
+    others = tuple((k, h) for k, h in state.providers if k != provider)  # equal names, not one object
     return replace(state, providers=(*others, (provider, health)))
 
 
