@@ -105,3 +105,17 @@ def test_stream_options_is_the_callers_own_field_in_an_anthropic_body() -> None:
     sent = passthrough_body(caller, _plan(protocol=ANT, model="claude-x", max_tokens_field="max_tokens"))
     assert sent.body["stream_options"] is None
     assert "stream_options" not in passthrough_body({**CALLER, "stream_options": {}}, _plan()).body
+
+
+def test_a_drop_never_removes_a_field_the_router_owns() -> None:
+    """A capability drop naming model (or stream) leaves it set: the router owns it (CrossHair's counterexample)."""
+    sent = passthrough_body({}, _plan(drops=("model",)))
+    assert sent.body["model"] == "gpt-4o"
+    assert sent.dropped == ()
+
+
+def test_an_empty_field_name_is_refused_across_protocols_and_kept_within_one() -> None:
+    """A body key "" has no mapping to another protocol (refused, not a crash); the same protocol keeps it."""
+    assert cross_protocol_plan(OAI, ANT, ("",)).refused[0][0] == ""
+    same = cross_protocol_plan(WireFormat.BEDROCK_CONVERSE, WireFormat.BEDROCK_CONVERSE, ("",))
+    assert (same.dropped, same.refused) == ((), ())

@@ -140,8 +140,8 @@ def _passthrough(origin: Mapping[str, Any], plan: PassthroughPlan) -> Passthroug
     stop_key = _STOP_KEY[plan.protocol]
     for name in plan.drops:
         key = stop_key if name.startswith("stop_sequences") else name
-        if key not in body:
-            continue
+        if key not in body or key in ROUTER_OWNED[plan.protocol]:
+            continue  # a field the router sets is never a capability drop
         if name.startswith("stop_sequences[") and plan.kept_stops:
             body[key] = list(plan.kept_stops)
         else:
@@ -184,7 +184,12 @@ class CrossPlan:
 def _cross(source: WireFormat, target: WireFormat, fields: tuple[str, ...]) -> CrossPlan:
     dropped: list[str] = []
     refused: list[tuple[str, str]] = []
+    if source is target:
+        return CrossPlan(dropped=(), refused=())  # same protocol: every field verbatim
     for name in fields:
+        if not name:  # a JSON body may hold the key "": no field of any protocol, so no mapping
+            refused.append((name, "an empty field name has no equivalent in another protocol"))
+            continue
         row = treatment_of(source, name, target)
         if row.treatment is Treatment.DROPPED:
             dropped.append(name)
