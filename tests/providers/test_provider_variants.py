@@ -90,3 +90,17 @@ def test_azure_urls() -> None:
     assert "/deployments/caf%C3%A9/" in azure_chat_url(base, "café", "2024-10-21")
     assert azure_chat_url("https://BOX/", "d", "v1") == "https://BOX/openai/v1/chat/completions"
     assert azure_chat_url(base, "gpt-4o", "v1") == "https://res.openai.azure.com/openai/v1/chat/completions"
+
+
+def test_a_list_whose_len_lies_is_no_error_object() -> None:
+    """A list subclass whose len() says 1 but holds nothing reads as no error object, never an IndexError
+    (CrossHair's counterexample)."""
+
+    class Lying(list[object]):
+        """A list that claims one item."""
+
+        def __len__(self) -> int:
+            return 1
+
+    assert error_object(Lying()) is None
+    assert error_object([{"error": {"code": 429}}]) == {"code": 429}

@@ -50,8 +50,9 @@ def parse_duration_ms(text: str | None) -> int | None:
 
 
 def _error_object(body: object) -> dict[str, object] | None:
-    if isinstance(body, list) and len(body) == 1:  # Gemini's OpenAI-compatible endpoint wraps it in a list
-        body = body[0]
+    if isinstance(body, list):  # Gemini's OpenAI-compatible endpoint wraps it in a list
+        items = list(body)  # a plain copy: a list subclass's len() and [] need not agree
+        body = items[0] if len(items) == 1 else None
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         error: dict[str, object] = body["error"]
         return error

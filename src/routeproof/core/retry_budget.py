@@ -105,6 +105,13 @@ def _costs_token(failure: AttemptFailure) -> bool:
     return classify_failure(failure, context_window_failover=False).verdict is Verdict.RETRY
 
 
+@icontract.require(
+    lambda failure: (
+        failure.kind is not AttemptFailureKind.HTTP_STATUS
+        or (failure.http_status is not None and 100 <= failure.http_status <= 999)
+    ),
+    "an HTTP failure carries its status (as classify_failure requires)",
+)
 @icontract.ensure(
     lambda failure, result: (
         not (result and failure.kind is AttemptFailureKind.HTTP_STATUS and failure.http_status in {400, 401, 403, 404})
