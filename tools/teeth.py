@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -646,9 +647,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only check that every break applies")
     parser.add_argument("--repeat", type=int, default=1, help="runs per break; the worst case counts (default 1)")
     parser.add_argument("--report", type=Path, default=ROOT / "reports", help="where teeth.md/teeth.json go")
+    parser.add_argument("--jobs", type=int, default=1, help="breaks run at once, each in its own tree (default 1)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be >= 1, got {args.repeat!r}")
+    if args.jobs < 1:
+        parser.error(f"--jobs must be >= 1, got {args.jobs!r}")
     chosen = [b for b in BREAKS if args.only is None or b.row in args.only]
     if args.list:
         for brk in BREAKS:
@@ -667,19 +671,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(chosen) - len(stale)} of {len(chosen)} breaks apply; {len(missing)} rows without a break")
         return 1 if failures else 0
     started = time.monotonic()
+    runnable = [brk for brk in chosen if not any(brk is b for b, _ in stale)]
     outcomes: list[Outcome] = []
-    for brk in chosen:
-        if any(brk is b for b, _ in stale):
-            continue
-        outcome = run_repeated(brk, args.repeat)
-        outcomes.append(outcome)
-        failures += not outcome.always_caught
-        verdict = "CAUGHT " if outcome.always_caught else "MISSED "
-        print(
-            f"{verdict} {brk.row:<16} {outcome.caught}/{outcome.runs}  worst {outcome.worst_s:6.1f} s  "
-            f"{brk.why}: {outcome.detail}",
-            flush=True,
-        )
+    # each break runs in its own copy of the tree and its own pytest process: --jobs of them at once
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for outcome in pool.map(lambda brk: run_repeated(brk, args.repeat), runnable):
+            outcomes.append(outcome)
+            failures += not outcome.always_caught
+            verdict = "CAUGHT " if outcome.always_caught else "MISSED "
+            print(
+                f"{verdict} {outcome.brk.row:<16} {outcome.caught}/{outcome.runs}  worst {outcome.worst_s:6.1f} s  "
+                f"{outcome.brk.why}: {outcome.detail}",
+                flush=True,
+            )
     write_report(outcomes, args.report)
     never_missed = sum(o.always_caught for o in outcomes)
     print(

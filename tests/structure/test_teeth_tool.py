@@ -58,3 +58,14 @@ def test_every_break_applies_and_every_row_has_one() -> None:
     """The registry is in step with the code: each break's text occurs exactly once, each row has a break."""
     assert [why for b in teeth.BREAKS if (why := teeth.applies(b)) is not None] == []
     assert teeth.missing_rows() == []
+
+
+def test_jobs_runs_every_break_and_keeps_the_registry_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--jobs 3 runs each chosen break once and reports them in registry order; --jobs 0 is refused."""
+    _fake_runs(monkeypatch, [True])
+    rows = sorted({b.row for b in teeth.BREAKS[:6]})
+    assert teeth.main(["--only", *rows, "--jobs", "3", "--report", str(tmp_path)]) == 0
+    reported = [r["row"] for r in json.loads((tmp_path / "teeth.json").read_text(encoding="utf-8"))["breaks"]]
+    assert reported == [b.row for b in teeth.BREAKS if b.row in rows]
+    with pytest.raises(SystemExit):
+        teeth.main(["--jobs", "0"])
