@@ -29,6 +29,7 @@ import httpx
 import pytest
 import uvloop
 
+from benchmarks._gateways import LITELLM_KEY, LITELLM_YAML  # one LiteLLM proxy config for both benches
 from routeproof.core.translate import parse_openai_request
 from routeproof.gateway.backend import Backend
 from tools.gateway_stack import GatewayStack, gateway_stack
@@ -189,18 +190,6 @@ def test_gateway_throughput(stack: GatewayStack, in_flight: int) -> None:
 LITELLM_BIN_ENV = "ROUTEPROOF_LITELLM_BIN"
 """The ``litellm`` executable to compare with (its own virtualenv: it is no dependency of routeproof)."""
 LITELLM_START_TIMEOUT_S = 120.0  # the proxy imports for 15-20 s on this machine
-LITELLM_KEY = "sk-litellm-bench"
-LITELLM_YAML = """model_list:
-  - model_name: chat
-    litellm_params:
-      model: openai/gpt-4o
-      api_base: {mock_url}/v1
-      api_key: sk-bench
-litellm_settings:
-  telemetry: false
-general_settings:
-  master_key: {key}
-"""
 LITELLM_OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # the bundled price map, not a download at import
     "LITELLM_TELEMETRY": "False",
