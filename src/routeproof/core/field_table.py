@@ -142,6 +142,8 @@ _OPENAI_TO_BEDROCK: dict[str, tuple[Treatment, str]] = {
     "web_search_options": (_R, "web search is an OpenAI search model's feature"),
     "messages[].name": (_D, "Converse turns have no participant name"),
     "messages[].content[].input_audio": (_R, "Converse takes no audio input"),
+    "messages[].content[].image_url.detail": (_D, "Converse images have no detail level"),
+    "messages[]": (_D, "a system or developer message after the first turn: Converse takes one system prompt"),
 }  # fmt: skip
 
 _ANTHROPIC_TO_OPENAI: dict[str, tuple[Treatment, str]] = {
@@ -200,6 +202,15 @@ _ANTHROPIC_TO_BEDROCK: dict[str, tuple[Treatment, str]] = {
     "tools": (_T, "toolConfig.tools[].toolSpec (cache markers -> cachePoint; strict dropped, named)"),
     "top_k": (_T, "additionalModelRequestFields.top_k"),
     "top_p": (_T, "inferenceConfig.topP"),
+    "system[].cache_control.ttl": (_D, "a cachePoint has no ttl (Bedrock's default lifetime applies)"),
+    "messages[].content[].cache_control.ttl": (_D, "a cachePoint has no ttl (Bedrock's default lifetime applies)"),
+    "tools[].cache_control.ttl": (_D, "a cachePoint has no ttl (Bedrock's default lifetime applies)"),
+    "tools[].strict": (_D, "Converse tool specs have no strict flag"),
+    "output_config.format": (_R, "Bedrock Converse has no structured-output field in this version"),
+    "messages[].content[].citations": (_T, "a document's citations -> document.citations.enabled; a past "
+                                       "answer's citations on text blocks are dropped, named"),
+    "messages[].content[].context": (_D, "Converse documents have no context field"),
+    "tool_choice.disable_parallel_tool_use": (_D, "Converse has no parallel-tool-use switch"),
 }  # fmt: skip
 
 

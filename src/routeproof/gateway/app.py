@@ -302,7 +302,8 @@ class GatewayApp:
         origin = req.origin
         assert origin is not None  # the gateway always keeps the caller's request
         caller = json.loads(origin.body_json)
-        refused = self.backend.refused_everywhere(route, origin.protocol, untranslated_fields(origin.protocol, caller))
+        fields = untranslated_fields(origin.protocol, caller)
+        refused = self.backend.refused_everywhere(route, origin.protocol, fields, request=req)
         if refused is not None:
             raise _Reject(Failure(status=400, code="invalid_request", message=refused))
         if not any(name in caller for name in OUTPUT_CAP_FIELDS[origin.protocol]):

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from routeproof.config import RoutingConfig, load_config
+from routeproof.core.cross_fields import bedrock_refusals
 from routeproof.core.identity import parse_provider
 from routeproof.core.messages import WireFormat
 from routeproof.core.passthrough import cross_protocol_plan
@@ -139,14 +140,20 @@ class Backend:
             sizes.append(caps.max_output_tokens or caps.context_window_tokens or NO_DOCUMENTED_OUTPUT_TOKENS)
         return max(sizes, default=NO_DOCUMENTED_OUTPUT_TOKENS)
 
-    def refused_everywhere(self, route: Route, source: WireFormat, fields: tuple[str, ...]) -> str | None:
-        """Why no provider of ``route``'s chain can carry ``fields`` of a ``source`` request, or None when one can."""
+    def refused_everywhere(
+        self, route: Route, source: WireFormat, fields: tuple[str, ...], request: ChatRequest | None = None
+    ) -> str | None:
+        """Why no provider of ``route``'s chain can carry ``fields`` of a ``source`` request, or None when one can.
+        A Bedrock target judges every field the caller set (``request``; ``core.cross_fields``)."""
         reasons = []
         for kind, _ in self.chain_targets(route):
             target = protocol_of(kind)
             if target is None or target is source:  # same protocol carries it; Local has no wire to judge
                 return None
-            refused = cross_protocol_plan(source, target, fields).refused
+            if target is WireFormat.BEDROCK_CONVERSE and request is not None:
+                refused = bedrock_refusals(request)
+            else:
+                refused = cross_protocol_plan(source, target, fields).refused
             if not refused:
                 return None
             reasons.append(f"{target.value}: " + "; ".join(f"{name!r} ({why})" for name, why in refused))

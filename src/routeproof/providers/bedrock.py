@@ -29,7 +29,9 @@ from typing import Protocol
 import httpx
 
 from routeproof.config_read import check_secret
-from routeproof.core.capabilities import CapabilityTable, fit_request
+from routeproof.core.capabilities import CapabilityTable, FittedRequest, fit_request
+from routeproof.core.cross_fields import caller_fields_plan
+from routeproof.core.messages import WireFormat
 from routeproof.core.normalize import normalize_bedrock_converse
 from routeproof.core.translate import request_to_bedrock_converse
 from routeproof.core.types import (
@@ -42,6 +44,7 @@ from routeproof.core.types import (
 )
 from routeproof.errors import ConfigError, ProviderCallFailed
 from routeproof.providers._http import JSON_HEADERS, encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._passthrough import HEADER_DROP_PREFIX, RefusedFields, log_dropped
 from routeproof.providers._stream import EVENT_STREAM, stream_events
 from routeproof.providers.bedrock_stream import ConverseStreamDecoder
 from routeproof.providers.capabilities import default_capabilities, fit_for
@@ -233,8 +236,7 @@ class BedrockProvider:
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Converse call, normalised; failures raise ``ProviderCallFailed``."""
         url = self.url_for(model)
-        fitted, _ = fit_for(self._capabilities, self.kind, request, model)  # what the model rejects is left out
-        content = encode_json(request_to_bedrock_converse(fitted.request))
+        content, dropped = self._body(request, model)
         frozen, secrets = await self._frozen()
         reply = await post_json(
             self._client,
@@ -247,19 +249,41 @@ class BedrockProvider:
         request_id = reply.headers.get("x-amzn-requestid", "")
         normalize = partial(normalize_bedrock_converse, response_id=request_id, model=model)
         response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
-        return replace(response, dropped_parameters=fitted.dropped) if fitted.dropped else response
+        return replace(response, dropped_parameters=dropped) if dropped else response
+
+    def _body(self, request: ChatRequest, model: str) -> tuple[bytes, tuple[str, ...]]:
+        """The Converse body for ``model`` and what was left out of the caller's request.
+
+        What the model rejects is left out (``fit_for``); every field the caller set is judged by the
+        field table (``core.cross_fields``): a dropped one is named, a refused one raises
+        ``RefusedFields`` (this provider is skipped). Feature headers never cross protocols (named).
+        """
+        fitted, _ = fit_for(self._capabilities, self.kind, request, model)  # logs the capability drops
+        crossed = self._crossed(request, fitted)
+        log_dropped(self.kind, model, crossed)
+        return encode_json(request_to_bedrock_converse(fitted.request)), fitted.dropped + crossed
+
+    @staticmethod
+    def _crossed(request: ChatRequest, fitted: FittedRequest) -> tuple[str, ...]:
+        plan = caller_fields_plan(request, fitted.request, WireFormat.BEDROCK_CONVERSE)
+        if plan.refused:
+            raise RefusedFields(WireFormat.BEDROCK_CONVERSE, plan.refused)
+        headers = () if request.origin is None else request.origin.headers
+        return tuple(d for d in plan.dropped if d not in fitted.dropped) + tuple(
+            f"{HEADER_DROP_PREFIX}{name}" for name, _ in headers
+        )
 
     def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
-        """The parameters of ``request`` that ``model`` does not accept (left out of what is sent)."""
-        return fit_request(request, self._capabilities.lookup(self.kind, model)).dropped
+        """The parameters of ``request`` that ``model`` does not accept or Converse cannot carry (left out)."""
+        fitted = fit_request(request, self._capabilities.lookup(self.kind, model))
+        return fitted.dropped + self._crossed(request, fitted)
 
     async def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         """One signed ConverseStream call as events; see ``providers._stream`` and ``bedrock_stream``."""
         url = self.url_for(model, stream=True)
-        fitted, _ = fit_for(self._capabilities, self.kind, request, model)
-        content = encode_json(request_to_bedrock_converse(fitted.request))
+        content, _ = self._body(request, model)
         frozen, secrets = await self._frozen()
         headers = {"content-type": "application/json", "accept": EVENT_STREAM}
         events = stream_events(
