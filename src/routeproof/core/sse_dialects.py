@@ -199,6 +199,9 @@ def _openai_choice(state: OpenAIState, choice: dict[str, Any]) -> list[StreamEve
     delta = choice.get("delta") or {}
     if not isinstance(delta, dict):
         raise EventShapeError("choices[0].delta must be an object")
+    logprobs = choice.get("logprobs")
+    if logprobs is not None and not isinstance(logprobs, dict):
+        raise EventShapeError("choices[0].logprobs must be an object")
     for key in ("content", "refusal"):
         text = delta.get(key)
         if text is not None and not isinstance(text, str):
@@ -206,7 +209,8 @@ def _openai_choice(state: OpenAIState, choice: dict[str, Any]) -> list[StreamEve
         if text:
             state.refusal = state.refusal or key == "refusal"
             events += _switch_block(state, (BlockKind.TEXT, 0))
-            events.append(TextDelta(text=text))
+            events.append(TextDelta(text=text, logprobs_json=None if logprobs is None else _logprobs_text(logprobs)))
+            logprobs = None  # one chunk's logprobs go with its first piece of text
     calls = delta.get("tool_calls") or []
     if not isinstance(calls, list):
         raise EventShapeError("delta.tool_calls must be an array")
@@ -242,6 +246,13 @@ def _openai_choice(state: OpenAIState, choice: dict[str, Any]) -> list[StreamEve
                 return [*events, StreamError(message=f"tool call {tool_id!r} arguments are not a JSON object")]
         state.finish = FinishReason.CONTENT_FILTER if state.refusal else finish_reason_for(finish)
     return events
+
+
+def _logprobs_text(logprobs: dict[str, Any]) -> str:
+    try:
+        return compact_json(logprobs)
+    except ValueError as exc:  # NaN or Infinity: not JSON
+        raise EventShapeError(f"choices[0].logprobs is not JSON: {exc}") from exc
 
 
 def openai_event(state: OpenAIState, data: str) -> list[StreamEvent]:

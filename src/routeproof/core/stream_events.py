@@ -20,9 +20,11 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextDelta:
-    """A piece of answer text."""
+    """A piece of answer text; ``logprobs_json``: the OpenAI chunk's ``choices[0].logprobs`` object
+    for this piece, as compact JSON (None: the stream carries none), so an OpenAI caller gets it back."""
 
     text: str
+    logprobs_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

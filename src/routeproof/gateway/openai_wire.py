@@ -78,11 +78,12 @@ class OpenAIStream:
         self._tools: dict[str, int] = {}
         self._started = False
 
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None, logprobs: str | None = None) -> bytes:
         chunk: dict[str, Any] = {
             **self._base,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-        }
+            "choices": [{"index": 0, "delta": delta, "logprobs": None if logprobs is None else json.loads(logprobs),
+                         "finish_reason": finish}],
+        }  # fmt: skip
         if self._include_usage:
             chunk["usage"] = None
         return _sse(chunk)
@@ -94,7 +95,7 @@ class OpenAIStream:
             self._started = True
             out += self._chunk({"role": "assistant", "content": ""})
         if isinstance(event, TextDelta):
-            out += self._chunk({"content": event.text})
+            out += self._chunk({"content": event.text}, logprobs=event.logprobs_json)
         elif isinstance(event, ToolUseStart):
             index = self._tools.setdefault(event.id, len(self._tools))
             call = {

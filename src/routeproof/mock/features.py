@@ -94,7 +94,7 @@ def asked(shape: Shape, body: object) -> Asks:
 
 
 def _logprob_entries(text: str, top: int) -> list[dict[str, Any]]:
-    tokens = re.findall(r"\S+\s*", text) or [text]
+    tokens = re.findall(r"\s*\S+\s*?(?=\s|$)|\s+$", text) or [text]  # spell the text exactly, as real tokens do
     out = []
     for i, token in enumerate(tokens):
         alternatives = [
