@@ -30,7 +30,7 @@ AWS_ENV = {
 }
 
 
-def provider_toml(shape: Shape, url: str, *, priority: int = 1) -> str:
+def provider_toml(shape: Shape, url: str, *, priority: int = 1, openai_model: str = "gpt-4o") -> str:
     """The ``[driver.providers.*]`` table of a mock of ``shape`` at ``url``."""
     if shape is Shape.BEDROCK:
         return (
@@ -38,13 +38,13 @@ def provider_toml(shape: Shape, url: str, *, priority: int = 1) -> str:
             f'region = "us-east-1"\npriority = {priority}\n'
         )
     if shape is Shape.OPENAI:
-        return f'[driver.providers.openai]\nbase_url = "{url}/v1"\nmodel = "gpt-4o"\npriority = {priority}\n'
+        return f'[driver.providers.openai]\nbase_url = "{url}/v1"\nmodel = "{openai_model}"\npriority = {priority}\n'
     return f'[driver.providers.anthropic]\nbase_url = "{url}"\nmodel = "claude-sonnet-4-5"\npriority = {priority}\n'
 
 
-def _agent_toml(shape: Shape, url: str) -> str:
+def _agent_toml(shape: Shape, url: str, openai_model: str) -> str:
     return (
-        provider_toml(shape, url)
+        provider_toml(shape, url, openai_model=openai_model)
         + '[driver.backoff]\npolicy = "full_jitter"\nbase_ms = 1\ncap_ms = 2\nmax_retries = 1\n'
         + '[gateway]\naliases = ["chat"]\n\n[gateway.tenants.team-a]\nkey_env = "GW_KEY_A"\n'
     )
@@ -67,8 +67,9 @@ class Running:
 
 
 @contextmanager
-def gateway_in_thread(tmp: Path, shape: Shape) -> Iterator[Running]:
-    """A gateway in front of one mock of ``shape``, running until the block ends."""
+def gateway_in_thread(tmp: Path, shape: Shape, *, openai_model: str = "gpt-4o") -> Iterator[Running]:
+    """A gateway in front of one mock of ``shape`` (an OpenAI one serving ``openai_model``), running
+    until the block ends."""
     ready = threading.Event()
     state: dict[str, Any] = {}
 
@@ -76,8 +77,8 @@ def gateway_in_thread(tmp: Path, shape: Shape) -> Iterator[Running]:
         try:
             async with AsyncExitStack() as stack:
                 mock = await stack.enter_async_context(MockProviderServer(shape))
-                path = tmp / f"agent-{shape.value}.toml"
-                path.write_text(_agent_toml(shape, mock.base_url))
+                path = tmp / f"agent-{shape.value}-{openai_model}.toml"
+                path.write_text(_agent_toml(shape, mock.base_url, openai_model))
                 backend = Backend.load(path, environ={**ENVIRON, **AWS_ENV})
                 url, _app, _stop = await stack.enter_async_context(serve(backend, None))
                 done = asyncio.Event()
