@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from routeproof.core.frozen import as_enum, require_str, set_field
 from routeproof.core.messages import WireFormat
 
-__all__ = ["ROWS", "FieldRow", "Treatment", "field_pattern", "treatment_of"]
+__all__ = ["ROWS", "FieldRow", "Treatment", "field_pattern", "pair_counts", "refusals", "treatment_of"]
 
 
 class Treatment(enum.Enum):
@@ -264,3 +264,17 @@ def treatment_of(source: WireFormat, field: str, target: WireFormat) -> FieldRow
         treatment=Treatment.REFUSED,
         note=f"no mapping to {target.value} in this version",
     )
+
+
+def pair_counts() -> dict[tuple[WireFormat, WireFormat], dict[Treatment, int]]:
+    """How many rows of each treatment each (source, target) pair has, in ``ROWS`` order (the note's table)."""
+    out: dict[tuple[WireFormat, WireFormat], dict[Treatment, int]] = {}
+    for row in ROWS:
+        counts = out.setdefault((row.source, row.target), dict.fromkeys(Treatment, 0))
+        counts[row.treatment] += 1
+    return out
+
+
+def refusals() -> tuple[FieldRow, ...]:
+    """Every REFUSED row (the field and its reason), in ``ROWS`` order."""
+    return tuple(row for row in ROWS if row.treatment is Treatment.REFUSED)
