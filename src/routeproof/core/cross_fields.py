@@ -5,7 +5,8 @@ every field the caller set is looked up there, not only the ones the parse could
 
 - every top-level key of the caller's body;
 - every nested row of the table (``tools[].function.strict``, ``messages[].name``,
-  ``system[].cache_control.ttl`` ...) whose path is present in the body (:func:`path_present`);
+  ``system[].cache_control.ttl`` ...) whose path is present in the body (one pass along a trie of
+  the rows' paths);
 - every path the parse recorded as not carried (``WireExtras.untranslated``), indices as ``[]``: its
   row decides, and a TRANSLATED row (``messages[].content[].citations``, carried for documents) is
   named dropped for it, since the parse left this one out. A top-level key among them (``thinking``
@@ -41,7 +42,6 @@ __all__ = [
     "bedrock_refusals",
     "caller_fields_plan",
     "judge_caller_fields",
-    "path_present",
     "with_emitter_drops",
 ]
 
@@ -63,36 +63,46 @@ listed is the same in the caller's protocol (``seed``, ``tool_choice``). A drop 
 the table named a path ending in it (``system[].cache_control.ttl`` covers ``cache_control.ttl``)."""
 
 
-def _walk(value: object, segments: tuple[str, ...]) -> bool:
-    if not segments:
-        return True
-    head, rest = segments[0], segments[1:]
-    key, listed = (head[:-2], True) if head.endswith("[]") else (head, False)
-    if not isinstance(value, dict) or key not in value:
-        return False
-    inner = value[key]
-    if not listed:
-        return _walk(inner, rest)
-    return isinstance(inner, list) and any(_walk(item, rest) for item in inner)
+_END = ""  # the trie key under which a node holds the row's field (no path segment is empty)
+_Trie = dict[str, Any]
+_TRIES: dict[tuple[WireFormat, WireFormat], _Trie] = {}
 
 
-@icontract.require(lambda pattern: pattern != "")
-def path_present(body: Mapping[str, Any], pattern: str) -> bool:
-    """Whether ``body`` holds a value at ``pattern`` (``a[].b.c``: some item of list ``a`` has ``b.c``)."""
-    return _walk(dict(body), tuple(pattern.split(".")))
+def _trie(source: WireFormat, target: WireFormat) -> _Trie:
+    """The table's nested field paths of the pair as a trie of segments, built once per pair (a path
+    ending in ``[]`` is a kind of item, judged only when the parse recorded it)."""
+    key = (source, target)
+    if key not in _TRIES:
+        root: _Trie = {}
+        for row in ROWS:
+            nested = "." in row.field or "[" in row.field
+            if row.source is not source or row.target is not target or not nested or row.field.endswith("[]"):
+                continue
+            node = root
+            for segment in row.field.split("."):
+                node = node.setdefault(segment, {})
+            node[_END] = row.field
+        _TRIES[key] = root
+    return _TRIES[key]
 
 
-def _nested_rows(source: WireFormat, target: WireFormat) -> tuple[str, ...]:
-    """The table's nested field paths judged by presence (a path ending in ``[]`` is a kind of item,
-    judged only when the parse recorded it)."""
-    return tuple(
-        row.field
-        for row in ROWS
-        if row.source is source
-        and row.target is target
-        and ("." in row.field or "[" in row.field)
-        and not row.field.endswith("[]")
-    )
+def _collect(value: object, node: _Trie, found: dict[str, None]) -> None:
+    """Every row path of ``node`` present under ``value``, one pass over the body along the trie."""
+    if not isinstance(value, dict):
+        return
+    for segment, child in node.items():
+        if segment == _END:
+            continue
+        listed = segment.endswith("[]")
+        key = segment[:-2] if listed else segment
+        if key not in value:
+            continue
+        inner = value[key]
+        items = (inner if isinstance(inner, list) else []) if listed else [inner]
+        for item in items:
+            if _END in child:
+                found[child[_END]] = None
+            _collect(item, child, found)
 
 
 def _judge(source: WireFormat, target: WireFormat, body: Mapping[str, Any], untranslated: tuple[str, ...]) -> CrossPlan:
@@ -113,7 +123,9 @@ def _judge(source: WireFormat, target: WireFormat, body: Mapping[str, Any], untr
             refused[key] = "an empty field name has no equivalent in another protocol"
         else:
             judge(key)
-    present = [p for p in _nested_rows(source, target) if path_present(body, p)]
+    found: dict[str, None] = {}
+    _collect(body, _trie(source, target), found)
+    present = list(found)
     for pattern in present:
         judge(pattern)
     for path in untranslated:
@@ -189,7 +201,8 @@ def caller_fields_plan(request: ChatRequest, fitted: ChatRequest, target: WireFo
     body = json.loads(origin.body_json)
     if not isinstance(body, dict):
         raise TranslationError(f"the caller's body is not a JSON object: {origin.body_json[:80]!r}")
-    plan = judge_caller_fields(origin.protocol, target, body, _untranslated(origin.protocol, body))
+    untranslated = origin.untranslated if origin.untranslated is not None else _untranslated(origin.protocol, body)
+    plan = judge_caller_fields(origin.protocol, target, body, untranslated)
     return CrossPlan(dropped=with_emitter_drops(origin.protocol, plan.dropped, emitted), refused=plan.refused)
 
 

@@ -49,12 +49,15 @@ class WireOrigin:
     """The caller's own request as received, kept so a same-protocol upstream gets it verbatim.
 
     ``body_json`` is the caller's JSON body as compact text (what same-protocol passthrough starts
-    from); ``headers`` are the feature headers the gateway let through, names lower-case.
+    from); ``headers`` are the feature headers the gateway let through, names lower-case;
+    ``untranslated`` the paths its parse did not carry (``WireExtras.untranslated``), kept so a
+    cross-protocol provider judges them without parsing the body again (None: not recorded).
     """
 
     protocol: WireFormat
     body_json: str
     headers: tuple[tuple[str, str], ...] = ()
+    untranslated: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         set_field(self, "protocol", as_enum(WireFormat, self.protocol, "WireOrigin.protocol"))
@@ -65,6 +68,8 @@ class WireOrigin:
                 raise TypeError(f"WireOrigin.headers[{index}] must be a (name, value) pair of str, got {pair!r}")
             if pair[0] != pair[0].lower():
                 raise ValueError(f"WireOrigin.headers[{index}] name must be lower-case, got {pair[0]!r}")
+        if self.untranslated is not None:
+            set_field(self, "untranslated", as_tuple(self.untranslated, str, "WireOrigin.untranslated"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

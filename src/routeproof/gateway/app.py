@@ -433,6 +433,7 @@ def _parse(api: Api, body: bytes, forward: tuple[tuple[str, str], ...] = ()) -> 
         req, extras = parse_anthropic_request(data) if api is Api.ANTHROPIC else parse_openai_request(data)
         # carried on to each provider's wire format; a tool_choice with no tools has nothing to choose
         tool_choice = extras.tool_choice if req.tools else None
+        origin = replace(origin, untranslated=extras.untranslated)  # judged per cross-protocol provider
         req = replace(req, top_p=extras.top_p, tool_choice=tool_choice, origin=origin)
     except (TranslationError, ValueError) as exc:
         raise _Reject(Failure(status=400, code="invalid_request", message=str(exc))) from exc
