@@ -16,7 +16,7 @@ import pytest
 from openai.types.chat import ChatCompletionChunk
 
 from routeproof.core.sse import StreamDecoder, WireProtocol
-from routeproof.core.types import TextDelta
+from routeproof.core.types import StreamError, TextDelta
 from routeproof.mock import Shape
 from tests.wire.stack import GATEWAY_KEY, Running, gateway_in_thread
 
@@ -96,3 +96,21 @@ def test_the_decoder_keeps_a_chunks_logprobs_with_its_text() -> None:
             logprobs_json='{"content":[{"token":"Hi","logprob":-0.5,"bytes":[72,105],"top_logprobs":[]}],"refusal":null}',
         )
     ]
+
+
+@pytest.mark.parametrize("logprobs", [b"5", b'{"content":[{"token":"Hi","logprob":NaN}]}'])
+def test_a_chunk_whose_logprobs_are_not_a_json_object_is_a_stream_error(logprobs: bytes) -> None:
+    """Not an object, or not JSON (NaN): the documented shape is broken, the stream errors."""
+    decoder = StreamDecoder(WireProtocol.OPENAI)
+    chunk = b'data: {"choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":' + logprobs + b"}]}\n\n"
+    events = decoder.feed(chunk)
+    assert len(events) == 1
+    assert isinstance(events[0], StreamError)
+    assert "logprobs" in events[0].message
+
+
+def test_only_the_first_text_of_a_chunk_carries_its_logprobs() -> None:
+    """A chunk with content and a refusal piece: the logprobs object goes with the first, once."""
+    decoder = StreamDecoder(WireProtocol.OPENAI)
+    chunk = b'data: {"choices":[{"index":0,"delta":{"content":"a","refusal":"b"},"logprobs":{"content":[]}}]}\n\n'
+    assert decoder.feed(chunk) == [TextDelta(text="a", logprobs_json='{"content":[]}'), TextDelta(text="b")]
