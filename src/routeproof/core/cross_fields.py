@@ -130,7 +130,9 @@ def _judge(source: WireFormat, target: WireFormat, body: Mapping[str, Any], untr
         judge(pattern)
     for path in untranslated:
         pattern = field_pattern(path)
-        if pattern in body:
+        if not pattern:
+            refused[pattern] = "an empty field name has no equivalent in another protocol"
+        elif pattern in body:
             if pattern not in dropped and pattern not in refused:
                 refused[pattern] = f"this form of {pattern!r} has no {target.value} mapping in this version"
         else:
@@ -161,6 +163,7 @@ def judge_caller_fields(
     return CrossPlan(dropped=tuple(d for d in plan.dropped if d not in refused), refused=plan.refused)
 
 
+@icontract.require(lambda table_drops: len(set(table_drops)) == len(table_drops), "the table names a field once")
 @icontract.ensure(lambda table_drops, result: result[: len(table_drops)] == table_drops)
 @icontract.ensure(lambda result: len(set(result)) == len(result))
 def with_emitter_drops(
