@@ -44,6 +44,7 @@ from routeproof.core.types import AttemptFailure, AttemptRecord, AttemptStatus, 
 __all__ = [
     "DEFAULT_FALLBACK_DELAY_MS",
     "FOLDED_STATUSES",
+    "MAX_DELAY_MS",
     "MILLI",
     "MIN_HEDGE_LEFT_MS",
     "MIN_P95_SAMPLES",
@@ -76,6 +77,7 @@ DEFAULT_FALLBACK_DELAY_MS = 1000
 """The p95 delay's fallback while the deployment has too few samples."""
 
 MAX_DELAY_MS = 30_000
+"""The longest delay: the 30 s failover budget."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
