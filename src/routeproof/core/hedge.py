@@ -39,7 +39,7 @@ from routeproof.core.balance import Member, groups_of
 from routeproof.core.call_plan import Bound
 from routeproof.core.classify import Verdict, classify_failure
 from routeproof.core.kernel import CallProvider, KernelState, well_formed
-from routeproof.core.types import AttemptFailure, AttemptRecord, AttemptStatus, RetryReason
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, AttemptRecord, AttemptStatus, RetryReason
 
 __all__ = [
     "DEFAULT_FALLBACK_DELAY_MS",
@@ -457,6 +457,13 @@ def _waits_for_the_other(failure: AttemptFailure, context_window_failover: bool)
     return verdict not in (Verdict.TERMINAL_AUTH, Verdict.TERMINAL, Verdict.DEADLINE)
 
 
+@icontract.require(
+    lambda failure: (
+        failure.kind is not AttemptFailureKind.HTTP_STATUS
+        or (failure.http_status is not None and 100 <= failure.http_status <= 999)
+    ),
+    "an HTTP failure carries its status (classify_failure's precondition)",
+)
 @icontract.ensure(
     lambda failure, context_window_failover, result: (
         not result
