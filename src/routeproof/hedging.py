@@ -148,7 +148,13 @@ async def hedged(
         ports.traffic.hedge_call(alias, policy)
     decision = await _decide(ports, call, state, action, policy)
     if isinstance(decision, HedgeNever):  # the common case: no task, no race
-        return await _alone(asyncio.ensure_future(perform(call, action)), state, slot)
+        opened = None
+        try:
+            event, opened = await perform(call, action)
+        finally:
+            if opened is None:
+                slot.release()
+        return state, event, opened, (None if opened is None else slot)
     call.racing = True
     primary = asyncio.create_task(perform(call, action))
     try:

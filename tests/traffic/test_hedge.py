@@ -168,3 +168,35 @@ async def test_without_a_hedge_policy_nothing_changes() -> None:
     async with pair(a, b, TrafficConfig(members=GROUP)) as router:
         await router.call_provider(request(), resolved(tenant), asyncio.get_running_loop().time() + 20, tenant)
     assert len(b.calls) == 0
+
+
+async def test_a_hedge_policy_without_another_deployment_changes_nothing() -> None:
+    """a alone in its group (b at another priority): no hedge, b is only a failover target."""
+    a = ScriptedProvider(name="a", default=Reply(delay_s=1.0))
+    b = ScriptedProvider(name="b")
+    tenant = policy(["a", "b"])
+    traffic = TrafficConfig(
+        members={"a": Member(priority=0), "b": Member(priority=1)}, hedges={ALIAS: HedgePolicy(delay_ms=10)}
+    )
+    async with pair(a, b, traffic) as router:
+        resp = await router.call_provider(request(), resolved(tenant), asyncio.get_running_loop().time() + 20, tenant)
+    assert [r.status for r in resp.attempts] == [AttemptStatus.SUCCEEDED]
+    assert len(b.calls) == 0
+
+
+async def test_a_caller_cancelling_mid_race_ends_both_attempts_and_leaks_nothing() -> None:
+    """The caller gives up while both attempts run: both are cancelled, no reservation stays open."""
+    a = ScriptedProvider(name="a", kind=ProviderKind.OPENAI, default=Reply(delay_s=5.0, usage=USAGE))
+    b = ScriptedProvider(name="b", kind=ProviderKind.OPENAI, default=Reply(delay_s=5.0, usage=USAGE))
+    tenant = policy(["a", "b"])
+    async with pair(a, b, hedged(), pricing=PRICING, budget=BudgetLimits(monthly_limit_pico_usd=10**12)) as router:
+        deadline = asyncio.get_running_loop().time() + 20
+        task = asyncio.create_task(router.call_provider(request(), resolved(tenant), deadline, tenant))
+        await asyncio.sleep(1.0)  # virtual: the hedge went out at 0.3 s
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        ledger = router.ledger
+    assert (len(a.calls), len(b.calls)) == (1, 1)
+    assert ledger is not None
+    assert ledger.monthly.reserved_pico_usd == 0
