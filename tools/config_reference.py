@@ -57,6 +57,14 @@ PROBES: dict[str, _Probe] = {
     "driver.traffic.retry_budget": lambda probe: parse_config(
         {"driver": {"providers": {"p": dict(_PROVIDER)}, "traffic": {"retry_budget": probe}}}, environ={}, base_dir=ROOT
     ),
+    "aliases.NAME": lambda probe: parse_config(
+        {"driver": {"providers": {"p": dict(_PROVIDER)}}, "aliases": {"a": probe}}, environ={}, base_dir=ROOT
+    ),
+    "aliases.NAME.hedge": lambda probe: parse_config(
+        {"driver": {"providers": {"p": dict(_PROVIDER)}}, "aliases": {"a": {"hedge": {"delay_ms": 1, **probe}}}},
+        environ={},
+        base_dir=ROOT,
+    ),
     "gateway": lambda probe: parse_gateway_settings({"gateway": probe}, environ={}),
     "gateway.tenants.NAME": lambda probe: parse_gateway_settings(
         {"gateway": {"tenants": {"t": {"key": "k", **probe}}}}, environ={}
@@ -75,6 +83,8 @@ TABLES: dict[str, str] = {
     "driver.admission": "How many attempts are in flight at once, and the HTTP transport.",
     "driver.traffic": "Deployment groups (providers of one priority), their balancing, and waiting for capacity (docs/traffic.md).",
     "driver.traffic.retry_budget": "A gRPC-A6-style retry budget per provider: when spent, a failure fails over instead of retrying.",
+    "aliases.NAME": "Per-alias settings (NAME is the model name callers ask for).",
+    "aliases.NAME.hedge": "Opt-in budgeted hedging: after a delay a second attempt goes to another deployment of the group; the first answer wins (docs/traffic.md).",
     "gateway": "`routeproof serve`: the model names clients may ask for, one tenant per gateway key.",
     "gateway.tenants.NAME": "One table per gateway key (tenant).",
     "ledger": "Where the budget ledger lives (shared between processes for sqlite and redis).",
@@ -95,6 +105,12 @@ KEYS: dict[tuple[str, str], str] = {
     ("driver", "budget"): "table (below).",
     ("driver", "admission"): "table (below).",
     ("driver", "traffic"): "table (below).",
+    ("(top level)", "aliases"): "table of `[aliases.NAME]` tables (below).",
+    ("aliases.NAME", "hedge"): "table (below); absent: the alias is not hedged.",
+    ("aliases.NAME.hedge", "delay"): '`"fixed"` (default: `delay_ms`) or `"p95"`: the pending deployment\'s observed p95 time to first token or answer (`delay_ms` until it has 20 samples).',
+    ("aliases.NAME.hedge", "delay_ms"): "milliseconds after the attempt was sent before a hedge may go (0..30000; required for a fixed delay; default 1000 as the p95 fallback).",
+    ("aliases.NAME.hedge", "max_extra_ratio"): "extra requests per call at most (default 0.1 = 10 %), a token bucket per alias and process; in thousandths, 0.001..1.",
+    ("aliases.NAME.hedge", "burst"): "the bucket's size in hedges (default 1, at most 100); it starts empty.",
     ("driver", "private_hosts"): "list of host names that count as private for the Private tier (besides loopback and private addresses).",
     ("driver.providers.NAME", "kind"): f"one of {', '.join(f'`{k.value}`' for k in ProviderKind)}; default: NAME when it spells a kind.",
     ("driver.providers.NAME", "base_url"): "the endpoint; default: the kind's public API.",

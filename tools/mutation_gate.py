@@ -68,6 +68,7 @@ SHARD_TESTS: dict[str, list[str]] = {
         "tests/core/test_kernel.py",
         "tests/core/test_mut_health.py",
     ],
+    "hedge": ["tests/core/test_hedge.py"],  # issue 32 item 4 (the shell tests need tests/traffic's redis conftest)
     "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py", "tests/core/test_mut_kernel.py"],
     "latency": ["tests/core/test_latency.py", "tests/core/test_mut_latency.py"],
     "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py", "tests/core/test_mut_ledger.py"],

@@ -45,6 +45,7 @@ ROWS = (
     "TRAFFIC-LEAST-OUTSTANDING",
     "TRAFFIC-RATE-LIMIT",
     "TRAFFIC-RETRY-BUDGET",
+    "TRAFFIC-HEDGE",  # issue 32 item 4 (workstream hedge)
 )
 TIMEOUT_S = 900
 
@@ -564,6 +565,30 @@ BREAKS: tuple[Break, ...] = (
           new='out += self._chunk({"content": event.text})  # planted',
           targets=("tests/wire/test_streamed_logprobs.py",),
           why="the gateway's OpenAI stream encoder writes logprobs: null over the provider's"),
+    # --- workstream hedge (issue 32 item 4): budgeted hedging ---
+    Break(row="TRAFFIC-HEDGE", file="src/routeproof/core/hedge.py",
+          old="    if bucket_milli < MILLI:\n        return HedgeNever(reason=NeverReason.RATIO_SPENT)",
+          new="    if False:  # planted\n        return HedgeNever(reason=NeverReason.RATIO_SPENT)",
+          targets=("tests/traffic/test_hedge.py::test_hedges_stay_within_the_ratio",
+                   "tests/core/test_hedge.py::test_never_names_its_reason"),
+          why="the extra-request ratio is not enforced: every slow call hedges, whatever the bucket holds"),
+    Break(row="TRAFFIC-HEDGE", file="src/routeproof/call.py",
+          old="        return cancelled_booking_pico_usd(reservation.amount_pico_usd)",
+          new="        return 0  # planted",
+          targets=("tests/traffic/test_hedge.py::test_the_cancelled_loser_is_billed_its_reservation",),
+          why="the cancelled loser is not billed: a request the provider may bill books nothing"),
+    Break(row="TRAFFIC-HEDGE", file="src/routeproof/core/hedge.py",
+          old="    needed_ms = max(MIN_HEDGE_LEFT_MS, wait_ms)",
+          new="    needed_ms = 0  # planted",
+          targets=("tests/traffic/test_hedge.py::test_no_hedge_after_the_deadline_could_cover_it",
+                   "tests/core/test_hedge.py::test_no_hedge_the_deadline_cannot_cover"),
+          why="a hedge is sent when the deadline leaves it no time to answer"),
+    Break(row="TRAFFIC-HEDGE", file="src/routeproof/core/hedge.py",
+          old="                if chain[p].provider != pending.entry.provider and state.attempts_on(chain[p]) == 0",
+          new="                if state.attempts_on(chain[p]) <= 1  # planted",
+          targets=("tests/traffic/test_hedge.py::test_a_slow_primary_loses_to_the_hedge",
+                   "tests/core/test_hedge.py::test_a_due_hedge_goes_to_the_other_deployment_of_the_group"),
+          why="the hedge goes to the deployment that is already slow (the same one), not another"),
 )  # fmt: skip
 
 

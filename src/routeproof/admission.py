@@ -181,6 +181,16 @@ class Admission:
             return self._router.in_use
         return sum(limiter.in_use for limiter in self._providers.values())
 
+    def try_admit(self, kind: ProviderId) -> Slot | None:
+        """``kind``'s slots if they are free now (never queues): a hedge takes a free slot or is not sent."""
+        held: list[Limiter] = []
+        for limiter in self._limiters(kind):
+            if not limiter.try_acquire():
+                Slot(tuple(held)).release()
+                return None
+            held.append(limiter)
+        return Slot(tuple(held))
+
     async def admit(self, state: KernelState, action: CallProvider) -> tuple[KernelState, Action, Slot | None]:
         """Wait for ``action``'s slots within the call's end; the (possibly re-issued) action and
         its slot, or the kernel's end of the call (no slot) when the wait used up the time left."""

@@ -18,6 +18,7 @@ from routeproof.clock import loop_ms
 from routeproof.core import kernel
 from routeproof.core.boundary import MAX_DETAIL_CHARS, classify_exception
 from routeproof.core.classify import is_billable
+from routeproof.core.hedge import cancelled_booking_pico_usd
 from routeproof.core.kernel import AttemptFailed, AttemptRefused, CallProvider, Fail, Succeed
 from routeproof.core.ledger import BudgetRefusal, Reservation
 from routeproof.core.outcomes import (
@@ -89,6 +90,16 @@ class Call:
         self.config_error: ConfigError | None = None  # the first entry skipped as misconfigured
         self.ticket: RateTicket | None = None  # the pending attempt's place in its deployment's rate window
         self.preset: RateTicket | None = None  # the place admission reserved for the call's first attempt there
+        self.hedged = False  # a hedge was sent in this call (one per call; hedging.py)
+        self.hedge_earned = False  # this call earned its alias's hedge bucket its ratio
+        self.racing = False  # this attempt is in a hedge race: cancelled in flight, it books its reservation
+
+    def cancelled_booking(self, reservation: Reservation | None) -> int:
+        """What an attempt cancelled in flight books: a race's loser its reserved worst case
+        (core/hedge.py: the provider may bill it); one the caller gave up on, nothing (as before)."""
+        if not self.racing or reservation is None:
+            return 0
+        return cancelled_booking_pico_usd(reservation.amount_pico_usd)
 
     def now_ms(self) -> int:
         return loop_ms(self.loop.time())

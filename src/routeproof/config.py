@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from routeproof.core.health import DEFAULT_COOLDOWN_MS
 from routeproof.core.identity import instance_ids
 from routeproof.core.retry_budget import DEFAULT_MAX_TOKENS, DEFAULT_TOKEN_RATIO_MILLI, RetryBudgetConfig
 from routeproof.errors import ConfigError
+from routeproof.hedge_config import parse_aliases
 
 __all__ = [
     "DEFAULT_KEY_ENV",
@@ -72,7 +74,8 @@ __all__ = [
 ]
 
 _TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger", "health"}) | {
-    "traffic"  # [traffic]: traffic_store/config.py
+    "traffic",  # [traffic]: traffic_store/config.py
+    "aliases",  # [aliases.NAME]: hedge_config.py
 }  # [health]: health_store/config.py
 _DRIVER_KEYS = frozenset({"type", "providers", "failover", "backoff", "private_hosts", "budget", "admission"}) | {
     "traffic"
@@ -261,7 +264,7 @@ def parse_config(data: Mapping[str, object], *, environ: Mapping[str, str], base
         private_hosts=private_hosts,
         budget=budget_config(driver.get("budget", {}), environ),
         admission=_admission(driver.get("admission", {})),
-        traffic=_traffic(driver.get("traffic", {})),
+        traffic=replace(_traffic(driver.get("traffic", {})), hedges=parse_aliases(top.get("aliases"))),
     )
 
 

@@ -22,6 +22,7 @@ from routeproof.core.constants import (
     PROVIDER_DEFAULT_TIMEOUT_MS,
 )
 from routeproof.core.health import DEFAULT_COOLDOWN_MS
+from routeproof.core.hedge import HedgePolicy
 from routeproof.core.retry_budget import RetryBudgetConfig
 from routeproof.core.types import PrivacyTier, ProviderKind
 
@@ -145,6 +146,7 @@ class TrafficSettings:
     retry_budget: RetryBudgetConfig | None = None
     wait_for_capacity: bool = True
     affinity_ttl_ms: int | None = None  # cache_affinity_ttl_s (opt-in): how long a prefix's pin lives
+    hedges: Mapping[str, HedgePolicy] = field(default_factory=dict)  # [aliases.NAME.hedge] (opt-in)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

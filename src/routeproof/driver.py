@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, replace
 
 from routeproof.admission import Slot
@@ -58,6 +58,7 @@ from routeproof.core.types import (
 )
 from routeproof.deadline import check_deadline, past_deadline_hint
 from routeproof.errors import DeadlineExceeded, NoEligibleProvider, ProviderCallFailed, RouterError
+from routeproof.hedging import hedge_applies, hedged
 from routeproof.observe import attempt_span, genai_usage_attributes
 from routeproof.ports import Ports
 from routeproof.providers.capabilities import default_capabilities
@@ -319,11 +320,22 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
         return await call.failed(action, reservation, failure), None
     finally:
         ports.traffic.finished(entry.provider)
-        if not settled:  # cancelled: never leak the reservation
-            await ports.ledger.settle(reservation, booked_pico_usd=0, succeeded=False)
+        if not settled:  # cancelled: never leak the reservation (a hedge race's loser books it: call.py)
+            await ports.ledger.settle(reservation, booked_pico_usd=call.cancelled_booking(reservation), succeeded=False)
             await call.traffic_settled(action, usage=None, succeeded=False)
         if events is not None and not keep_open:
             await close_events(events)
+
+
+def _performer(
+    ports: Ports, mode: Mode
+) -> Callable[[Call, CallProvider], Coroutine[None, None, tuple[Event, OpenStream | None]]]:
+    """:func:`perform` in ``mode``, for the hedge race (hedging.py) to run through either call's bookkeeping."""
+
+    async def run(call: Call, action: CallProvider) -> tuple[Event, OpenStream | None]:
+        return await perform(ports, call, action, mode)
+
+    return run
 
 
 def _error(call: Call, action: Fail, deadline: float, started_ms: int) -> RouterError:
@@ -374,11 +386,17 @@ async def _drive(
             if slot is None or not isinstance(action, CallProvider):
                 continue  # the call ended while it queued: the kernel's Fail is handled below
             opened: OpenStream | None = None
-            try:
-                event, opened = await perform(ports, call, action, mode)
-            finally:
-                if opened is None:
-                    slot.release()
+            if hedge_applies(ports, call):  # opt-in per alias: hedging.py races a second deployment
+                state, event, opened, kept = await hedged(
+                    ports, call, state, action, perform=_performer(ports, mode), close=close_events, slot=slot
+                )
+                slot = kept if kept is not None else slot  # the deciding attempt's slot (released unless open)
+            else:
+                try:
+                    event, opened = await perform(ports, call, action, mode)
+                finally:
+                    if opened is None:
+                        slot.release()
             if opened is not None:
                 kept_open, kept_slot = opened, slot
         elif isinstance(action, Sleep):

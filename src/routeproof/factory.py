@@ -97,6 +97,7 @@ def traffic_config(config: RoutingConfig) -> TrafficConfig:
         retry_budget=settings.retry_budget,
         wait_for_capacity=settings.wait_for_capacity,
         affinity_ttl_ms=settings.affinity_ttl_ms,
+        hedges=settings.hedges,
     )
 
 

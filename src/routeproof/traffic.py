@@ -1,5 +1,5 @@
 """Traffic over many deployments (issue 32): deployment groups and balancing, declared rate
-limits, retry budgets. See docs/traffic.md.
+limits, retry budgets, budgeted hedging (``HedgePolicy`` per alias, ``TrafficConfig.hedges``). See docs/traffic.md.
 
 ``Router(..., traffic=TrafficConfig(...), traffic_store=...)``, or in ``agent.toml`` a provider's
 ``weight``, ``rpm`` and ``tpm`` and the ``[driver.traffic]`` table.
@@ -8,6 +8,7 @@ limits, retry budgets. See docs/traffic.md.
 from __future__ import annotations
 
 from routeproof.core.balance import Member, Strategy
+from routeproof.core.hedge import HedgePolicy
 from routeproof.core.rate_limit import DeploymentLimits, LimitKind, RateVerdict
 from routeproof.core.retry_budget import RetryBudgetConfig
 from routeproof.traffic_store import MemoryTrafficStore, RateTicket, TrafficStore
@@ -15,6 +16,7 @@ from routeproof.traffic_store.port import TrafficConfig
 
 __all__ = [
     "DeploymentLimits",
+    "HedgePolicy",
     "LimitKind",
     "Member",
     "MemoryTrafficStore",

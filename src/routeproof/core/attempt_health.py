@@ -38,6 +38,7 @@ HEALTH_TABLE: Mapping[AttemptStatus, HealthEffect] = MappingProxyType(
         AttemptStatus.TERMINAL_AUTH: HealthEffect.NEUTRAL,  # a config error: failing over would mask it
         AttemptStatus.TIMEOUT_BEFORE_FIRST_TOKEN: HealthEffect.NEUTRAL,  # cut by the call's 30 s budget
         AttemptStatus.DEADLINE_EXCEEDED_MID_CALL: HealthEffect.NEUTRAL,  # cut by the caller's deadline
+        AttemptStatus.HEDGE_CANCELLED: HealthEffect.NEUTRAL,  # cut by the router: the other deployment won
     }
 )
 """Every attempt status and its effect on provider health (an impatient caller never cools a provider)."""

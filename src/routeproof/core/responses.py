@@ -27,7 +27,7 @@ __all__ = [
 
 
 class AttemptStatus(enum.Enum):
-    """What became of one attempt (seed 000, §3): 11 statuses."""
+    """What became of one attempt (seed 000, §3): its 11 statuses, and routeproof's ``HEDGE_CANCELLED``."""
 
     SUCCEEDED = "succeeded"
     RETRIED_AFTER_5XX = "retried_after_5xx"
@@ -40,6 +40,7 @@ class AttemptStatus(enum.Enum):
     TERMINAL_AUTH = "terminal_auth"
     TIMEOUT_BEFORE_FIRST_TOKEN = "timeout_before_first_token"
     DEADLINE_EXCEEDED_MID_CALL = "deadline_exceeded_mid_call"
+    HEDGE_CANCELLED = "hedge_cancelled"  # issue 32: the slower of a hedged pair, cancelled (billed as sent)
 
 
 class RetryReason(enum.Enum):

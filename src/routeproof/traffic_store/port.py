@@ -19,9 +19,10 @@ from types import MappingProxyType
 
 from routeproof.core.affinity import pin_first, pin_live
 from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_needed, ewma_ms, order_chain
+from routeproof.core.hedge import MILLI, HedgePolicy, earn, spend
 from routeproof.core.pricing import worst_case_prompt_tokens
 from routeproof.core.rate_limit import CapacityWait, DeploymentLimits, RateVerdict, capacity_wait
-from routeproof.core.retry_budget import RetryBudgetConfig, costs_token
+from routeproof.core.retry_budget import RetryBudgetConfig, costs_token, retry_allowed
 from routeproof.core.types import AttemptFailure, ChainEntry, ChatRequest, ProviderId, Usage
 from routeproof.traffic_store.memory import MemoryTrafficStore
 from routeproof.traffic_store.protocol import RateTicket, TrafficStore
@@ -49,6 +50,7 @@ class TrafficConfig:
     retry_budget: RetryBudgetConfig | None = None
     wait_for_capacity: bool = True
     affinity_ttl_ms: int | None = None  # opt-in cache affinity: a prefix's pin lives this long (5 min, 1 h)
+    hedges: Mapping[str, HedgePolicy] = field(default_factory=dict)  # opt-in hedging, by alias (core/hedge.py)
 
     def __post_init__(self) -> None:
         if not isinstance(self.strategy, Strategy):
@@ -61,6 +63,10 @@ class TrafficConfig:
                 raise TypeError(f"TrafficConfig.limits[{name!r}] must be DeploymentLimits, got {limit!r}")
         if self.affinity_ttl_ms is not None and (not isinstance(self.affinity_ttl_ms, int) or self.affinity_ttl_ms < 1):
             raise ValueError(f"TrafficConfig.affinity_ttl_ms must be an int >= 1, got {self.affinity_ttl_ms!r}")
+        for alias, hedge in self.hedges.items():
+            if not isinstance(hedge, HedgePolicy):
+                raise TypeError(f"TrafficConfig.hedges[{alias!r}] must be a HedgePolicy, got {hedge!r}")
+        object.__setattr__(self, "hedges", MappingProxyType(dict(self.hedges)))
         object.__setattr__(self, "members", MappingProxyType(dict(self.members)))
         object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))
 
@@ -74,7 +80,7 @@ def rate_limit_reason(verdict: RateVerdict) -> str:
 class Traffic:
     """The traffic port of one Router (see the module docstring)."""
 
-    __slots__ = ("_ewma", "_in_flight", "_pins", "_store", "_waiters", "config")
+    __slots__ = ("_ewma", "_hedge_tokens", "_in_flight", "_pins", "_store", "_waiters", "config")
 
     def __init__(self, config: TrafficConfig | None = None, store: TrafficStore | None = None) -> None:
         self.config = config or TrafficConfig()
@@ -83,6 +89,7 @@ class Traffic:
         self._ewma: dict[str, int] = {}
         self._pins: dict[str, tuple[str, int]] = {}  # cacheable prefix -> (deployment, pinned at ms)
         self._waiters = asyncio.Lock()  # FIFO: asyncio.Lock wakes its waiters in arrival order
+        self._hedge_tokens: dict[str, int] = {}  # alias -> hedge bucket (thousandths), per process
 
     @property
     def store(self) -> TrafficStore:
@@ -207,3 +214,38 @@ class Traffic:
         budget = self.config.retry_budget
         if budget is not None:
             await self._store.retry_success(provider.value, budget)
+
+    # --- hedging (process-local buckets; core/hedge.py) -----------------------------------------
+
+    def hedge_policy(self, alias: str) -> HedgePolicy | None:
+        """The alias's hedge policy, or None (no hedging)."""
+        return self.config.hedges.get(alias)
+
+    def hedge_call(self, alias: str, policy: HedgePolicy) -> int:
+        """A hedge-enabled call started: its alias's bucket earns the ratio; the level after it."""
+        tokens = earn(policy, self._hedge_tokens.get(alias, 0))
+        self._hedge_tokens[alias] = tokens
+        return tokens
+
+    def hedge_tokens(self, alias: str) -> int:
+        """The alias's bucket (thousandths of a hedge)."""
+        return self._hedge_tokens.get(alias, 0)
+
+    def hedge_sent(self, alias: str) -> None:
+        """A hedge was sent: it costs one whole token (core/hedge.py's decision checked it is there)."""
+        self._hedge_tokens[alias] = spend(self._hedge_tokens.get(alias, 0))
+
+    def hedge_refund(self, alias: str, policy: HedgePolicy) -> None:
+        """A hedge decided but never sent (the ledger or a slot refused it): its token goes back."""
+        self._hedge_tokens[alias] = min(policy.burst_milli, self._hedge_tokens.get(alias, 0) + MILLI)
+
+    async def retry_spent(self, providers: tuple[ProviderId, ...]) -> frozenset[str]:
+        """The names among ``providers`` whose retry budget allows no extra request (read, not charged)."""
+        budget = self.config.retry_budget
+        if budget is None:
+            return frozenset()
+        spent = set()
+        for provider in providers:
+            if not retry_allowed(budget, await self._store.retry_tokens_milli(provider.value, budget)):
+                spent.add(provider.value)
+        return frozenset(spent)
