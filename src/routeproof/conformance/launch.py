@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -26,6 +27,7 @@ from typing import Any
 import httpx
 
 from routeproof.conformance.driver import GatewayDriver, GatewayProfile, HarnessError
+from routeproof.providers.capabilities import MODELS_TOML_ENV
 
 __all__ = ["WRITERS", "LaunchedGateway", "free_port", "routeproof_serve_config"]
 
@@ -68,8 +70,10 @@ def routeproof_serve_config(
     prices: dict[tuple[str, str], tuple[str, str]] = {}
     lines: list[str] = []
     pricing: list[str] = []
+    models: list[str] = []  # capability rows (case format 3), read through ROUTEPROOF_MODELS_TOML
     env = {PROVIDER_KEY_ENV: "conformance-test-key"}
-    for priority, p in enumerate(message["providers"], start=1):
+    for position, p in enumerate(message["providers"], start=1):
+        priority = int(p.get("priority", position))
         protocol, hosting, url = str(p["protocol"]), str(p.get("hosting", "public")), str(p["base_url"])
         creds: Mapping[str, str] = p.get("credentials", {})
         env[PROVIDER_KEY_ENV] = creds.get("api_key", env[PROVIDER_KEY_ENV])
@@ -112,10 +116,33 @@ def routeproof_serve_config(
             f"base_url = {_toml_str(url)}",
             f"model = {_toml_str(str(p['model']))}",
             f"priority = {priority}",
+            *(f"{key} = {p[key]}" for key in ("weight", "rpm") if key in p),
             *extra,
             "",
         ]
+        if p.get("capabilities"):
+            models += [
+                "[[models]]",
+                f'provider = "{kind}"',
+                f"match = {_toml_str('^' + re.escape(str(p['model'])) + '$')}",
+                *(f"{k} = {'true' if v else 'false'}" for k, v in sorted(p["capabilities"].items())),
+                "",
+            ]
     files: dict[str, str] = {}
+    if models:
+        files["models.toml"] = "\n".join(models)
+        env[MODELS_TOML_ENV] = "{dir}/models.toml"  # the case's directory, filled in at launch
+    traffic = message.get("traffic") or {}
+    if traffic:
+        lines += ["[driver.traffic]", *([f'strategy = "{traffic["strategy"]}"'] if "strategy" in traffic else []), ""]
+        if "retry_budget" in traffic:
+            budget = traffic["retry_budget"]
+            lines += [
+                "[driver.traffic.retry_budget]",
+                f"max_tokens = {int(budget['max_tokens'])}",
+                f"token_ratio = {budget['token_ratio']}",
+                "",
+            ]
     if pricing:
         files["pricing.toml"] = "\n".join(pricing)
         lines.insert(0, 'pricing = "pricing.toml"\n')
@@ -196,7 +223,10 @@ class LaunchedGateway(GatewayDriver):
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=log if log is not None else asyncio.subprocess.DEVNULL,
                 stderr=log if log is not None else asyncio.subprocess.DEVNULL,
-                env={**{k: v for k, v in os.environ.items() if k not in _BUDGET_OVERRIDES}, **env},
+                env={
+                    **{k: v for k, v in os.environ.items() if k not in _BUDGET_OVERRIDES},
+                    **{k: v.replace("{dir}", str(self._dir)) for k, v in env.items()},
+                },
                 start_new_session=True,  # its own process group: killed with its children
             )
         finally:
