@@ -49,6 +49,7 @@ from routeproof.core import kernel
 from routeproof.core.balance import Member, Strategy
 from routeproof.core.capabilities import CapabilityTable, load_capabilities
 from routeproof.core.classify import Classification, Verdict
+from routeproof.core.health import HealthConfig
 from routeproof.core.ledger import BudgetLimits
 from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.pricing import Price, PricingTable
@@ -131,6 +132,10 @@ BREAKS: dict[str, tuple[tuple[str, ...], str]] = {
     "no_groups": (("load_balancing",), "priorities, weights and the strategy are ignored (the chain's order)"),
     "ignore_rpm": (("rate_limits",), "the declared rpm is not given to the router"),
     "no_retry_budget": (("retry_budget",), "the retry budget is not given to the router"),
+    # the families that had no break: tiers, money budgets, cross-request health
+    "ignore_tier": (("privacy_enforcement",), "every call is routed as the Standard tier"),
+    "no_budget": (("cost_budget",), "the session budget is not given to the router"),
+    "no_health": (("cross_request_health",), "failures never cool a provider (no cross-request health)"),
 }
 _HARNESS_BREAKS: set[str] = set()
 """Breaks planted in this harness's adapter (not in routeproof): what it leaves out of the router."""
@@ -230,6 +235,8 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
         if any("price" not in p for p in message["providers"]):
             return "a budget needs a price for every provider"
         budget = BudgetLimits(session_limit_pico_usd=int(Decimal(str(budget_usd)) * 10**12))
+        if "no_budget" in _HARNESS_BREAKS:
+            budget = None
     timeout_s = min(30.0, per_attempt_deadline_s) if per_attempt_deadline_s else 30.0
     try:
         router = Router(
@@ -239,6 +246,7 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
             client=client,
             attempt_timeout_s=timeout_s,
             traffic=traffic_for(message),
+            health=HealthConfig(failure_threshold=10**9) if "no_health" in _HARNESS_BREAKS else None,
         )
     except (ConfigError, ValueError) as exc:  # e.g. a provider named after another kind
         return f"routeproof refuses this configuration: {exc}"
@@ -301,6 +309,8 @@ _LEFT_OUT = {"no_groups": ("priority", "weight"), "ignore_rpm": ("rpm",)}
 def policy_for(chain: tuple[tuple[ProviderId, str], ...], tier: str) -> TenantPolicy:
     """The tenant policy routing the alias through ``chain`` at privacy ``tier``."""
     (first_kind, first_model), *rest = chain
+    if "ignore_tier" in _HARNESS_BREAKS:
+        tier = "standard"
     return TenantPolicy(
         privacy_tier={"sovereign": PrivacyTier.SOVEREIGN, "private": PrivacyTier.PRIVATE}.get(
             tier, PrivacyTier.STANDARD
@@ -329,7 +339,16 @@ def outcome_class(exc: RouterError) -> str:
 
 def plant(name: str) -> None:
     """Break one rule inside routeproof (module-level patches; the harness process is throwaway)."""
-    if name in {"ignore_capabilities", "drop_silently", "no_groups", "ignore_rpm", "no_retry_budget"}:
+    if name in {
+        "ignore_capabilities",
+        "drop_silently",
+        "no_groups",
+        "ignore_rpm",
+        "no_retry_budget",
+        "ignore_tier",
+        "no_budget",
+        "no_health",
+    }:
         _HARNESS_BREAKS.add(name)
     if name in {"retry_400", "failover_401"}:
         original: Callable[..., Classification] = vars(kernel)["classify_failure"]

@@ -95,6 +95,8 @@ def test_dropped_and_not_dropped_are_judged_by_the_callers_top_level_name() -> N
     assert _judge(case, [{"class": "success", "dropped": ["tools[].function.strict"]}], []) == set()
     assert _judge(case, [{"class": "success", "dropped": ["seed"]}], []) == {"dropped", "not_dropped"}
     assert _judge(case, [{"class": "success"}], []) == {"dropped"}  # a router that reports nothing
+    partly = {"id": "t", "rule": "reported_drops", "calls": [{"expect": {"not_dropped": ["response_format"]}}]}
+    assert _judge(partly, [{"class": "success", "dropped": ["response_format.name"]}], []) == set()
 
 
 def test_error_contains_and_body_contains() -> None:
@@ -196,3 +198,23 @@ def test_the_serve_writer_writes_groups_limits_budget_and_capability_rows(tmp_pa
     assert config.traffic.strategy.value == "weighted"
     assert config.traffic.retry_budget is not None
     assert config.traffic.retry_budget.max_tokens == 10
+
+
+def test_two_breaks_of_one_rule_with_the_same_evidence_are_twins() -> None:
+    """``routeproof conformance breaks`` names the breaks no case tells apart (issue 28 item 2)."""
+    from routeproof.conformance.cli import mark_twins
+
+    rows: list[dict[str, object]] = [
+        {"break": "x", "rules": ["r"], "evidence": {"c1": ["outcome"]}},
+        {"break": "y", "rules": ["r"], "evidence": {"c1": ["outcome"]}},
+        {"break": "z", "rules": ["r"], "evidence": {"c1": ["outcome"], "c2": ["gap"]}},
+        {"break": "w", "rules": ["q"], "evidence": {"c1": ["outcome"]}},
+        {"break": "s", "rules": ["r"], "evidence": {}},
+    ]
+    assert {str(r["break"]): r["twins"] for r in mark_twins(rows)} == {
+        "x": ["y"],
+        "y": ["x"],
+        "z": [],
+        "w": [],
+        "s": [],
+    }

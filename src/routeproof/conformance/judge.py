@@ -381,8 +381,10 @@ def _traceparent(run: CallRun) -> list[Failure]:
 
 
 def _dropped_names(outcome: Mapping[str, Any]) -> set[str]:
-    """The request fields an outcome reports as not carried, as the caller's top-level names: a
-    reported ``tools[].function.strict`` or ``cache_control.ttl`` counts for ``tools`` / ``cache_control``."""
+    """The request fields an outcome reports as not carried, with their top-level names: a reported
+    ``tools[].function.strict`` or ``cache_control.ttl`` satisfies ``dropped: [tools]`` /
+    ``[cache_control]``. (``not_dropped`` is judged on the exact names: ``response_format.name``
+    left out does not mean ``response_format`` was.)"""
     names: set[str] = set()
     for raw in outcome.get("dropped") or ():
         name = str(raw).strip()
@@ -411,8 +413,9 @@ def _format3(
                     check="dropped", call=n, expected=f"{name!r} reported as dropped", observed=f"reported: {shown}"
                 )
             )
-    for name in expect.get("not_dropped", ()):
-        if name in reported:
+    exact = {str(d).strip() for d in run.outcome.get("dropped") or ()}
+    for name in expect.get("not_dropped", ()):  # the field itself; a part of it left out is not the field
+        if name in exact:
             out.append(
                 Failure(
                     check="not_dropped",
