@@ -212,9 +212,67 @@ def test_two_breaks_of_one_rule_with_the_same_evidence_are_twins() -> None:
         {"break": "s", "rules": ["r"], "evidence": {}},
     ]
     assert {str(r["break"]): r["twins"] for r in mark_twins(rows)} == {
-        "x": ["y"],
-        "y": ["x"],
+        "x": ["y", "z"],  # z fails c1 as x does: x has no case of its own
+        "y": ["x", "z"],
         "z": [],
         "w": [],
         "s": [],
     }
+
+
+def test_one_per_case_profile_configures_chains_of_any_length() -> None:
+    """Portkey's profile is a template: its x-portkey-config is written from each case's chain, on
+    the case's own (fresh) mock ports, so one profile serves one- and two-provider cases alike."""
+    from routeproof.conformance.driver import GatewayDriver
+
+    profile = load_profile(ROOT / "conformance" / "profiles" / "portkey-gateway.toml")
+    assert profile.per_case is not None
+    driver = GatewayDriver("http://127.0.0.1:1", profile)
+    assert driver.concurrent
+    assert driver.ports is None
+    assert driver.fork() is not driver
+
+    def chain(*protocols: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": f"p{i}",
+                "protocol": protocol,
+                "base_url": f"http://127.0.0.1:{41000 + i}",
+                "model": f"model-{i}",
+                "credentials": dict(CREDENTIALS),
+            }
+            for i, protocol in enumerate(protocols)
+        ]
+
+    two = json.loads(profile.per_case.case_headers(chain("openai", "openai"))["x-portkey-config"])
+    assert two["strategy"] == {"mode": "fallback"}
+    assert [t["custom_host"] for t in two["targets"]] == ["http://127.0.0.1:41000/v1", "http://127.0.0.1:41001/v1"]
+    assert two["targets"][1]["override_params"] == {"model": "model-1"}
+    one = json.loads(profile.per_case.case_headers(chain("openai"))["x-portkey-config"])
+    assert one["strategy"] == {"mode": "single"}
+    assert len(one["targets"]) == 1
+    assert profile.per_case.reason(chain("openai", "anthropic")) is not None
+    assert profile.per_case.reason(chain(*["openai"] * 9)) is not None
+
+
+def test_the_litellm_proxy_writer_chains_the_case_through_fallbacks() -> None:
+    from routeproof.conformance.launch import litellm_proxy_config
+
+    profile = load_profile(ROOT / "conformance" / "profiles" / "litellm-proxy.toml")
+    assert profile.launch is not None
+    assert profile.launch.config == "litellm-proxy"
+    providers = [
+        {"name": n, "protocol": proto, "base_url": f"http://127.0.0.1:{42000 + i}", "model": f"model-{n}"}
+        | {"credentials": dict(CREDENTIALS)}
+        for i, (n, proto) in enumerate([("a", "openai"), ("b", "anthropic"), ("c", "openai")])
+    ]
+    written = litellm_proxy_config({"providers": providers, "budget_usd": None}, profile)
+    assert not isinstance(written, str), written
+    config = json.loads(written[0]["config.yaml"])  # JSON is YAML
+    assert [m["model_name"] for m in config["model_list"]] == ["conformance", "p1", "p2"]
+    assert config["model_list"][0]["litellm_params"]["api_base"] == "http://127.0.0.1:42000/v1"
+    assert config["model_list"][1]["litellm_params"]["model"] == "anthropic/model-b"
+    assert config["router_settings"] == {"num_retries": 2, "fallbacks": [{"conformance": ["p1", "p2"]}]}
+    assert config["general_settings"]["master_key"] == "sk-conformance"
+    bedrock = [{**providers[0], "protocol": "bedrock"}]
+    assert isinstance(litellm_proxy_config({"providers": bedrock, "budget_usd": None}, profile), str)

@@ -214,19 +214,22 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def mark_twins(rows: Sequence[dict[str, object]]) -> list[dict[str, object]]:
-    """Each break's ``twins``: the other breaks of one of its rules killed by exactly the same cases
-    failing exactly the same checks. A break with a twin is not isolated: no case fails it for a
+    """Each break's ``twins``: the other breaks of one of its rules that fail every case killing it
+    with exactly the same checks. A break with a twin is not isolated: no case fails it for a
     reason of its own (issue 28 item 2), so its family needs a case that separates the two."""
     out = [dict(row) for row in rows]
     for row in out:
         rules = set(cast("list[str]", row["rules"]))
+        mine = cast("dict[str, list[str]]", row["evidence"])
         row["twins"] = sorted(
             str(other["break"])
             for other in out
             if other is not row
             and rules & set(cast("list[str]", other["rules"]))
-            and row["evidence"]
-            and other["evidence"] == row["evidence"]
+            and mine
+            and all(
+                cast("dict[str, list[str]]", other["evidence"]).get(case) == checks for case, checks in mine.items()
+            )
         )
     return out
 

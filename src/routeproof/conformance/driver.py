@@ -9,7 +9,7 @@ import os
 import signal
 import time
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -179,6 +179,68 @@ class Launch:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PerCase:
+    """A gateway configured per request (``[gateway.per_case]``): a template the driver fills in
+    with each case's chain, so one profile serves chains of any length on the case's own mocks.
+
+    ``provider`` is a JSON-like table whose string values may hold ``{base_url}``, ``{model}``,
+    ``{api_key}``, ``{name}`` and ``{protocol}``; ``config`` is a table in which the string
+    ``"{providers}"`` becomes the list of filled-in providers (``single``: keys merged into it for a
+    one-provider chain); each of ``headers`` may hold ``{config}``, the config as compact JSON.
+    """
+
+    protocols: tuple[str, ...]  # the provider protocols the template can express
+    max_providers: int
+    provider: Mapping[str, Any]
+    config: Mapping[str, Any]
+    headers: Mapping[str, str]
+    single: Mapping[str, Any] = field(default_factory=dict)
+
+    def reason(self, providers: Sequence[Mapping[str, Any]]) -> str | None:
+        """Why the template cannot express this chain, or None."""
+        protocols = [str(p["protocol"]) for p in providers]
+        if len(protocols) > self.max_providers:
+            return f"the profile's template takes at most {self.max_providers} providers, the case has {len(protocols)}"
+        other = sorted(set(protocols) - set(self.protocols))
+        if other:
+            return f"the profile's template writes only {list(self.protocols)!r} providers, the case has {other!r}"
+        return None
+
+    def case_headers(self, providers: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+        """The request headers that configure the gateway for this chain."""
+        filled = [
+            _fill(
+                self.provider,
+                {
+                    "base_url": str(p["base_url"]),
+                    "model": str(p["model"]),
+                    "api_key": str(p.get("credentials", {}).get("api_key", "")),
+                    "name": str(p["name"]),
+                    "protocol": str(p["protocol"]),
+                },
+            )
+            for p in providers
+        ]
+        config = {**self.config, **(self.single if len(filled) == 1 else {})}
+        text = json.dumps(_fill(config, {}, providers=filled), separators=(",", ":"))
+        return {name: value.replace("{config}", text) for name, value in self.headers.items()}
+
+
+def _fill(value: Any, fields: Mapping[str, str], *, providers: list[Any] | None = None) -> Any:
+    if isinstance(value, str):
+        if value == "{providers}" and providers is not None:
+            return providers
+        for key, text in fields.items():
+            value = value.replace("{" + key + "}", text)
+        return value
+    if isinstance(value, Mapping):
+        return {k: _fill(v, fields, providers=providers) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, fields, providers=providers) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GatewayProfile:
     """How to drive one OpenAI-compatible gateway (a TOML file under conformance/profiles/).
 
@@ -204,6 +266,7 @@ class GatewayProfile:
     # the response header naming the request fields the gateway did not carry (comma-separated;
     # routeproof serve: x-routeproof-dropped); with it the profile may declare the "dropped" capability
     dropped_header: str | None = None
+    per_case: PerCase | None = None  # configured per request from a template: any chain length, fresh ports
 
 
 def load_profile(path: Path) -> GatewayProfile:
@@ -212,6 +275,17 @@ def load_profile(path: Path) -> GatewayProfile:
     gw = doc.get("gateway", {})
     protocols = tuple(str(p) for p in gw.get("protocols", ()))
     ports = tuple(int(p) for p in gw.get("ports", ()))
+    per_case_raw = gw.get("per_case")
+    per_case = None
+    if per_case_raw is not None:
+        per_case = PerCase(
+            protocols=tuple(str(p) for p in per_case_raw.get("protocols", ("openai",))),
+            max_providers=int(per_case_raw.get("max_providers", 8)),
+            provider=dict(per_case_raw["provider"]),
+            config=dict(per_case_raw["config"]),
+            headers={str(k): str(v) for k, v in per_case_raw["headers"].items()},
+            single=dict(per_case_raw.get("single", {})),
+        )
     launch_raw = doc.get("launch")
     launch = None
     if launch_raw is not None:
@@ -223,7 +297,7 @@ def load_profile(path: Path) -> GatewayProfile:
             warm_up=bool(launch_raw.get("warm_up", True)),
             warm_up_key=None if launch_raw.get("warm_up_key") is None else str(launch_raw["warm_up_key"]),
         )
-    elif not protocols or len(protocols) != len(ports):
+    elif per_case is None and (not protocols or len(protocols) != len(ports)):
         raise ValueError(f"{path}: [gateway] needs as many protocols as ports, got {protocols!r} / {ports!r}")
     statuses_raw = gw.get("statuses")
     statuses = (
@@ -247,6 +321,7 @@ def load_profile(path: Path) -> GatewayProfile:
         tier_keys={str(k): str(v) for k, v in gw.get("tier_keys", {}).items()},
         launch=launch,
         dropped_header=None if gw.get("dropped_header") is None else str(gw["dropped_header"]),
+        per_case=per_case,
     )
 
 
@@ -277,9 +352,12 @@ class GatewayDriver:
     """
 
     attribution = "fleet"  # requests are attributed to a case by the mocks they reach, not by model name
-    concurrent = False  # one case at a time (the chain's ports are fixed)
 
     def __init__(self, url: str, profile: GatewayProfile) -> None:
+        # a static chain's ports are fixed: one case at a time; a per-case template uses each
+        # case's own mocks on fresh ports, so cases run concurrently, one driver per worker
+        self.concurrent = profile.per_case is not None
+        self._case_headers: dict[str, str] = {}
         self.url = url.rstrip("/")
         self.profile = profile
         self.info: Mapping[str, Any] = {
@@ -293,27 +371,36 @@ class GatewayDriver:
     @property
     def ports(self) -> tuple[int, ...] | None:
         """The fixed ports the mocks must bind (None: any free ones)."""
-        return self.profile.ports or None
+        return None if self.profile.per_case is not None else (self.profile.ports or None)
 
     def fork(self) -> GatewayDriver:
-        """The driver for another worker: this one (a static gateway runs one case at a time)."""
-        return self
+        """The driver for another worker: this one for a static gateway (one case at a time), a
+        new one (its own case headers) for a per-case template."""
+        return GatewayDriver(self.url, self.profile) if self.profile.per_case is not None else self
 
     def unsupported_reason(self, case: Mapping[str, Any]) -> str | None:
         """Why the gateway cannot express ``case`` (checked before its mocks start), or None."""
+        if self.profile.per_case is not None:
+            return self.profile.per_case.reason(case["providers"])
         protocols = tuple(str(p["protocol"]) for p in case["providers"])
         if protocols != self.profile.protocols:
             return f"the gateway's chain is {self.profile.protocols!r}, the case's {protocols!r}"
         return None
 
     async def configure(self, message: Mapping[str, Any], timeout_s: float) -> Mapping[str, Any]:
-        """Check the case's chain against the profile (the gateway itself is configured outside)."""
-        reason = self.unsupported_reason(message)
+        """Check the case's chain against the profile (a static gateway is configured outside; a
+        per-case template becomes this case's request headers)."""
+        if self.profile.per_case is not None:
+            reason = self.profile.per_case.reason(message["providers"])
+            if reason is None:
+                self._case_headers = self.profile.per_case.case_headers(message["providers"])
+        else:
+            reason = self.unsupported_reason(message)
         return {"op": "unsupported", "reason": reason} if reason else {"op": "configured"}
 
     def _headers(self, message: Mapping[str, Any]) -> dict[str, str] | str:
         tier = str(message.get("tier", "standard"))
-        headers = dict(self.profile.headers)
+        headers = {**self.profile.headers, **self._case_headers}
         if message.get("gateway_key"):  # the runner's own call (the warm-up), not a case's
             headers["Authorization"] = f"Bearer {message['gateway_key']}"
         elif self.profile.tier_keys:

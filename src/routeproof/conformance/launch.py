@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -29,7 +30,7 @@ import httpx
 from routeproof.conformance.driver import GatewayDriver, GatewayProfile, HarnessError
 from routeproof.providers.capabilities import MODELS_TOML_ENV
 
-__all__ = ["WRITERS", "LaunchedGateway", "free_port", "routeproof_serve_config"]
+__all__ = ["WRITERS", "LaunchedGateway", "free_port", "litellm_proxy_config", "routeproof_serve_config"]
 
 PROVIDER_KEY_ENV = "CONFORMANCE_PROVIDER_KEY"
 _READY_POLL_S = 0.05
@@ -159,13 +160,45 @@ def routeproof_serve_config(
     return files, env
 
 
-WRITERS: Mapping[str, Writer] = {"routeproof-serve": routeproof_serve_config}
+def litellm_proxy_config(
+    message: Mapping[str, Any], profile: GatewayProfile
+) -> tuple[dict[str, str], dict[str, str]] | str:
+    """``config.yaml`` for the LiteLLM proxy (``litellm --config``) routing the profile's model
+    through the case's chain, the way ``conformance/harnesses/litellm_harness.py`` configures its
+    Router: each provider one deployment in its own model group (the first named after the
+    profile's model, the rest ``p1``, ``p2``, ...), ``fallbacks`` from the first through the rest
+    in order, ``num_retries: 2`` (3 attempts per provider, as the contract), the rest LiteLLM's
+    defaults. Written as JSON, which is YAML. Bedrock, prices and budgets are not expressed."""
+    if message.get("budget_usd") is not None:
+        return "the LiteLLM proxy profile writes no budget"
+    groups: list[str] = []
+    model_list: list[dict[str, Any]] = []
+    for i, p in enumerate(message["providers"]):
+        protocol = str(p["protocol"])
+        key = str(p.get("credentials", {}).get("api_key", ""))
+        if protocol == "openai":
+            params = {"model": f"openai/{p['model']}", "api_base": f"{p['base_url']}/v1", "api_key": key}
+        elif protocol == "anthropic":
+            params = {"model": f"anthropic/{p['model']}", "api_base": str(p["base_url"]), "api_key": key}
+        else:
+            return f"the LiteLLM proxy profile writes no {protocol} provider"
+        group = profile.model if i == 0 else f"p{i}"
+        groups.append(group)
+        model_list.append({"model_name": group, "litellm_params": params})
+    router: dict[str, Any] = {"num_retries": 2}
+    if len(groups) > 1:
+        router["fallbacks"] = [{groups[0]: groups[1:]}]
+    master = profile.headers.get("Authorization", "Bearer sk-conformance").removeprefix("Bearer ")
+    config = {"model_list": model_list, "router_settings": router, "general_settings": {"master_key": master}}
+    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}  # no network fetch at start
+    return {"config.yaml": json.dumps(config, indent=2)}, env
+
+
+WRITERS: Mapping[str, Writer] = {"routeproof-serve": routeproof_serve_config, "litellm-proxy": litellm_proxy_config}
 
 
 class LaunchedGateway(GatewayDriver):
     """One worker's gateway: started per case from the configuration its writer produces."""
-
-    concurrent = True  # every case has its own mocks and its own gateway process
 
     async def warm_up_call(self, message: Mapping[str, Any], timeout_s: float) -> None:
         """One unjudged plain call through the fresh gateway (as the warm-up tenant, if the profile has one)."""
@@ -181,6 +214,7 @@ class LaunchedGateway(GatewayDriver):
         if profile.launch.config not in WRITERS:
             raise ValueError(f"profile {profile.name!r}: unknown [launch] config {profile.launch.config!r}")
         super().__init__("http://127.0.0.1:0", profile)
+        self.concurrent = True  # every case has its own mocks and its own gateway process
         self._writer = WRITERS[profile.launch.config]
         self._proc: asyncio.subprocess.Process | None = None
         self._dir: Path | None = None
@@ -206,6 +240,7 @@ class LaunchedGateway(GatewayDriver):
         if isinstance(written, str):
             return {"op": "unsupported", "reason": written}
         files, env = written
+        config_name = "agent.toml" if "agent.toml" in files else next(iter(files))  # the writer's main file
         self._dir = Path(tempfile.mkdtemp(prefix="routeproof-gw-"))
         for name, text in files.items():
             (self._dir / name).write_text(text, encoding="utf-8")
@@ -213,7 +248,7 @@ class LaunchedGateway(GatewayDriver):
         launch = self.profile.launch
         port = free_port()
         argv = [
-            a.format(python=sys.executable, config=str(self._dir / "agent.toml"), port=port, dir=str(self._dir))
+            a.format(python=sys.executable, config=str(self._dir / config_name), port=port, dir=str(self._dir))
             for a in launch.command
         ]
         log = self._log_path.open("ab") if self._log_path is not None else None
