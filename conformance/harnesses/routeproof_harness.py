@@ -136,6 +136,7 @@ BREAKS: dict[str, tuple[tuple[str, ...], str]] = {
     "ignore_tier": (("privacy_enforcement",), "every call is routed as the Standard tier"),
     "no_budget": (("cost_budget",), "the session budget is not given to the router"),
     "no_health": (("cross_request_health",), "failures never cool a provider (no cross-request health)"),
+    "ignore_body": (("request_surface",), "the caller's own body is ignored: only its text is sent"),
 }
 _HARNESS_BREAKS: set[str] = set()
 """Breaks planted in this harness's adapter (not in routeproof): what it leaves out of the router."""
@@ -348,6 +349,7 @@ def plant(name: str) -> None:
         "ignore_tier",
         "no_budget",
         "no_health",
+        "ignore_body",
     }:
         _HARNESS_BREAKS.add(name)
     if name in {"retry_400", "failover_401"}:
@@ -611,7 +613,7 @@ def _request_of(msg: Mapping[str, Any]) -> ChatRequest:
     """The call's request: the caller's own body when the case gives one (case format 3), else the
     protocol's neutral request."""
     api = msg.get("api")
-    if api is None:
+    if api is None or "ignore_body" in _HARNESS_BREAKS:
         return _request(msg["request"])
     body = {**msg.get("body", {}), "model": ALIAS}
     body.pop("stream", None)
