@@ -312,20 +312,19 @@ async def run_suite(
     async def worker() -> None:
         impl: Implementation | None = None
         try:
+            launch = getattr(getattr(gateway, "profile", None), "launch", None)
+            start_s = max(0.0, launch.start_timeout_s - CONFIGURE_TIMEOUT_S) if launch is not None else 0.0
             while not queue.empty():
                 case = queue.get_nowait()
                 started = time.monotonic()
+                bound_s = hard_bound_s(case, slack_s) + start_s  # + a slow gateway's stated start-up
                 if impl is None:
                     impl = await new_impl()
                     info.update(impl.info)
                 try:
-                    result = await asyncio.wait_for(run_case(impl, case, slack_s=slack_s), hard_bound_s(case, slack_s))
+                    result = await asyncio.wait_for(run_case(impl, case, slack_s=slack_s), bound_s)
                 except (HarnessError, TimeoutError) as exc:
-                    error = (
-                        exc
-                        if isinstance(exc, HarnessError)
-                        else HarnessError(f"case exceeded {hard_bound_s(case, slack_s):.0f} s")
-                    )
+                    error = exc if isinstance(exc, HarnessError) else HarnessError(f"case exceeded {bound_s:.0f} s")
                     result = _hung_result(case, error, started)
                     if isinstance(impl, HarnessDriver):
                         impl.kill()
