@@ -4,11 +4,11 @@
 
 Installs ``@portkey-ai/gateway`` 1.15.2 with npm into ``.peers/portkey/`` (``@hono/node-server``
 pinned to 1.13.5 by an npm override: with the lockfile's newer release every streamed call gets a
-500), starts it on a free 127.0.0.1 port, and runs the suite twice in static gateway mode — with the
-two-provider profile and the one-provider profile (``conformance/profiles/portkey-gateway-*.toml``:
-a static profile fixes one chain length) — into ``DIR/portkey-2`` and ``DIR/portkey-1``. Both name
-the implementation ``portkey-gateway``; ``routeproof conformance matrix`` merges them into one
-column (a case is n/a in one run exactly when its chain is the other's). Without ``npm`` or ``node``
+500), starts it on a free 127.0.0.1 port, and runs the suite once through
+``conformance/profiles/portkey-gateway.toml``: Portkey takes its routing config per request (the
+``x-portkey-config`` header), so the profile is a template the driver fills in with each case's
+chain — one profile for chains of any length, each case on its own mocks — into ``DIR/portkey``.
+Without ``npm`` or ``node``
 it prints "skipped: <reason>" and exits 0: the run is reported as not run, never as passed.
 """
 
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PEER = ROOT / ".peers" / "portkey"
 VERSION = "1.15.2"
 HONO_NODE_SERVER = "1.13.5"
-PROFILES = {"portkey-2": "portkey-gateway-2.toml", "portkey-1": "portkey-gateway-1.toml"}
+PROFILES = {"portkey": "portkey-gateway.toml"}
 
 
 def install() -> Path | str:

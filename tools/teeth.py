@@ -589,6 +589,22 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/traffic/test_hedge.py::test_a_slow_primary_loses_to_the_hedge",
                    "tests/core/test_hedge.py::test_a_due_hedge_goes_to_the_other_deployment_of_the_group"),
           why="the hedge goes to the deployment that is already slow (the same one), not another"),
+    # issue 28 (conformance-2): the judge's many-call totals, the drop report, the per-request template
+    Break(row="CONF-TOTALS", file="src/routeproof/conformance/judge.py",
+          old="    return _totals(case, calls) + _jitter_spread(case, calls)",
+          new="    return _jitter_spread(case, calls)  # planted",
+          targets=("tests/conformance/test_format3_judge.py::test_totals_bound_requests_and_outcomes_over_all_calls",),
+          why="a case's totals (weighted shares, rpm, retry budget) are never judged"),
+    Break(row="CONF-DROPPED", file="src/routeproof/conformance/judge.py",
+          old="        names.add(re.split(r\"[.\\[]\", name, maxsplit=1)[0])",
+          new="        pass  # planted",
+          targets=("tests/conformance/test_format3_judge.py::test_dropped_and_not_dropped_are_judged_by_the_callers_top_level_name",),
+          why="a reported tools[].function.strict does not count as dropping 'tools'"),
+    Break(row="CONF-PER-CASE", file="src/routeproof/conformance/driver.py",
+          old="        config = {**self.config, **(self.single if len(filled) == 1 else {})}",
+          new="        config = dict(self.config)  # planted",
+          targets=("tests/conformance/test_format3_judge.py::test_a_per_case_template_writes_each_chain_and_a_single_strategy_for_one_provider",),
+          why="a one-provider chain gets Portkey's fallback strategy instead of single"),
 )  # fmt: skip
 
 

@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -45,10 +46,18 @@ from routeproof import (
     TerminalProviderError,
 )
 from routeproof.core import kernel
+from routeproof.core.balance import Member, Strategy
+from routeproof.core.capabilities import CapabilityTable, load_capabilities
 from routeproof.core.classify import Classification, Verdict
+from routeproof.core.health import HealthConfig
 from routeproof.core.ledger import BudgetLimits
+from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.pricing import Price, PricingTable
+from routeproof.core.rate_limit import DeploymentLimits
+from routeproof.core.responses_api import responses_to_chat
+from routeproof.core.retry_budget import RetryBudgetConfig
 from routeproof.core.routing import resolve
+from routeproof.core.translate import parse_anthropic_request, parse_openai_request
 from routeproof.core.types import (
     BlockStop,
     ChatRequest,
@@ -70,11 +79,13 @@ from routeproof.core.types import (
 from routeproof.errors import ConfigError
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
+from routeproof.providers.capabilities import shipped_capabilities
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.providers.protocol import Provider
 from routeproof.router import Router
+from routeproof.traffic_store.port import TrafficConfig
 
-PROTOCOL = "provider-routing-v1/conformance-1"
+PROTOCOL = "provider-routing-v1/conformance-2"
 ALIAS = "conformance"
 CAPABILITIES = (
     "stream",
@@ -87,6 +98,16 @@ CAPABILITIES = (
     "health",
     "anthropic",
     "bedrock",
+    # conformance-2 (case format 3): the caller's own body in the OpenAI or Anthropic shape, declared
+    # model capabilities, dropped fields reported, weighted groups, declared rpm, a retry budget.
+    "request",
+    "anthropic_request",
+    "responses",
+    "model_capabilities",
+    "dropped",
+    "weights",
+    "rate_limits",
+    "retry_budget",
 )
 
 # name -> (the case rules whose cases must kill it, what it breaks)
@@ -105,7 +126,20 @@ BREAKS: dict[str, tuple[tuple[str, ...], str]] = {
     "no_attempt_cap": (("attempts_cap",), "no 16-attempt cap"),
     "accept_invalid_200": (("response_normalization",), "a 200 whose body is not the documented shape is accepted"),
     "retry_after_cancel": (("cancellation",), "a cancelled call is retried in the background"),
+    # case format 3 (the harness's side of the wave's features, so each family shows a kill)
+    "ignore_capabilities": (("capability_routing",), "the declared model capabilities are not given to the router"),
+    "drop_silently": (("reported_drops",), "fields left out of a translation are not reported"),
+    "no_groups": (("load_balancing",), "priorities, weights and the strategy are ignored (the chain's order)"),
+    "ignore_rpm": (("rate_limits",), "the declared rpm is not given to the router"),
+    "no_retry_budget": (("retry_budget",), "the retry budget is not given to the router"),
+    # the families that had no break: tiers, money budgets, cross-request health
+    "ignore_tier": (("privacy_enforcement",), "every call is routed as the Standard tier"),
+    "no_budget": (("cost_budget",), "the session budget is not given to the router"),
+    "no_health": (("cross_request_health",), "failures never cool a provider (no cross-request health)"),
+    "ignore_body": (("request_surface",), "the caller's own body is ignored: only its text is sent"),
 }
+_HARNESS_BREAKS: set[str] = set()
+"""Breaks planted in this harness's adapter (not in routeproof): what it leaves out of the router."""
 # name -> what the variant changes; a variant is not a break: it is another router that conforms
 VARIANTS: dict[str, str] = {
     "seed-strict": (
@@ -142,6 +176,7 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
     }
     openai_seen = {"public": 0, "private": 0}
     prices: dict[tuple[ProviderKind, str], Price] = {}
+    capabilities = _capability_table(message)
     for p in message["providers"]:
         protocol, hosting, url, model = p["protocol"], p.get("hosting", "public"), p["base_url"], p["model"]
         creds = p.get("credentials", {})
@@ -151,13 +186,24 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
             kind = kinds[openai_seen[hosting] % len(kinds)]
             openai_seen[hosting] += 1
             provider = OpenAIProvider(
-                kind=kind, api_key=creds.get("api_key", "k"), client=client, base_url=url, name=p["name"]
+                kind=kind,
+                api_key=creds.get("api_key", "k"),
+                client=client,
+                base_url=url,
+                name=p["name"],
+                capabilities=capabilities(kind, p),
             )
         elif hosting != "public":
             return f"a {protocol} provider is always public in routeproof"
         elif protocol == "anthropic":
             kind = ProviderKind.ANTHROPIC
-            provider = AnthropicProvider(api_key=creds.get("api_key", "k"), client=client, base_url=url, name=p["name"])
+            provider = AnthropicProvider(
+                api_key=creds.get("api_key", "k"),
+                client=client,
+                base_url=url,
+                name=p["name"],
+                capabilities=capabilities(kind, p),
+            )
         else:
             kind = ProviderKind.BEDROCK
             provider = BedrockProvider(
@@ -167,6 +213,7 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
                 client=client,
                 base_url=url,
                 name=p["name"],
+                capabilities=capabilities(kind, p),
             )
         providers.append(provider)
         chain.append((ProviderName(p["name"]), model))  # addressed by name; the Router binds it
@@ -179,12 +226,18 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
             )
             if prices.setdefault((kind, model), price) != price:
                 return f"routeproof prices per (kind, model): two prices for {kind.value} {model!r}"
+    # deployment groups: the chain in priority order (ties keep the case's order), as agent.toml's is
+    grouped = "no_groups" not in _HARNESS_BREAKS
+    rank = {p["name"]: (int(p.get("priority", i + 1)) if grouped else i, i) for i, p in enumerate(message["providers"])}
+    chain.sort(key=lambda entry: rank[str(entry[0])])
     budget_usd = message.get("budget_usd")
     budget = None
     if budget_usd is not None:
         if any("price" not in p for p in message["providers"]):
             return "a budget needs a price for every provider"
         budget = BudgetLimits(session_limit_pico_usd=int(Decimal(str(budget_usd)) * 10**12))
+        if "no_budget" in _HARNESS_BREAKS:
+            budget = None
     timeout_s = min(30.0, per_attempt_deadline_s) if per_attempt_deadline_s else 30.0
     try:
         router = Router(
@@ -193,15 +246,72 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
             budget=budget,
             client=client,
             attempt_timeout_s=timeout_s,
+            traffic=traffic_for(message),
+            health=HealthConfig(failure_threshold=10**9) if "no_health" in _HARNESS_BREAKS else None,
         )
-    except ConfigError as exc:  # e.g. a provider named after another kind
+    except (ConfigError, ValueError) as exc:  # e.g. a provider named after another kind
         return f"routeproof refuses this configuration: {exc}"
     return Setup(router=router, chain=tuple(chain), client=client, attempt_timeout_s=timeout_s)
+
+
+def _capability_table(message: Mapping[str, Any]) -> Callable[[ProviderKind, Mapping[str, Any]], CapabilityTable]:
+    if "ignore_capabilities" in _HARNESS_BREAKS:
+        return lambda kind, p: shipped_capabilities()
+
+    """The capability table a provider of the case gets: the shipped rows, plus one row per provider
+    whose ``capabilities`` the case declares (matched on its model id, for its kind)."""
+
+    def table(kind: ProviderKind, p: Mapping[str, Any]) -> CapabilityTable:
+        declared = p.get("capabilities")
+        if not declared:
+            return shipped_capabilities()
+        lines = ["[[models]]", f'provider = "{kind.value}"', f"match = {json.dumps('^' + re.escape(p['model']) + '$')}"]
+        lines += [f"{name} = {'true' if bool(value) else 'false'}" for name, value in sorted(declared.items())]
+        return shipped_capabilities().extended(load_capabilities("\n".join(lines) + "\n"))
+
+    return table
+
+
+def traffic_for(message: Mapping[str, Any]) -> TrafficConfig | None:
+    """The case's deployment groups, declared rpm and retry budget (None: routeproof's defaults)."""
+    providers = list(message["providers"])
+    for brk in _HARNESS_BREAKS:
+        providers = [{k: v for k, v in p.items() if k not in _LEFT_OUT.get(brk, ())} for p in providers]
+    traffic = dict(message.get("traffic") or {})
+    if "no_groups" in _HARNESS_BREAKS:
+        traffic.pop("strategy", None)
+    if "no_retry_budget" in _HARNESS_BREAKS:
+        traffic.pop("retry_budget", None)
+    if not traffic and not any(k in p for p in providers for k in ("priority", "weight", "rpm")):
+        return None
+    budget = traffic.get("retry_budget")
+    return TrafficConfig(
+        strategy=Strategy(traffic.get("strategy", "ordered")),
+        members={
+            p["name"]: Member(
+                priority=int(p.get("priority", i + 1)),
+                weight_micro=int(Decimal(str(p.get("weight", 1))) * 1_000_000),
+            )
+            for i, p in enumerate(providers)
+        },
+        limits={p["name"]: DeploymentLimits(rpm=int(p["rpm"])) for p in providers if "rpm" in p},
+        retry_budget=None
+        if budget is None
+        else RetryBudgetConfig(
+            max_tokens=int(budget["max_tokens"]),
+            token_ratio_milli=int(Decimal(str(budget["token_ratio"])) * 1000),
+        ),
+    )
+
+
+_LEFT_OUT = {"no_groups": ("priority", "weight"), "ignore_rpm": ("rpm",)}
 
 
 def policy_for(chain: tuple[tuple[ProviderId, str], ...], tier: str) -> TenantPolicy:
     """The tenant policy routing the alias through ``chain`` at privacy ``tier``."""
     (first_kind, first_model), *rest = chain
+    if "ignore_tier" in _HARNESS_BREAKS:
+        tier = "standard"
     return TenantPolicy(
         privacy_tier={"sovereign": PrivacyTier.SOVEREIGN, "private": PrivacyTier.PRIVATE}.get(
             tier, PrivacyTier.STANDARD
@@ -230,6 +340,18 @@ def outcome_class(exc: RouterError) -> str:
 
 def plant(name: str) -> None:
     """Break one rule inside routeproof (module-level patches; the harness process is throwaway)."""
+    if name in {
+        "ignore_capabilities",
+        "drop_silently",
+        "no_groups",
+        "ignore_rpm",
+        "no_retry_budget",
+        "ignore_tier",
+        "no_budget",
+        "no_health",
+        "ignore_body",
+    }:
+        _HARNESS_BREAKS.add(name)
     if name in {"retry_400", "failover_401"}:
         original: Callable[..., Classification] = vars(kernel)["classify_failure"]
         status = 400 if name == "retry_400" else 401
@@ -415,7 +537,10 @@ class Harness:
         if msg.get("traceparent"):
             token = otel_context.attach(propagate.extract({"traceparent": str(msg["traceparent"])}))
         try:
-            req = _request(msg["request"])
+            try:
+                req = _request_of(msg)
+            except (ValueError, RouterError) as exc:  # TranslationError: the body is not one routeproof takes
+                return {"op": "outcome", "class": "terminal", "error": f"refused before sending: {exc}"}
             policy = policy_for(setup.chain, str(msg.get("tier", "standard")))
             loop = asyncio.get_running_loop()
             deadline = loop.time() + (deadline_ms / 1000 if deadline_ms is not None else _FAR_S)
@@ -429,7 +554,13 @@ class Harness:
                 return {"op": "outcome", "class": outcome_class(exc), "error": str(exc)}
             choice = resp.choices[0]
             tools = [{"name": t.name, "arguments": t.arguments_json} for t in choice.tool_calls]
-            return {"op": "outcome", "class": "success", "text": choice.content, "tool_calls": tools}
+            return {
+                "op": "outcome",
+                "class": "success",
+                "text": choice.content,
+                "tool_calls": tools,
+                "dropped": [] if "drop_silently" in _HARNESS_BREAKS else list(resp.dropped_parameters),
+            }
         finally:
             if token is not None:
                 otel_context.detach(token)
@@ -468,7 +599,38 @@ class Harness:
             if rest:
                 more = await self._stream(replace(setup, chain=rest), req, policy_for(rest, "standard"), deadline)
                 return {**more, "text": "".join(text) + str(more.get("text", ""))}
-        return {"op": "outcome", "class": cls, "error": error, "text": "".join(text), "tool_calls": tools}
+        return {
+            "op": "outcome",
+            "class": cls,
+            "error": error,
+            "text": "".join(text),
+            "tool_calls": tools,
+            "dropped": [] if "drop_silently" in _HARNESS_BREAKS else list(stream.dropped_parameters),
+        }
+
+
+def _request_of(msg: Mapping[str, Any]) -> ChatRequest:
+    """The call's request: the caller's own body when the case gives one (case format 3), else the
+    protocol's neutral request."""
+    api = msg.get("api")
+    if api is None or "ignore_body" in _HARNESS_BREAKS:
+        return _request(msg["request"])
+    body = {**msg.get("body", {}), "model": ALIAS}
+    body.pop("stream", None)
+    if api == "responses":  # the Responses API's request, as the gateway reads it (core/responses_api.py)
+        body = json.loads(responses_to_chat(body).chat_json)
+        api = "openai"
+    if api == "openai" and not {"max_tokens", "max_completion_tokens"} & body.keys():
+        body["max_tokens"] = int(msg["request"].get("max_tokens", 64))
+    req, extras = parse_anthropic_request(body) if api == "anthropic" else parse_openai_request(body)
+    # the caller's own body kept as its origin, as routeproof serve keeps it: a provider of the
+    # caller's protocol is sent that body; another is sent a translation, its drops reported
+    origin = WireOrigin(
+        protocol=WireFormat.ANTHROPIC_MESSAGES if api == "anthropic" else WireFormat.OPENAI_CHAT,
+        body_json=json.dumps(body, separators=(",", ":")),
+    )
+    tool_choice = extras.tool_choice if req.tools else None
+    return replace(req, alias=ALIAS, top_p=extras.top_p, tool_choice=tool_choice, origin=origin)
 
 
 def _request(data: Mapping[str, Any]) -> ChatRequest:

@@ -10,9 +10,26 @@ import respx
 
 from routeproof.conformance.driver import GatewayDriver, load_profile
 
-PROFILE = Path(__file__).resolve().parents[2] / "conformance" / "profiles" / "litellm-proxy.toml"
 URL = "http://gateway.test"
 pytestmark = pytest.mark.asyncio
+# A static profile: a gateway run outside the runner with two OpenAI-compatible deployments on fixed
+# loopback ports (the shape of a hand-configured LiteLLM proxy; its own profile is launched now).
+STATIC = """
+name = "static-two-openai"
+[gateway]
+model = "conformance"
+protocols = ["openai", "openai"]
+ports = [18701, 18702]
+capabilities = ["stream", "deadline"]
+headers = { Authorization = "Bearer sk-conformance" }
+"""
+
+
+@pytest.fixture(scope="module")
+def profile_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("profiles") / "static-two-openai.toml"
+    path.write_text(STATIC, encoding="utf-8")
+    return path
 
 
 def call_message(**kw: object) -> dict[str, object]:
@@ -29,9 +46,9 @@ def call_message(**kw: object) -> dict[str, object]:
     return {**base, **kw}
 
 
-async def test_a_chain_unlike_the_profile_is_unsupported() -> None:
+async def test_a_chain_unlike_the_profile_is_unsupported(profile_path: Path) -> None:
     """A case whose chain is not the gateway's configured chain is n/a."""
-    driver = GatewayDriver(URL, load_profile(PROFILE))
+    driver = GatewayDriver(URL, load_profile(profile_path))
     reply = await driver.configure({"providers": [{"protocol": "anthropic"}]}, 1.0)
     same = await driver.configure({"providers": [{"protocol": "openai"}, {"protocol": "openai"}]}, 1.0)
     await driver.aclose()
@@ -49,9 +66,11 @@ async def test_a_chain_unlike_the_profile_is_unsupported() -> None:
         (200, {"unexpected": True}, "invalid_response"),
     ],
 )
-async def test_http_answers_map_to_outcome_classes(status: int, body: dict[str, object], expected: str) -> None:
+async def test_http_answers_map_to_outcome_classes(
+    status: int, body: dict[str, object], expected: str, profile_path: Path
+) -> None:
     """The gateway's HTTP status (and body shape) give the outcome class."""
-    driver = GatewayDriver(URL, load_profile(PROFILE))
+    driver = GatewayDriver(URL, load_profile(profile_path))
     with respx.mock:
         respx.post(f"{URL}/v1/chat/completions").mock(return_value=httpx.Response(status, json=body))
         outcome = await driver.call(call_message(), 5.0)
@@ -59,9 +78,9 @@ async def test_http_answers_map_to_outcome_classes(status: int, body: dict[str, 
     assert outcome["class"] == expected
 
 
-async def test_cancellation_cannot_be_expressed_over_http() -> None:
+async def test_cancellation_cannot_be_expressed_over_http(profile_path: Path) -> None:
     """A call to cancel mid-way is n/a through a gateway."""
-    driver = GatewayDriver(URL, load_profile(PROFILE))
+    driver = GatewayDriver(URL, load_profile(profile_path))
     outcome = await driver.call(call_message(cancel_after_ms=100), 5.0)
     await driver.aclose()
     assert outcome["op"] == "unsupported"

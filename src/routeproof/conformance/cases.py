@@ -8,7 +8,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CaseError", "default_cases_dir", "load_cases", "select"]
+__all__ = ["CASE_FORMAT", "CaseError", "default_cases_dir", "expand_calls", "load_cases", "needs", "select"]
+
+CASE_FORMAT = 3
+"""The case format (``conformance/case.schema.json``): 3 adds caller bodies, declared model
+capabilities, traffic settings and the drop/totals expectations, each needing a harness capability."""
 
 
 class CaseError(ValueError):
@@ -55,6 +59,46 @@ def load_cases(cases_dir: Path, schema_path: Path | None = None) -> list[dict[st
                 raise CaseError(f"{path}: case {case['id']!r} names a provider twice: {names!r}")
             cases.append({**case, "file": path.name})
     return cases
+
+
+def _expectations(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    out: list[Mapping[str, Any]] = []
+    for call in case["calls"]:
+        out += [call["expect"]] if "expect" in call else list(call.get("expect_any", ()))
+    return out
+
+
+def needs(case: Mapping[str, Any]) -> list[str]:
+    """The harness capabilities ``case`` needs: its ``requires`` plus what its features imply (case
+    format 3), so a harness that does not declare them (every ``conformance-1`` harness) reports the
+    case n/a naming them, instead of failing it."""
+    wanted = list(case.get("requires", ()))
+    apis = {str(c["api"]) for c in case["calls"] if "api" in c}
+    derived = [
+        ("request", bool(apis)),
+        ("anthropic_request", "anthropic" in apis),
+        ("responses", "responses" in apis),
+        ("model_capabilities", any("capabilities" in p for p in case["providers"])),
+        (
+            "weights",  # deployment groups: priorities, weights, a balancing strategy
+            "strategy" in case.get("traffic", {}) or any("weight" in p or "priority" in p for p in case["providers"]),
+        ),
+        ("rate_limits", any("rpm" in p for p in case["providers"])),
+        ("retry_budget", "retry_budget" in case.get("traffic", {})),
+        ("dropped", any("dropped" in e or "not_dropped" in e for e in _expectations(case))),
+    ]
+    for capability, used in derived:
+        if used and capability not in wanted:
+            wanted.append(capability)
+    return wanted
+
+
+def expand_calls(case: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The case's calls with each ``repeat: N`` call written out N times."""
+    out: list[Mapping[str, Any]] = []
+    for call in case["calls"]:
+        out += [call] * int(call.get("repeat", 1))
+    return out
 
 
 def select(cases: Sequence[Mapping[str, Any]], only: Iterable[str]) -> list[Mapping[str, Any]]:

@@ -8,7 +8,7 @@ import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["add_conformance_parser", "profile_path", "read_expected"]
 
@@ -213,6 +213,27 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if unexpected or stale else 0
 
 
+def mark_twins(rows: Sequence[dict[str, object]]) -> list[dict[str, object]]:
+    """Each break's ``twins``: the other breaks of one of its rules that fail every case killing it
+    with exactly the same checks. A break with a twin is not isolated: no case fails it for a
+    reason of its own (issue 28 item 2), so its family needs a case that separates the two."""
+    out = [dict(row) for row in rows]
+    for row in out:
+        rules = set(cast("list[str]", row["rules"]))
+        mine = cast("dict[str, list[str]]", row["evidence"])
+        row["twins"] = sorted(
+            str(other["break"])
+            for other in out
+            if other is not row
+            and rules & set(cast("list[str]", other["rules"]))
+            and mine
+            and all(
+                cast("dict[str, list[str]]", other["evidence"]).get(case) == checks for case, checks in mine.items()
+            )
+        )
+    return out
+
+
 def _breaks(args: argparse.Namespace) -> int:
     from routeproof.conformance.cases import CaseError, select
     from routeproof.conformance.driver import HarnessDriver
@@ -267,11 +288,13 @@ def _breaks(args: argparse.Namespace) -> int:
                     stderr_path=args.reports / "conformance-breaks.stderr",
                 )
             write_report(result, args.reports / "breaks")  # each break's evidence, case by case
-            killed_by = [
-                r.id
+            # each killing case with the checks that killed it (those it passes without the break)
+            evidence = {
+                r.id: sorted({f.check for f in r.failures} - baseline.get(r.id, set()))
                 for r in result.results
                 if r.verdict == "fail" and {f.check for f in r.failures} - baseline.get(r.id, set())
-            ]
+            }
+            killed_by = list(evidence)
             verdict = "killed" if killed_by else "SURVIVED"
             print(f"{name:<24} {verdict:<9} by {len(killed_by)}/{len(subset)}: {', '.join(killed_by)}", flush=True)
             return {
@@ -279,10 +302,12 @@ def _breaks(args: argparse.Namespace) -> int:
                 "rules": list(rules),
                 "cases": len(subset),
                 "killed_by": killed_by,
+                "evidence": evidence,
                 "wall_s": round(result.wall_s, 1),
             }
 
-        return await asyncio.gather(*(one(name, rules) for name, rules in breaks.items()))
+        rows = await asyncio.gather(*(one(name, rules) for name, rules in breaks.items()))
+        return mark_twins(rows)
 
     args.reports.mkdir(parents=True, exist_ok=True)
     try:
@@ -294,5 +319,9 @@ def _breaks(args: argparse.Namespace) -> int:
         return 0
     path = write_breaks_report(rows, args.reports)
     survivors = [r["break"] for r in rows if not r["killed_by"]]
+    for row in rows:
+        if row.get("twins"):
+            twins = ", ".join(cast("list[str]", row["twins"]))
+            print(f"NOT ISOLATED {row['break']}: the same cases fail the same checks as {twins}", flush=True)
     print(f"{len(rows) - len(survivors)}/{len(rows)} planted breaks killed -> {path}")
     return 1 if survivors else 0

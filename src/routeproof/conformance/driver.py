@@ -9,7 +9,7 @@ import os
 import signal
 import time
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,7 +27,10 @@ __all__ = [
     "load_profile",
 ]
 
-PROTOCOL_VERSION = "provider-routing-v1/conformance-1"
+PROTOCOL_VERSION = "provider-routing-v1/conformance-2"
+"""Sent in ``start``. conformance-2 adds optional fields only (PROTOCOL.md "Versions"); a case that
+uses them needs a capability a conformance-1 harness does not declare, so it never receives them."""
+_API_PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages", "responses": "/v1/responses"}
 _LINE_LIMIT = 16 * 1024 * 1024
 
 
@@ -176,6 +179,68 @@ class Launch:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PerCase:
+    """A gateway configured per request (``[gateway.per_case]``): a template the driver fills in
+    with each case's chain, so one profile serves chains of any length on the case's own mocks.
+
+    ``provider`` is a JSON-like table whose string values may hold ``{base_url}``, ``{model}``,
+    ``{api_key}``, ``{name}`` and ``{protocol}``; ``config`` is a table in which the string
+    ``"{providers}"`` becomes the list of filled-in providers (``single``: keys merged into it for a
+    one-provider chain); each of ``headers`` may hold ``{config}``, the config as compact JSON.
+    """
+
+    protocols: tuple[str, ...]  # the provider protocols the template can express
+    max_providers: int
+    provider: Mapping[str, Any]
+    config: Mapping[str, Any]
+    headers: Mapping[str, str]
+    single: Mapping[str, Any] = field(default_factory=dict)
+
+    def reason(self, providers: Sequence[Mapping[str, Any]]) -> str | None:
+        """Why the template cannot express this chain, or None."""
+        protocols = [str(p["protocol"]) for p in providers]
+        if len(protocols) > self.max_providers:
+            return f"the profile's template takes at most {self.max_providers} providers, the case has {len(protocols)}"
+        other = sorted(set(protocols) - set(self.protocols))
+        if other:
+            return f"the profile's template writes only {list(self.protocols)!r} providers, the case has {other!r}"
+        return None
+
+    def case_headers(self, providers: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+        """The request headers that configure the gateway for this chain."""
+        filled = [
+            _fill(
+                self.provider,
+                {
+                    "base_url": str(p["base_url"]),
+                    "model": str(p["model"]),
+                    "api_key": str(p.get("credentials", {}).get("api_key", "")),
+                    "name": str(p["name"]),
+                    "protocol": str(p["protocol"]),
+                },
+            )
+            for p in providers
+        ]
+        config = {**self.config, **(self.single if len(filled) == 1 else {})}
+        text = json.dumps(_fill(config, {}, providers=filled), separators=(",", ":"))
+        return {name: value.replace("{config}", text) for name, value in self.headers.items()}
+
+
+def _fill(value: Any, fields: Mapping[str, str], *, providers: list[Any] | None = None) -> Any:
+    if isinstance(value, str):
+        if value == "{providers}" and providers is not None:
+            return providers
+        for key, text in fields.items():
+            value = value.replace("{" + key + "}", text)
+        return value
+    if isinstance(value, Mapping):
+        return {k: _fill(v, fields, providers=providers) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, fields, providers=providers) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GatewayProfile:
     """How to drive one OpenAI-compatible gateway (a TOML file under conformance/profiles/).
 
@@ -198,6 +263,10 @@ class GatewayProfile:
     deadline_header: str | None = None  # the caller's deadline in relative ms, if the gateway takes one
     tier_keys: Mapping[str, str] = field(default_factory=dict)  # privacy tier -> gateway key (a tenant per tier)
     launch: Launch | None = None
+    # the response header naming the request fields the gateway did not carry (comma-separated;
+    # routeproof serve: x-routeproof-dropped); with it the profile may declare the "dropped" capability
+    dropped_header: str | None = None
+    per_case: PerCase | None = None  # configured per request from a template: any chain length, fresh ports
 
 
 def load_profile(path: Path) -> GatewayProfile:
@@ -206,6 +275,17 @@ def load_profile(path: Path) -> GatewayProfile:
     gw = doc.get("gateway", {})
     protocols = tuple(str(p) for p in gw.get("protocols", ()))
     ports = tuple(int(p) for p in gw.get("ports", ()))
+    per_case_raw = gw.get("per_case")
+    per_case = None
+    if per_case_raw is not None:
+        per_case = PerCase(
+            protocols=tuple(str(p) for p in per_case_raw.get("protocols", ("openai",))),
+            max_providers=int(per_case_raw.get("max_providers", 8)),
+            provider=dict(per_case_raw["provider"]),
+            config=dict(per_case_raw["config"]),
+            headers={str(k): str(v) for k, v in per_case_raw["headers"].items()},
+            single=dict(per_case_raw.get("single", {})),
+        )
     launch_raw = doc.get("launch")
     launch = None
     if launch_raw is not None:
@@ -217,7 +297,7 @@ def load_profile(path: Path) -> GatewayProfile:
             warm_up=bool(launch_raw.get("warm_up", True)),
             warm_up_key=None if launch_raw.get("warm_up_key") is None else str(launch_raw["warm_up_key"]),
         )
-    elif not protocols or len(protocols) != len(ports):
+    elif per_case is None and (not protocols or len(protocols) != len(ports)):
         raise ValueError(f"{path}: [gateway] needs as many protocols as ports, got {protocols!r} / {ports!r}")
     statuses_raw = gw.get("statuses")
     statuses = (
@@ -240,6 +320,8 @@ def load_profile(path: Path) -> GatewayProfile:
         deadline_header=None if gw.get("deadline_header") is None else str(gw["deadline_header"]),
         tier_keys={str(k): str(v) for k, v in gw.get("tier_keys", {}).items()},
         launch=launch,
+        dropped_header=None if gw.get("dropped_header") is None else str(gw["dropped_header"]),
+        per_case=per_case,
     )
 
 
@@ -270,9 +352,12 @@ class GatewayDriver:
     """
 
     attribution = "fleet"  # requests are attributed to a case by the mocks they reach, not by model name
-    concurrent = False  # one case at a time (the chain's ports are fixed)
 
     def __init__(self, url: str, profile: GatewayProfile) -> None:
+        # a static chain's ports are fixed: one case at a time; a per-case template uses each
+        # case's own mocks on fresh ports, so cases run concurrently, one driver per worker
+        self.concurrent = profile.per_case is not None
+        self._case_headers: dict[str, str] = {}
         self.url = url.rstrip("/")
         self.profile = profile
         self.info: Mapping[str, Any] = {
@@ -286,27 +371,36 @@ class GatewayDriver:
     @property
     def ports(self) -> tuple[int, ...] | None:
         """The fixed ports the mocks must bind (None: any free ones)."""
-        return self.profile.ports or None
+        return None if self.profile.per_case is not None else (self.profile.ports or None)
 
     def fork(self) -> GatewayDriver:
-        """The driver for another worker: this one (a static gateway runs one case at a time)."""
-        return self
+        """The driver for another worker: this one for a static gateway (one case at a time), a
+        new one (its own case headers) for a per-case template."""
+        return GatewayDriver(self.url, self.profile) if self.profile.per_case is not None else self
 
     def unsupported_reason(self, case: Mapping[str, Any]) -> str | None:
         """Why the gateway cannot express ``case`` (checked before its mocks start), or None."""
+        if self.profile.per_case is not None:
+            return self.profile.per_case.reason(case["providers"])
         protocols = tuple(str(p["protocol"]) for p in case["providers"])
         if protocols != self.profile.protocols:
             return f"the gateway's chain is {self.profile.protocols!r}, the case's {protocols!r}"
         return None
 
     async def configure(self, message: Mapping[str, Any], timeout_s: float) -> Mapping[str, Any]:
-        """Check the case's chain against the profile (the gateway itself is configured outside)."""
-        reason = self.unsupported_reason(message)
+        """Check the case's chain against the profile (a static gateway is configured outside; a
+        per-case template becomes this case's request headers)."""
+        if self.profile.per_case is not None:
+            reason = self.profile.per_case.reason(message["providers"])
+            if reason is None:
+                self._case_headers = self.profile.per_case.case_headers(message["providers"])
+        else:
+            reason = self.unsupported_reason(message)
         return {"op": "unsupported", "reason": reason} if reason else {"op": "configured"}
 
     def _headers(self, message: Mapping[str, Any]) -> dict[str, str] | str:
         tier = str(message.get("tier", "standard"))
-        headers = dict(self.profile.headers)
+        headers = {**self.profile.headers, **self._case_headers}
         if message.get("gateway_key"):  # the runner's own call (the warm-up), not a case's
             headers["Authorization"] = f"Bearer {message['gateway_key']}"
         elif self.profile.tier_keys:
@@ -330,13 +424,22 @@ class GatewayDriver:
         headers = self._headers(message)
         if isinstance(headers, str):
             return {"op": "unsupported", "reason": headers}
+        api = str(message.get("api") or "openai")
+        if api not in _API_PATHS:
+            return {"op": "unsupported", "reason": f"unknown api {api!r}"}
         body: dict[str, Any] = {
             "model": self.profile.model,
             "messages": message["request"]["messages"],
             "max_tokens": message["request"]["max_tokens"],
             "stream": bool(message.get("stream")),
         }
-        if message["request"].get("tools"):  # the protocol's tools, in OpenAI's function shape
+        if "body" in message:  # case format 3: the caller's own body, in its API's shape
+            body = {**message["body"], "model": self.profile.model, "stream": bool(message.get("stream"))}
+            if api == "anthropic" and self.profile.tier_keys:
+                headers.setdefault("x-api-key", headers.get("Authorization", "").removeprefix("Bearer "))
+            if api == "anthropic":
+                headers.setdefault("anthropic-version", "2023-06-01")
+        elif message["request"].get("tools"):  # the protocol's tools, in OpenAI's function shape
             body["tools"] = [
                 {
                     "type": "function",
@@ -358,60 +461,138 @@ class GatewayDriver:
         if cancel_after_ms is not None and cancel_after_ms / 1000 < timeout:
             try:
                 async with asyncio.timeout(cancel_after_ms / 1000):
-                    return await self._post(body, headers, timeout_s, started)
+                    return await self._post(body, headers, timeout_s, started, api)
             except TimeoutError:  # the caller went away: the connection is closed mid-call
                 return _gw_outcome("cancelled", started, error=f"client disconnected after {cancel_after_ms} ms")
         try:
             async with asyncio.timeout(timeout):
-                return await self._post(body, headers, timeout_s, started)
+                return await self._post(body, headers, timeout_s, started, api)
         except TimeoutError:
             return _gw_outcome("deadline", started, error=f"client-side timeout after {timeout:.3f} s")
 
     async def _post(
-        self, body: Mapping[str, Any], headers: Mapping[str, str], timeout_s: float, started: float
+        self, body: Mapping[str, Any], headers: Mapping[str, str], timeout_s: float, started: float, api: str = "openai"
     ) -> dict[str, Any]:
-        url = f"{self.url}/v1/chat/completions"
+        url = f"{self.url}{_API_PATHS[api]}"
         try:
             async with self._client.stream("POST", url, json=body, headers=headers) as resp:
                 if resp.status_code == 200 and body["stream"]:
-                    return await _read_sse(resp, started)
+                    return self._with_dropped(await _read_sse(resp, started, api), resp)
                 raw = await resp.aread()
         except httpx.HTTPError as exc:
             return _gw_outcome("other", started, error=f"{type(exc).__name__}: {exc}")
         text_body = raw.decode("utf-8", "replace")
         if resp.status_code == 200:
             try:
-                message = json.loads(text_body)["choices"][0]["message"]
-                text = message["content"] or ""
-                tools = [
-                    {"name": str(c["function"]["name"]), "arguments": str(c["function"]["arguments"])}
-                    for c in message.get("tool_calls") or ()
-                ]
+                text, tools = _ANSWER_READERS[api](json.loads(text_body))
             except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                 return _gw_outcome("invalid_response", started, error=text_body[:200])
-            return _gw_outcome("success", started, text=text, tool_calls=tools)
+            return self._with_dropped(_gw_outcome("success", started, text=text, tool_calls=tools), resp)
         classes = self.profile.statuses.get(resp.status_code, ("all_failed",))
         out = _gw_outcome(classes[0], started, error=f"HTTP {resp.status_code}: {text_body[:2000]}")
         out["http_status"] = resp.status_code
         out["classes"] = list(classes)
         return out
 
+    def _with_dropped(self, outcome: dict[str, Any], resp: httpx.Response) -> dict[str, Any]:
+        """The fields the gateway reported as not carried (its profile's ``dropped_header``)."""
+        if self.profile.dropped_header:
+            raw = resp.headers.get(self.profile.dropped_header, "")
+            outcome["dropped"] = [name.strip() for name in raw.split(",") if name.strip()]
+        return outcome
+
     async def aclose(self) -> None:
         """Close the HTTP client."""
         await self._client.aclose()
 
 
-async def _read_sse(resp: httpx.Response, started: float) -> dict[str, Any]:
+def _chat_answer(doc: Any) -> tuple[str, list[dict[str, str]]]:
+    message = doc["choices"][0]["message"]
+    tools = [
+        {"name": str(c["function"]["name"]), "arguments": str(c["function"]["arguments"])}
+        for c in message.get("tool_calls") or ()
+    ]
+    return str(message["content"] or ""), tools
+
+
+def _anthropic_answer(doc: Any) -> tuple[str, list[dict[str, str]]]:
+    blocks = doc["content"]
+    text = "".join(str(b["text"]) for b in blocks if b["type"] == "text")
+    tools = [{"name": str(b["name"]), "arguments": json.dumps(b["input"])} for b in blocks if b["type"] == "tool_use"]
+    return text, tools
+
+
+def _responses_answer(doc: Any) -> tuple[str, list[dict[str, str]]]:
+    if doc.get("status") not in {None, "completed"}:
+        raise ValueError(f"response status {doc.get('status')!r}")
+    text: list[str] = []
+    tools: list[dict[str, str]] = []
+    for item in doc["output"]:
+        if item["type"] == "message":
+            text += [str(c["text"]) for c in item["content"] if c["type"] == "output_text"]
+        elif item["type"] == "function_call":
+            tools.append({"name": str(item["name"]), "arguments": str(item["arguments"])})
+    return "".join(text), tools
+
+
+_ANSWER_READERS = {"openai": _chat_answer, "anthropic": _anthropic_answer, "responses": _responses_answer}
+"""A 200 answer's text and complete tool calls, per API shape (a body not of the shape: invalid)."""
+
+
+async def _read_sse(resp: httpx.Response, started: float, api: str = "openai") -> dict[str, Any]:
     """Read an SSE answer to its end; a cut or an in-band error after the 200 is a stream error."""
     lines: list[str] = []
+    read = _typed_sse_text if api != "openai" else _sse_text
     try:
         async for line in resp.aiter_lines():
             lines.append(line)
     except httpx.HTTPError as exc:
-        _, text, _ = _sse_text("\n".join(lines))
+        _, text, _ = read("\n".join(lines))
         return _gw_outcome("stream_error", started, text=text, error=f"{type(exc).__name__}: {exc}")
-    cls, text, tools = _sse_text("\n".join(lines))
+    cls, text, tools = read("\n".join(lines))
     return _gw_outcome(cls, started, text=text, tool_calls=tools)
+
+
+def _typed_sse_text(raw: str) -> tuple[str, str, list[dict[str, str]]]:
+    """The class, text and complete tool calls of a typed-event stream (each event's JSON names its
+    ``type``): Anthropic Messages (complete with ``message_stop``) or OpenAI Responses (complete with
+    ``response.completed``); an ``error`` or ``response.failed`` event, or a malformed one, fails it."""
+    text: list[str] = []
+    tools: dict[str, dict[str, str]] = {}
+    done = failed = False
+    for line in raw.splitlines():
+        if not line.startswith("data:"):
+            continue
+        try:
+            obj = json.loads(line[5:].strip())
+        except ValueError:
+            failed = True
+            continue
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind in {"error", "response.failed", "response.incomplete"}:
+            failed = True
+        elif kind in {"message_stop", "response.completed"}:
+            done = True
+        elif kind == "response.output_text.delta":
+            text.append(str(obj.get("delta", "")))
+        elif kind == "content_block_delta":
+            delta = obj.get("delta") or {}
+            if delta.get("type") == "text_delta":
+                text.append(str(delta.get("text", "")))
+            elif delta.get("type") == "input_json_delta":
+                tools.setdefault(str(obj.get("index")), {"name": "", "arguments": ""})["arguments"] += str(
+                    delta.get("partial_json", "")
+                )
+        elif kind == "content_block_start" and (obj.get("content_block") or {}).get("type") == "tool_use":
+            tools[str(obj.get("index"))] = {"name": str(obj["content_block"].get("name", "")), "arguments": ""}
+        elif kind == "response.output_item.done" and (obj.get("item") or {}).get("type") == "function_call":
+            item = obj["item"]
+            tools[str(item.get("id"))] = {
+                "name": str(item.get("name", "")),
+                "arguments": str(item.get("arguments", "")),
+            }
+    complete = done and not failed
+    return ("success" if complete else "stream_error"), "".join(text), list(tools.values()) if complete else []
 
 
 def _sse_text(raw: str) -> tuple[str, str, list[dict[str, str]]]:

@@ -314,6 +314,7 @@ def _expected(run: CallRun, expect: Mapping[str, Any]) -> list[Failure]:
             )
     if expect.get("traceparent") == "child":
         out += _traceparent(run)
+    out += _format3(run, expect, by_provider)
     for provider, within in expect.get("connection_closed_within_ms", {}).items():
         for r in by_provider.get(provider, []):
             if r.closed_s is None or _ms(r.closed_s - run.returned_s) > within + late_ms(within):
@@ -379,7 +380,106 @@ def _traceparent(run: CallRun) -> list[Failure]:
     return out
 
 
+def _dropped_names(outcome: Mapping[str, Any]) -> set[str]:
+    """The request fields an outcome reports as not carried, with their top-level names: a reported
+    ``tools[].function.strict`` or ``cache_control.ttl`` satisfies ``dropped: [tools]`` /
+    ``[cache_control]``. (``not_dropped`` is judged on the exact names: ``response_format.name``
+    left out does not mean ``response_format`` was.)"""
+    names: set[str] = set()
+    for raw in outcome.get("dropped") or ():
+        name = str(raw).strip()
+        names.add(name)
+        names.add(re.split(r"[.\[]", name, maxsplit=1)[0])
+    return names
+
+
+def _format3(
+    run: CallRun, expect: Mapping[str, Any], by_provider: Mapping[str, list[ObservedRequest]]
+) -> list[Failure]:
+    """Case format 3's call expectations: the error names something, the reported drops, what
+    reached a provider."""
+    out: list[Failure] = []
+    n = run.index
+    error = str(run.outcome.get("error") or "")
+    for piece in expect.get("error_contains", ()):
+        if str(piece).lower() not in error.lower():
+            out.append(Failure(check="error_contains", call=n, expected=repr(piece), observed=repr(error[:200])))
+    reported = _dropped_names(run.outcome)
+    shown = ", ".join(sorted(str(d) for d in run.outcome.get("dropped") or ())) or "none"
+    for name in expect.get("dropped", ()):
+        if name not in reported:
+            out.append(
+                Failure(
+                    check="dropped", call=n, expected=f"{name!r} reported as dropped", observed=f"reported: {shown}"
+                )
+            )
+    exact = {str(d).strip() for d in run.outcome.get("dropped") or ()}
+    for name in expect.get("not_dropped", ()):  # the field itself; a part of it left out is not the field
+        if name in exact:
+            out.append(
+                Failure(
+                    check="not_dropped",
+                    call=n,
+                    expected=f"{name!r} carried, not dropped",
+                    observed=f"reported: {shown}",
+                )
+            )
+    for provider, pieces in expect.get("body_contains", {}).items():
+        for r in by_provider.get(provider, []):
+            for piece in pieces:
+                if piece not in r.entry.body_text:
+                    out.append(
+                        Failure(
+                            check="body_contains",
+                            call=n,
+                            expected=f"{provider!r}'s request body contains {piece!r}",
+                            observed=repr(r.entry.body_text[:200]),
+                        )
+                    )
+    return out
+
+
+def _totals(case: Mapping[str, Any], calls: Sequence[CallRun]) -> list[Failure]:
+    """``totals``: over all the case's calls, the requests per provider and the calls per outcome
+    class (load balancing shares, rate limits, retry budgets are properties of many calls)."""
+    totals = case.get("totals")
+    if not totals:
+        return []
+    out: list[Failure] = []
+    counts: dict[str, int] = {}
+    for run in calls:
+        for r in run.requests:
+            counts[r.provider] = counts.get(r.provider, 0) + 1
+    for provider, want in totals.get("requests", {}).items():
+        if not _count_ok(want, counts.get(provider, 0)):
+            out.append(
+                Failure(
+                    check="total_requests",
+                    expected=f"{provider!r}: {want} request(s) over {len(calls)} calls",
+                    observed=f"{counts.get(provider, 0)} (all: {json.dumps(counts, sort_keys=True)})",
+                )
+            )
+    classes: dict[str, int] = {}
+    for run in calls:
+        cls = str(run.outcome.get("class"))
+        classes[cls] = classes.get(cls, 0) + 1
+    for cls, want in totals.get("outcomes", {}).items():
+        if not _count_ok(want, classes.get(cls, 0)):
+            out.append(
+                Failure(
+                    check="total_outcomes",
+                    expected=f"{cls}: {want} call(s) of {len(calls)}",
+                    observed=f"{classes.get(cls, 0)} (all: {json.dumps(classes, sort_keys=True)})",
+                )
+            )
+    return out
+
+
 def _case_level(case: Mapping[str, Any], calls: Sequence[CallRun]) -> list[Failure]:
+    return _totals(case, calls) + _jitter_spread(case, calls)
+
+
+def _jitter_spread(case: Mapping[str, Any], calls: Sequence[CallRun]) -> list[Failure]:
     """``jitter_spread``: over the calls, the first retry gaps of ``provider`` spread over at least
     ``min_range_ms``. A ±20 % band on 200 ms is 80 ms wide: 16 uniform draws span less than 40 ms
     with probability 16 x 0.5^15 - 15 x 0.5^16 < 3e-4; a fixed sleep spans only the noise."""

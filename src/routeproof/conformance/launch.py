@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -26,8 +28,9 @@ from typing import Any
 import httpx
 
 from routeproof.conformance.driver import GatewayDriver, GatewayProfile, HarnessError
+from routeproof.providers.capabilities import MODELS_TOML_ENV
 
-__all__ = ["WRITERS", "LaunchedGateway", "free_port", "routeproof_serve_config"]
+__all__ = ["WRITERS", "LaunchedGateway", "free_port", "litellm_proxy_config", "routeproof_serve_config"]
 
 PROVIDER_KEY_ENV = "CONFORMANCE_PROVIDER_KEY"
 _READY_POLL_S = 0.05
@@ -68,8 +71,10 @@ def routeproof_serve_config(
     prices: dict[tuple[str, str], tuple[str, str]] = {}
     lines: list[str] = []
     pricing: list[str] = []
+    models: list[str] = []  # capability rows (case format 3), read through ROUTEPROOF_MODELS_TOML
     env = {PROVIDER_KEY_ENV: "conformance-test-key"}
-    for priority, p in enumerate(message["providers"], start=1):
+    for position, p in enumerate(message["providers"], start=1):
+        priority = int(p.get("priority", position))
         protocol, hosting, url = str(p["protocol"]), str(p.get("hosting", "public")), str(p["base_url"])
         creds: Mapping[str, str] = p.get("credentials", {})
         env[PROVIDER_KEY_ENV] = creds.get("api_key", env[PROVIDER_KEY_ENV])
@@ -112,10 +117,33 @@ def routeproof_serve_config(
             f"base_url = {_toml_str(url)}",
             f"model = {_toml_str(str(p['model']))}",
             f"priority = {priority}",
+            *(f"{key} = {p[key]}" for key in ("weight", "rpm") if key in p),
             *extra,
             "",
         ]
+        if p.get("capabilities"):
+            models += [
+                "[[models]]",
+                f'provider = "{kind}"',
+                f"match = {_toml_str('^' + re.escape(str(p['model'])) + '$')}",
+                *(f"{k} = {'true' if v else 'false'}" for k, v in sorted(p["capabilities"].items())),
+                "",
+            ]
     files: dict[str, str] = {}
+    if models:
+        files["models.toml"] = "\n".join(models)
+        env[MODELS_TOML_ENV] = "{dir}/models.toml"  # the case's directory, filled in at launch
+    traffic = message.get("traffic") or {}
+    if traffic:
+        lines += ["[driver.traffic]", *([f'strategy = "{traffic["strategy"]}"'] if "strategy" in traffic else []), ""]
+        if "retry_budget" in traffic:
+            budget = traffic["retry_budget"]
+            lines += [
+                "[driver.traffic.retry_budget]",
+                f"max_tokens = {int(budget['max_tokens'])}",
+                f"token_ratio = {budget['token_ratio']}",
+                "",
+            ]
     if pricing:
         files["pricing.toml"] = "\n".join(pricing)
         lines.insert(0, 'pricing = "pricing.toml"\n')
@@ -132,13 +160,45 @@ def routeproof_serve_config(
     return files, env
 
 
-WRITERS: Mapping[str, Writer] = {"routeproof-serve": routeproof_serve_config}
+def litellm_proxy_config(
+    message: Mapping[str, Any], profile: GatewayProfile
+) -> tuple[dict[str, str], dict[str, str]] | str:
+    """``config.yaml`` for the LiteLLM proxy (``litellm --config``) routing the profile's model
+    through the case's chain, the way ``conformance/harnesses/litellm_harness.py`` configures its
+    Router: each provider one deployment in its own model group (the first named after the
+    profile's model, the rest ``p1``, ``p2``, ...), ``fallbacks`` from the first through the rest
+    in order, ``num_retries: 2`` (3 attempts per provider, as the contract), the rest LiteLLM's
+    defaults. Written as JSON, which is YAML. Bedrock, prices and budgets are not expressed."""
+    if message.get("budget_usd") is not None:
+        return "the LiteLLM proxy profile writes no budget"
+    groups: list[str] = []
+    model_list: list[dict[str, Any]] = []
+    for i, p in enumerate(message["providers"]):
+        protocol = str(p["protocol"])
+        key = str(p.get("credentials", {}).get("api_key", ""))
+        if protocol == "openai":
+            params = {"model": f"openai/{p['model']}", "api_base": f"{p['base_url']}/v1", "api_key": key}
+        elif protocol == "anthropic":
+            params = {"model": f"anthropic/{p['model']}", "api_base": str(p["base_url"]), "api_key": key}
+        else:
+            return f"the LiteLLM proxy profile writes no {protocol} provider"
+        group = profile.model if i == 0 else f"p{i}"
+        groups.append(group)
+        model_list.append({"model_name": group, "litellm_params": params})
+    router: dict[str, Any] = {"num_retries": 2}
+    if len(groups) > 1:
+        router["fallbacks"] = [{groups[0]: groups[1:]}]
+    master = profile.headers.get("Authorization", "Bearer sk-conformance").removeprefix("Bearer ")
+    config = {"model_list": model_list, "router_settings": router, "general_settings": {"master_key": master}}
+    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}  # no network fetch at start
+    return {"config.yaml": json.dumps(config, indent=2)}, env
+
+
+WRITERS: Mapping[str, Writer] = {"routeproof-serve": routeproof_serve_config, "litellm-proxy": litellm_proxy_config}
 
 
 class LaunchedGateway(GatewayDriver):
     """One worker's gateway: started per case from the configuration its writer produces."""
-
-    concurrent = True  # every case has its own mocks and its own gateway process
 
     async def warm_up_call(self, message: Mapping[str, Any], timeout_s: float) -> None:
         """One unjudged plain call through the fresh gateway (as the warm-up tenant, if the profile has one)."""
@@ -154,6 +214,7 @@ class LaunchedGateway(GatewayDriver):
         if profile.launch.config not in WRITERS:
             raise ValueError(f"profile {profile.name!r}: unknown [launch] config {profile.launch.config!r}")
         super().__init__("http://127.0.0.1:0", profile)
+        self.concurrent = True  # every case has its own mocks and its own gateway process
         self._writer = WRITERS[profile.launch.config]
         self._proc: asyncio.subprocess.Process | None = None
         self._dir: Path | None = None
@@ -179,6 +240,7 @@ class LaunchedGateway(GatewayDriver):
         if isinstance(written, str):
             return {"op": "unsupported", "reason": written}
         files, env = written
+        config_name = "agent.toml" if "agent.toml" in files else next(iter(files))  # the writer's main file
         self._dir = Path(tempfile.mkdtemp(prefix="routeproof-gw-"))
         for name, text in files.items():
             (self._dir / name).write_text(text, encoding="utf-8")
@@ -186,7 +248,7 @@ class LaunchedGateway(GatewayDriver):
         launch = self.profile.launch
         port = free_port()
         argv = [
-            a.format(python=sys.executable, config=str(self._dir / "agent.toml"), port=port, dir=str(self._dir))
+            a.format(python=sys.executable, config=str(self._dir / config_name), port=port, dir=str(self._dir))
             for a in launch.command
         ]
         log = self._log_path.open("ab") if self._log_path is not None else None
@@ -196,14 +258,19 @@ class LaunchedGateway(GatewayDriver):
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=log if log is not None else asyncio.subprocess.DEVNULL,
                 stderr=log if log is not None else asyncio.subprocess.DEVNULL,
-                env={**{k: v for k, v in os.environ.items() if k not in _BUDGET_OVERRIDES}, **env},
+                env={
+                    **{k: v for k, v in os.environ.items() if k not in _BUDGET_OVERRIDES},
+                    **{k: v.replace("{dir}", str(self._dir)) for k, v in env.items()},
+                },
                 start_new_session=True,  # its own process group: killed with its children
             )
         finally:
             if log is not None:
                 log.close()
         self.url = f"http://127.0.0.1:{port}"
-        await self._wait_ready(min(timeout_s, launch.start_timeout_s), launch.ready_path)
+        # the profile states how long its gateway takes to start (the LiteLLM proxy: about 115 s
+        # at load 28, measured), which may exceed the runner's configure timeout
+        await self._wait_ready(launch.start_timeout_s, launch.ready_path)
         return {"op": "configured"}
 
     async def _wait_ready(self, timeout_s: float, path: str) -> None:

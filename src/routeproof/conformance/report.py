@@ -141,16 +141,31 @@ def write_breaks_report(rows: Sequence[Mapping[str, object]], out_dir: Path) -> 
     md = [
         "# Planted breaks: which cases killed which",
         "",
-        "| break | rules | killed | killed by |",
-        "| --- | --- | --- | --- |",
+        "A break is *isolated* when no other break of its rules is killed by the same cases failing the",
+        "same checks: some case fails it for a reason of its own.",
+        "",
+        "| break | rules | killed | isolated | killed by (the checks that failed) |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for row in rows:
         killers = row["killed_by"]
         assert isinstance(killers, list)
         rules = row["rules"]
         assert isinstance(rules, list)
-        shown = ", ".join(str(k) for k in killers) if killers else "NOTHING (survived)"
-        md.append(f"| {row['break']} | {', '.join(str(r) for r in rules)} | {'yes' if killers else 'NO'} | {shown} |")
+        evidence = row.get("evidence") or {}
+        assert isinstance(evidence, dict)
+        twins = row.get("twins") or []
+        assert isinstance(twins, list)
+        shown = (
+            ", ".join(f"{k} ({', '.join(evidence.get(k, ()))})" if evidence.get(k) else str(k) for k in killers)
+            if killers
+            else "NOTHING (survived)"
+        )
+        isolated = "no: same as " + ", ".join(str(t) for t in twins) if twins else "yes"
+        md.append(
+            f"| {row['break']} | {', '.join(str(r) for r in rules)} | {'yes' if killers else 'NO'} | {isolated} "
+            f"| {shown} |"
+        )
     path = out_dir / "conformance-breaks.md"
     path.write_text("\n".join(md) + "\n", encoding="utf-8")
     (out_dir / "conformance-breaks.json").write_text(json.dumps(list(rows), indent=2) + "\n", encoding="utf-8")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from routeproof.conformance.answers import expand_step
+from routeproof.conformance.cases import expand_calls, needs
 from routeproof.conformance.driver import GatewayDriver, HarnessDriver, HarnessError, Implementation
 from routeproof.conformance.judge import BUDGET_MS, CallRun, Failure, judge_case
 from routeproof.conformance.launch import LaunchedGateway
@@ -90,7 +91,7 @@ def call_bound_s(call: Mapping[str, Any], slack_s: float = HARD_SLACK_S) -> floa
 
 def hard_bound_s(case: Mapping[str, Any], slack_s: float = HARD_SLACK_S) -> float:
     """The longest a whole case may take (its calls' bounds, pauses, set-up and the grace)."""
-    calls: Sequence[Mapping[str, Any]] = case["calls"]
+    calls: Sequence[Mapping[str, Any]] = expand_calls(case)
     return float(
         sum(call_bound_s(c, slack_s) + c.get("pause_before_ms", 0) / 1000 for c in calls)
         + CONFIGURE_TIMEOUT_S
@@ -102,7 +103,7 @@ def model_names(case: Mapping[str, Any]) -> dict[str, str]:
     """A model name per provider, unique to this run of the case: a request carrying another
     name is a stray from another case (a late retry reaching a reused port) and is not judged here."""
     tag = uuid.uuid4().hex[:8]
-    return {str(p["name"]): f"model-{p['name']}-{tag}" for p in case["providers"]}
+    return {str(p["name"]): str(p.get("model") or f"model-{p['name']}-{tag}") for p in case["providers"]}
 
 
 def _expanded_steps(
@@ -144,10 +145,14 @@ def _configure_message(case: Mapping[str, Any], mocks: CaseMocks, models: Mappin
             "model": models[str(p["name"])],
             "credentials": dict(CREDENTIALS),
         }
-        if "price" in p:
-            entry["price"] = p["price"]
+        for key in ("price", "capabilities", "priority", "weight", "rpm"):  # price; the rest: case format 3
+            if key in p:
+                entry[key] = p[key]
         providers.append(entry)
-    return {"op": "configure", "case": case["id"], "providers": providers, "budget_usd": case.get("budget_usd")}
+    message = {"op": "configure", "case": case["id"], "providers": providers, "budget_usd": case.get("budget_usd")}
+    if "traffic" in case:
+        message["traffic"] = case["traffic"]
+    return message
 
 
 def _call_message(case: Mapping[str, Any], index: int, call: Mapping[str, Any]) -> dict[str, Any]:
@@ -163,7 +168,7 @@ def _call_message(case: Mapping[str, Any], index: int, call: Mapping[str, Any]) 
                 "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
             }
         ]
-    return {
+    message: dict[str, Any] = {
         "op": "call",
         "case": case["id"],
         "index": index,
@@ -174,10 +179,14 @@ def _call_message(case: Mapping[str, Any], index: int, call: Mapping[str, Any]) 
         "traceparent": call.get("traceparent"),
         "cancel_after_ms": call.get("cancel_after_ms"),
     }
+    if "api" in call:  # case format 3: the caller's own body, in its API's shape (needs "request")
+        message["api"] = call["api"]
+        message["body"] = call.get("body", {})
+    return message
 
 
 def _missing(case: Mapping[str, Any], capabilities: Sequence[str]) -> list[str]:
-    return [c for c in case.get("requires", ()) if c not in capabilities]
+    return [c for c in needs(case) if c not in capabilities]
 
 
 async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: float = HARD_SLACK_S) -> CaseResult:
@@ -216,7 +225,7 @@ async def run_case(impl: Implementation, case: Mapping[str, Any], *, slack_s: fl
             # Expanded now, not before configure: a Retry-After HTTP-date counts from the calls.
             steps, defaults = _expanded_steps(case, models)
             mocks.load(steps, defaults)
-            for index, call in enumerate(case["calls"]):
+            for index, call in enumerate(expand_calls(case)):
                 pause = call.get("pause_before_ms", 0)
                 if pause:
                     await asyncio.sleep(pause / 1000)
@@ -303,20 +312,19 @@ async def run_suite(
     async def worker() -> None:
         impl: Implementation | None = None
         try:
+            launch = getattr(getattr(gateway, "profile", None), "launch", None)
+            start_s = max(0.0, launch.start_timeout_s - CONFIGURE_TIMEOUT_S) if launch is not None else 0.0
             while not queue.empty():
                 case = queue.get_nowait()
                 started = time.monotonic()
+                bound_s = hard_bound_s(case, slack_s) + start_s  # + a slow gateway's stated start-up
                 if impl is None:
                     impl = await new_impl()
                     info.update(impl.info)
                 try:
-                    result = await asyncio.wait_for(run_case(impl, case, slack_s=slack_s), hard_bound_s(case, slack_s))
+                    result = await asyncio.wait_for(run_case(impl, case, slack_s=slack_s), bound_s)
                 except (HarnessError, TimeoutError) as exc:
-                    error = (
-                        exc
-                        if isinstance(exc, HarnessError)
-                        else HarnessError(f"case exceeded {hard_bound_s(case, slack_s):.0f} s")
-                    )
+                    error = exc if isinstance(exc, HarnessError) else HarnessError(f"case exceeded {bound_s:.0f} s")
                     result = _hung_result(case, error, started)
                     if isinstance(impl, HarnessDriver):
                         impl.kill()
