@@ -47,6 +47,7 @@ __all__ = [
     "log_model_not_found",
     "log_turn_warning",
     "logger",
+    "tracing_is_noop",
 ]
 
 logger = logging.getLogger("routeproof")
@@ -297,6 +298,11 @@ class _ChildSpan:
 _NO_SDK = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
 
 
+def tracing_is_noop() -> bool:
+    """Whether no OpenTelemetry SDK is the global tracer provider now (every span would be a no-op)."""
+    return type(trace.get_tracer_provider()) in _NO_SDK
+
+
 def attempt_span(
     provider: ProviderId, model: str, attempt_num: int, *, parent: Context | None = None
 ) -> AbstractContextManager[trace.Span]:
@@ -308,10 +314,9 @@ def attempt_span(
     parent's ids on unchanged; a non-recording child with a fresh span id is made instead (AC-17),
     directly: the no-op tracer's span and its attributes were about a tenth of the router's own CPU.
     """
-    tracer_provider = trace.get_tracer_provider()
-    if type(tracer_provider) in _NO_SDK:  # checked per attempt: an SDK installed later is used at once
+    if tracing_is_noop():  # checked per attempt: an SDK installed later is used at once
         return _ChildSpan(parent)
-    return _sdk_attempt_span(tracer_provider, provider, model, attempt_num, parent)
+    return _sdk_attempt_span(trace.get_tracer_provider(), provider, model, attempt_num, parent)
 
 
 @contextmanager
