@@ -539,6 +539,10 @@ BREAKS: tuple[Break, ...] = (
           new="    lacking: list[Capability] = []  # planted",
           targets=("tests/router/test_capability_failover.py",),
           why="an image request is sent to a text-only model instead of skipping it (capability: images)"),
+    Break(row="PERF-NOSDK-SPAN", file="src/routeproof/observe.py",
+          old="    return type(trace.get_tracer_provider()) in _NO_SDK", new="    return True  # planted",
+          targets=("tests/money/test_telemetry.py::test_each_attempt_span_carries_genai_attributes_and_the_ledgers_usage",),
+          why="the no-SDK shortcut taken with an SDK installed: attempt spans are no longer recorded"),
 )  # fmt: skip
 
 
