@@ -8,7 +8,9 @@ socket, no mock server and no other process is involved: the difference between 
 router (kernel step, planning, ledger, normalisation, instrumentation, timers) plus the provider's
 request building and parsing. Arms alternate in blocks (rotated rounds, one process), CPU from
 ``time.process_time``; ``--count`` instead counts Python function calls per call with
-``sys.setprofile`` (repeatable whatever the machine's load). Prints one JSON object.
+``sys.setprofile`` (repeatable whatever the machine's load); ``--conditions`` counts the icontract
+conditions evaluated per routed call (0 under ``-O``: the contracts' cost scales with it). Prints one
+JSON object.
 """
 
 from __future__ import annotations
@@ -115,14 +117,42 @@ async def _count(calls: int) -> dict[str, Any]:
     return out
 
 
+async def _conditions(calls: int) -> dict[str, Any]:
+    """icontract conditions evaluated per routed call (each costs its wrapper about nine Python calls)."""
+    import icontract._checkers as checkers  # icontract's own hook: every condition goes through it once
+
+    _, routed, router = await _arms()
+    for _ in range(50):
+        await routed()
+    seen = [0]
+    select = checkers.select_condition_kwargs
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        seen[0] += 1
+        return select(*args, **kwargs)
+
+    checkers.select_condition_kwargs = counted
+    try:
+        for _ in range(calls):
+            await routed()
+    finally:
+        checkers.select_condition_kwargs = select
+    await router.aclose()
+    return {"optimize": sys.flags.optimize, "calls": calls, "conditions_per_routed_call": seen[0] / calls}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run and print one JSON object."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--count", action="store_true", help="count Python calls per call instead of CPU")
+    parser.add_argument("--conditions", action="store_true", help="count icontract conditions per routed call")
     args = parser.parse_args(argv)
-    result = asyncio.run(_count(args.calls) if args.count else _cpu(args.calls, args.rounds))
+    if args.conditions:
+        result = asyncio.run(_conditions(args.calls))
+    else:
+        result = asyncio.run(_count(args.calls) if args.count else _cpu(args.calls, args.rounds))
     print(json.dumps(result))
     return 0
 

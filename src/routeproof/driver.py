@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
 
 from routeproof.admission import Slot
@@ -122,10 +123,16 @@ def _lacking(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> d
     return lacking
 
 
+def _bound(entry: ChainEntry, ids: Mapping[str, ProviderId]) -> ChainEntry:
+    """``entry`` with its provider bound to the registered instance (itself when it already is)."""
+    bound = ids.get(entry.provider, entry.provider)
+    return entry if bound is entry.provider else replace(entry, provider=bound)
+
+
 def _plan(ports: Ports, req: ChatRequest, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
     planning = ports.planning
     # each configured name bound to its registered instance (its kind known)
-    chain = tuple(replace(e, provider=planning.ids.get(e.provider, e.provider)) for e in build_chain(resolved, policy))
+    chain = tuple(_bound(e, planning.ids) for e in build_chain(resolved, policy))
     # core/balance.py (groups' order) and core/affinity.py (a cacheable prefix's pinned deployment)
     chain = ports.traffic.order(chain, ports.traffic.draws(ports.draw, chain), req, now_ms)
     return plan_chain(
@@ -292,7 +299,8 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                     else:
                         with bounding_attempt(at_s.when):  # the built-in providers need no second timer
                             response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)
-                        span.set_attributes(genai_usage_attributes(response.usage, response.model or entry.model))
+                        if span.is_recording():  # a no-op span drops attributes: not built for it
+                            span.set_attributes(genai_usage_attributes(response.usage, response.model or entry.model))
         except ProviderCallFailed as exc:
             failure = exc.failure
         except TimeoutError:

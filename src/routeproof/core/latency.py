@@ -198,6 +198,10 @@ def p99_ms(state: LatencyState, provider: ProviderId, now_ms: int) -> int | None
 )
 def in_breach(state: LatencyState, provider: ProviderId, now_ms: int) -> bool:
     """Whether ``provider``'s p99 exceeds the SLA, judged on at least ``min_samples`` samples."""
+    return _in_breach(state, provider, now_ms)
+
+
+def _in_breach(state: LatencyState, provider: ProviderId, now_ms: int) -> bool:
     samples = judged(state, provider, now_ms)
     if len(samples) < state.config.min_samples:
         return False
@@ -247,5 +251,9 @@ def record_demotion(state: LatencyState, provider: ProviderId) -> LatencyState:
 
 @icontract.require(well_formed)
 def breaching(state: LatencyState, now_ms: int) -> frozenset[ProviderId]:
-    """Every provider in breach of the SLA at ``now_ms``."""
-    return frozenset(k for k, _ in state.samples if in_breach(state, k, now_ms))
+    """Every provider in breach of the SLA at ``now_ms``.
+
+    It runs on every routed call, so it applies :func:`in_breach`'s body, not its contracted entry
+    (whose checks repeated this one's ``well_formed`` per provider); ``in_breach``'s own contract is
+    checked where it is called (tests/core, CrossHair) and by :func:`probe_due`."""
+    return frozenset(k for k, _ in state.samples if _in_breach(state, k, now_ms))

@@ -30,8 +30,10 @@ from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
+from opentelemetry.trace import NonRecordingSpan
 
 from routeproof.core.constants import FAILOVER_BUDGET_MS
 from routeproof.core.messages import WireFormat, WireOrigin
@@ -58,6 +60,7 @@ from routeproof.gateway.openai_wire import OpenAIStream, completion
 from routeproof.gateway.responses_wire import ResponsesStream, response_object
 from routeproof.gateway.settings import Tenant
 from routeproof.gateway.telemetry import MetricsSource, metrics_text, trace_context
+from routeproof.observe import tracing_is_noop
 
 __all__ = ["ATTEMPTS_HEADER", "DEADLINE_HEADER", "DEFAULT_MAX_TOKENS", "DROPPED_HEADER", "GatewayApp"]
 
@@ -399,7 +402,20 @@ class GatewayApp:
 
 
 async def _in_server_span(path: str, parent: Context, work: Coroutine[Any, Any, None]) -> None:
-    """``work`` inside a SERVER span continuing the caller's trace ``parent``."""
+    """``work`` inside a SERVER span continuing the caller's trace ``parent``.
+
+    Without an SDK the no-op tracer's span is the caller's own (non-recording) one: it is made
+    current directly, as the no-op tracer would, without the tracer's per-request work."""
+    if tracing_is_noop():
+        span = trace.get_current_span(parent)
+        if not isinstance(span, NonRecordingSpan):
+            span = NonRecordingSpan(span.get_span_context())
+        token = otel_context.attach(trace.set_span_in_context(span))
+        try:
+            await work
+        finally:
+            otel_context.detach(token)
+        return
     with _tracer(trace.get_tracer_provider()).start_as_current_span(path, context=parent, kind=trace.SpanKind.SERVER):
         await work
 
