@@ -44,6 +44,7 @@ from routeproof import (
     RouterError,
     TerminalProviderError,
 )
+from routeproof.clock import ms_of_s
 from routeproof.core import kernel
 from routeproof.core.classify import Classification, Verdict
 from routeproof.core.ledger import BudgetLimits
@@ -68,6 +69,7 @@ from routeproof.core.types import (
     ToolUseStart,
 )
 from routeproof.errors import ConfigError
+from routeproof.options import BudgetOptions, LimitOptions
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
@@ -189,10 +191,9 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
     try:
         router = Router(
             providers,
-            pricing=PricingTable(prices=prices) if prices else None,
-            budget=budget,
             client=client,
-            attempt_timeout_s=timeout_s,
+            limits=LimitOptions(attempt_timeout_ms=max(1, ms_of_s(timeout_s))),
+            budgets=BudgetOptions(pricing=PricingTable(prices=prices) if prices else None, limits=budget),
         )
     except ConfigError as exc:  # e.g. a provider named after another kind
         return f"routeproof refuses this configuration: {exc}"
