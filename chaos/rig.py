@@ -29,7 +29,7 @@ from routeproof.core.types import (
     ToolDefinition,
 )
 from routeproof.mock import MockProviderServer, Scripted, Shape
-from routeproof.options import BudgetOptions, HealthOptions, LimitOptions
+from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider

@@ -540,11 +540,11 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/router/test_capability_failover.py",),
           why="an image request is sent to a text-only model instead of skipping it (capability: images)"),
     # workstream "front" (issue 29), this stop: the Router's grouped options
-    Break(row="FRONT-OPTIONS-WARN", file="src/routeproof/options.py", old="    if old:\n        warnings.warn(",
+    Break(row="FRONT-OPTIONS-WARN", file="src/routeproof/router_options.py", old="    if old:\n        warnings.warn(",
           new="    if False:  # planted\n        warnings.warn(",
           targets=("tests/router/test_options.py::test_old_keywords_still_work_and_warn_with_the_new_spelling",),
           why="an old flat Router keyword is taken silently (no DeprecationWarning naming the new spelling)"),
-    Break(row="FRONT-OPTIONS-BESIDE", file="src/routeproof/options.py", old="        if old and group is not None:\n",
+    Break(row="FRONT-OPTIONS-BESIDE", file="src/routeproof/router_options.py", old="        if old and group is not None:\n",
           new="        if False:  # planted\n",
           targets=("tests/router/test_options.py::test_an_old_keyword_beside_its_new_group_is_refused",),
           why="limits= and attempt_timeout_s= together: one of them is silently ignored"),

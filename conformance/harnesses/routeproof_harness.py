@@ -69,7 +69,7 @@ from routeproof.core.types import (
     ToolUseStart,
 )
 from routeproof.errors import ConfigError
-from routeproof.options import BudgetOptions, LimitOptions
+from routeproof.router_options import BudgetOptions, LimitOptions
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider

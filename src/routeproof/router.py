@@ -44,7 +44,7 @@ from routeproof.errors import ConfigError
 from routeproof.health_store import HealthStore, MemoryHealthStore
 from routeproof.ledger_store import LedgerStore, MemoryLedgerStore
 from routeproof.observe import RouterMetrics, log_budget_override
-from routeproof.options import BudgetOptions, HealthOptions, LegacyRouterOptions, LimitOptions, from_legacy
+from routeproof.router_options import BudgetOptions, HealthOptions, LegacyRouterOptions, LimitOptions, from_legacy
 from routeproof.ports import HealthBook, Instrumentation, Ledger, Planning, Ports, StreamTimeouts
 from routeproof.providers.protocol import Provider
 from routeproof.registry import keyed_by_instance, kind_of, names, provider_timeouts, registry
@@ -76,7 +76,7 @@ class Router:
         traffic_store: TrafficStore | None = None,
         **legacy: Unpack[LegacyRouterOptions],
     ) -> None:
-        """``limits``, ``budgets`` and ``health`` group the options (routeproof.options); the old
+        """``limits``, ``budgets`` and ``health`` group the options (routeproof.router_options); the old
         flat keywords (``**legacy``, ``health=HealthConfig(...)``) still work, with a DeprecationWarning."""
         for value, kind, name in ((limits, LimitOptions, "limits"), (budgets, BudgetOptions, "budgets")):
             if value is not None and not isinstance(value, kind):

@@ -1,4 +1,4 @@
-"""The Router's grouped options (routeproof.options): units in the names, checked when made, and the
+"""The Router's grouped options (routeproof.router_options): units in the names, checked when made, and the
 old flat keywords still accepted for this release with a DeprecationWarning naming the new spelling."""
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from routeproof.core.types import (
 )
 from routeproof.mock import MockProviderServer, Shape
 from routeproof.observe import RouterMetrics
-from routeproof.options import BudgetOptions, HealthOptions, LimitOptions
+from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
