@@ -8,7 +8,7 @@ import httpx
 import pytest
 import respx
 
-from routeproof.conformance.driver import GatewayDriver, load_profile
+from routeproof.conformance.subjects import GatewaySubject, load_profile
 
 PROFILE = Path(__file__).resolve().parents[2] / "conformance" / "profiles" / "litellm-proxy.toml"
 URL = "http://gateway.test"
@@ -31,10 +31,10 @@ def call_message(**kw: object) -> dict[str, object]:
 
 async def test_a_chain_unlike_the_profile_is_unsupported() -> None:
     """A case whose chain is not the gateway's configured chain is n/a."""
-    driver = GatewayDriver(URL, load_profile(PROFILE))
-    reply = await driver.configure({"providers": [{"protocol": "anthropic"}]}, 1.0)
-    same = await driver.configure({"providers": [{"protocol": "openai"}, {"protocol": "openai"}]}, 1.0)
-    await driver.aclose()
+    subject = GatewaySubject(URL, load_profile(PROFILE))
+    reply = await subject.configure({"providers": [{"protocol": "anthropic"}]}, 1.0)
+    same = await subject.configure({"providers": [{"protocol": "openai"}, {"protocol": "openai"}]}, 1.0)
+    await subject.aclose()
     assert reply["op"] == "unsupported"
     assert same["op"] == "configured"
 
@@ -51,17 +51,17 @@ async def test_a_chain_unlike_the_profile_is_unsupported() -> None:
 )
 async def test_http_answers_map_to_outcome_classes(status: int, body: dict[str, object], expected: str) -> None:
     """The gateway's HTTP status (and body shape) give the outcome class."""
-    driver = GatewayDriver(URL, load_profile(PROFILE))
+    subject = GatewaySubject(URL, load_profile(PROFILE))
     with respx.mock:
         respx.post(f"{URL}/v1/chat/completions").mock(return_value=httpx.Response(status, json=body))
-        outcome = await driver.call(call_message(), 5.0)
-    await driver.aclose()
+        outcome = await subject.call(call_message(), 5.0)
+    await subject.aclose()
     assert outcome["class"] == expected
 
 
 async def test_cancellation_cannot_be_expressed_over_http() -> None:
     """A call to cancel mid-way is n/a through a gateway."""
-    driver = GatewayDriver(URL, load_profile(PROFILE))
-    outcome = await driver.call(call_message(cancel_after_ms=100), 5.0)
-    await driver.aclose()
+    subject = GatewaySubject(URL, load_profile(PROFILE))
+    outcome = await subject.call(call_message(cancel_after_ms=100), 5.0)
+    await subject.aclose()
     assert outcome["op"] == "unsupported"

@@ -83,7 +83,7 @@ def _defined_in_testing(package: types.ModuleType) -> dict[str, object]:
 
 def test_the_testing_module_exports_what_it_defines() -> None:
     """``routeproof.testing`` re-exports, as the same objects, every public name its modules
-    (scripted, scenario, conformance, wire) define, and every name in its ``__all__`` exists."""
+    (scripted, scenario, provider_check, wire) define, and every name in its ``__all__`` exists."""
     module = routeproof.testing
     defined = _defined_in_testing(module)
     assert {"ScriptedProvider", "check_provider", "Scenario", "wire_scenario"} <= set(defined)

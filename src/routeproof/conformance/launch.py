@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from routeproof.conformance.driver import GatewayDriver, GatewayProfile, HarnessError
+from routeproof.conformance.subjects import GatewayProfile, GatewaySubject, HarnessError
 
 __all__ = ["WRITERS", "LaunchedGateway", "free_port", "routeproof_serve_config"]
 
@@ -135,7 +135,7 @@ def routeproof_serve_config(
 WRITERS: Mapping[str, Writer] = {"routeproof-serve": routeproof_serve_config}
 
 
-class LaunchedGateway(GatewayDriver):
+class LaunchedGateway(GatewaySubject):
     """One worker's gateway: started per case from the configuration its writer produces."""
 
     concurrent = True  # every case has its own mocks and its own gateway process
@@ -165,7 +165,7 @@ class LaunchedGateway(GatewayDriver):
         return None
 
     def fork(self) -> LaunchedGateway:
-        """Another driver for another concurrent worker."""
+        """Another subject for another concurrent worker."""
         return LaunchedGateway(self.profile, log_path=self._log_path)
 
     def unsupported_reason(self, case: Mapping[str, Any]) -> str | None:
