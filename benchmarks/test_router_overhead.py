@@ -26,7 +26,7 @@ from routeproof.core.types import ChatRequest, Message, ProviderKind, TenantPoli
 from routeproof.mock import MockProviderServer, Shape
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.router import Router
-from tools.deadline_lateness import httpx_lateness, router_lateness, summary
+from benchmarks.deadline_lateness import httpx_lateness, router_lateness, summary
 
 # Benchmarks stop mock servers with client connections still draining; asyncio 3.11 then reports
 # unraisable teardown noise (selector KeyError) that is not what these measure.

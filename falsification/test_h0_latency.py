@@ -72,7 +72,7 @@ defaults, not tuned to any outcome):
   *power* (not about any verdict): the per-seed share reaching 20 % was 21/26 (base 11), 35/48
   (101), 54/79 (1001) and 28/42 (2001, running), 0.71 pooled, below the 0.82 the bound of 100 was
   sized for; at 0.68-0.72 this procedure ends undecided after 100 seeds in 5-20 % of bases, after
-  200 in 0-1.2 % (``python -m tools.sequential_power --p 0.68 0.72 --bound 100 200``). The bound
+  200 in 0-1.2 % (``python -m benchmarks.sequential_power --p 0.68 0.72 --bound 100 200``). The bound
   cannot make a false claim survive: Ville's inequality bounds P(e_for ever reaches 20) by 5 %
   over an unbounded run, so a larger bound buys power with CPU only. Bases 11, 101 and 1001 were
   decided within 100 seeds (26, 48, 79) and are unchanged; base 2001 is reported under the bound
