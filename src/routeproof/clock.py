@@ -34,6 +34,7 @@ __all__ = [
     "sleep_until",
     "timeout_at",
     "timeout_at_ms",
+    "wall_ms",
     "waypoint",
 ]
 
@@ -108,6 +109,11 @@ def ms_of_s(seconds: float) -> int:
 def s_of_ms(duration_ms: int) -> float:
     """A duration in milliseconds as seconds (asyncio's unit)."""
     return duration_ms / 1000
+
+
+def wall_ms(wall_s: float) -> int:
+    """A wall-clock reading (``time.time()``, epoch seconds) as integer epoch milliseconds, floored."""
+    return int(wall_s * 1000)
 
 
 def timeout_at_ms(at_ms: int) -> PreciseTimeout:
