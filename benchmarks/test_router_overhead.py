@@ -19,6 +19,7 @@ import httpx
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
+from benchmarks.deadline_lateness import httpx_lateness, router_lateness, summary
 from routeproof import HealthOptions
 from routeproof.core.health import HealthConfig
 from routeproof.core.routing import resolve
@@ -26,7 +27,6 @@ from routeproof.core.types import ChatRequest, Message, ProviderKind, TenantPoli
 from routeproof.mock import MockProviderServer, Shape
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.router import Router
-from benchmarks.deadline_lateness import httpx_lateness, router_lateness, summary
 
 # Benchmarks stop mock servers with client connections still draining; asyncio 3.11 then reports
 # unraisable teardown noise (selector KeyError) that is not what these measure.

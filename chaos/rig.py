@@ -29,12 +29,12 @@ from routeproof.core.types import (
     ToolDefinition,
 )
 from routeproof.mock import MockProviderServer, Scripted, Shape
-from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.providers.protocol import Provider
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 
 __all__ = ["ALIAS", "KINDS", "Fleet", "RouterKnobs", "build_router", "fleet", "policy", "request", "resolved"]
 

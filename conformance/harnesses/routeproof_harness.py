@@ -69,12 +69,12 @@ from routeproof.core.types import (
     ToolUseStart,
 )
 from routeproof.errors import ConfigError
-from routeproof.router_options import BudgetOptions, LimitOptions
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.providers.protocol import Provider
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions, LimitOptions
 
 PROTOCOL = "provider-routing-v1/conformance-1"
 ALIAS = "conformance"

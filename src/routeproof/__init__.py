@@ -66,8 +66,8 @@ from routeproof.errors import (
 )
 from routeproof.factory import load_router, tenant_policy
 from routeproof.observe import RouterMetrics
-from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.streaming import ProviderStream
 
 __all__ = [

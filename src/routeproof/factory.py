@@ -19,8 +19,8 @@ from routeproof.core.types import FallbackProvider, PrivacyTier, ProviderKind, T
 from routeproof.errors import ConfigError
 from routeproof.health_store import HealthStoreConfig, load_health_config, open_health_store
 from routeproof.ledger_store import LedgerConfig, load_ledger_config, open_store
-from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.traffic import DeploymentLimits, Member, TrafficConfig
 from routeproof.traffic_store.config import TrafficStoreConfig, load_traffic_config, open_traffic_store
 from routeproof.transport import make_client

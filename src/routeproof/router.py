@@ -44,10 +44,10 @@ from routeproof.errors import ConfigError
 from routeproof.health_store import HealthStore, MemoryHealthStore
 from routeproof.ledger_store import LedgerStore, MemoryLedgerStore
 from routeproof.observe import RouterMetrics, log_budget_override
-from routeproof.router_options import BudgetOptions, HealthOptions, LegacyRouterOptions, LimitOptions, from_legacy
 from routeproof.ports import HealthBook, Instrumentation, Ledger, Planning, Ports, StreamTimeouts
 from routeproof.providers.protocol import Provider
 from routeproof.registry import keyed_by_instance, kind_of, names, provider_timeouts, registry
+from routeproof.router_options import BudgetOptions, HealthOptions, LegacyRouterOptions, LimitOptions, from_legacy
 from routeproof.streaming import ProviderStream
 from routeproof.traffic_store.port import Traffic, TrafficConfig
 from routeproof.traffic_store.protocol import TrafficStore

@@ -26,8 +26,8 @@ from routeproof import (
 from routeproof.core.health import earliest_return_ms, is_available
 from routeproof.core.types import FallbackProvider, ProviderKind, RetryReason, TenantPolicy
 from routeproof.observe import RouterMetrics
-from routeproof.router_options import LimitOptions
 from routeproof.router import Router
+from routeproof.router_options import LimitOptions
 from tests.router.fixtures import (
     ALIAS,
     ANTHROPIC_URL,

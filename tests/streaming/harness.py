@@ -28,12 +28,12 @@ from routeproof.core.types import (
 )
 from routeproof.mock import MockProviderServer, Shape
 from routeproof.observe import RouterMetrics
-from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.providers.protocol import Provider
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.streaming import ProviderStream
 
 ALIAS = "chat.stream"
