@@ -152,7 +152,7 @@ def _lateness(calls: int, before: str | None = None) -> list[dict[str, Any]]:
     ]:
         for n in (1, calls):
             code = (
-                "import asyncio,json,sys; from tools.deadline_lateness import router_lateness, staggered_lateness;"
+                "import asyncio,json,sys; from benchmarks.deadline_lateness import router_lateness, staggered_lateness;"
                 f"s = asyncio.run(router_lateness({n})) if {n} > 1 else asyncio.run(staggered_lateness(200));"
                 "print(json.dumps(s))"
             )
@@ -163,7 +163,7 @@ def _lateness(calls: int, before: str | None = None) -> list[dict[str, Any]]:
             samples = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else []
             out.append(_lateness_row(label, n, samples))
     code = (
-        "import asyncio,json; from tools.deadline_lateness import httpx_lateness;"
+        "import asyncio,json; from benchmarks.deadline_lateness import httpx_lateness;"
         f"print(json.dumps(asyncio.run(httpx_lateness({calls}))))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

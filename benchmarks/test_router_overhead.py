@@ -19,13 +19,14 @@ import httpx
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
+from benchmarks.deadline_lateness import httpx_lateness, router_lateness, summary
+from routeproof import HealthOptions
 from routeproof.core.health import HealthConfig
 from routeproof.core.routing import resolve
 from routeproof.core.types import ChatRequest, Message, ProviderKind, TenantPolicy
 from routeproof.mock import MockProviderServer, Shape
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.router import Router
-from tools.deadline_lateness import httpx_lateness, router_lateness, summary
 
 # Benchmarks stop mock servers with client connections still draining; asyncio 3.11 then reports
 # unraisable teardown noise (selector KeyError) that is not what these measure.
@@ -87,7 +88,7 @@ def test_direct_httpx_call(benchmark: BenchmarkFixture) -> None:
 def test_router_call_provider(benchmark: BenchmarkFixture) -> None:
     """call_provider (kernel, ledger-free, metrics, span, translation, normalisation) on the same transport."""
     client = httpx.AsyncClient(transport=_transport())
-    router = Router([OpenAIProvider(api_key="sk-bench", client=client)], health=HealthConfig())
+    router = Router([OpenAIProvider(api_key="sk-bench", client=client)], health=HealthOptions(config=HealthConfig()))
     resolved = resolve("a", TENANT)
     assert resolved is not None
 

@@ -34,6 +34,7 @@ from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.providers.protocol import Provider
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 
 __all__ = ["ALIAS", "KINDS", "Fleet", "RouterKnobs", "build_router", "fleet", "policy", "request", "resolved"]
 
@@ -58,8 +59,8 @@ _serial = itertools.count(1)
 class RouterKnobs:
     """The router settings a scenario may change."""
 
-    attempt_timeout_s: float = 0.6
-    stream_idle_timeout_s: float = 1.0
+    attempt_timeout_ms: int = 600
+    stream_idle_timeout_ms: int = 1_000
     cooldown_ms: int = 1_000
     failure_threshold: int = 2
 
@@ -80,12 +81,14 @@ def build_router(endpoints: Mapping[ProviderKind, str], client: httpx.AsyncClien
     ]
     return Router(
         providers,
-        pricing=PRICING,
-        budget=BUDGET,
         client=client,
-        attempt_timeout_s=knobs.attempt_timeout_s,
-        stream_idle_timeout_s=knobs.stream_idle_timeout_s,
-        health=HealthConfig(failure_threshold=knobs.failure_threshold, cooldown_ms=knobs.cooldown_ms),
+        limits=LimitOptions(
+            attempt_timeout_ms=knobs.attempt_timeout_ms, stream_idle_timeout_ms=knobs.stream_idle_timeout_ms
+        ),
+        budgets=BudgetOptions(pricing=PRICING, limits=BUDGET),
+        health=HealthOptions(
+            config=HealthConfig(failure_threshold=knobs.failure_threshold, cooldown_ms=knobs.cooldown_ms)
+        ),
     )
 
 

@@ -21,7 +21,7 @@ __all__ = ["SCENARIOS", "Run", "Scenario", "runs"]
 A, OA, BR = ProviderKind.ANTHROPIC, ProviderKind.OPENAI, ProviderKind.BEDROCK
 BOTH = (False, True)
 SLOW_STREAM = Scripted(delay_between_chunks_s=0.12)
-SLICED = RouterKnobs(attempt_timeout_s=8.0, stream_idle_timeout_s=2.0)  # 1-byte pieces take a while
+SLICED = RouterKnobs(attempt_timeout_ms=8_000, stream_idle_timeout_ms=2_000)  # 1-byte pieces take a while
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,7 +159,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         shapes=(A, OA),
         streams=BOTH,
         deadline_s=0.25,  # 100 bytes per 100 ms: even the smallest answer (~340 bytes) needs > 0.3 s
-        knobs=RouterKnobs(attempt_timeout_s=5.0),
+        knobs=RouterKnobs(attempt_timeout_ms=5_000),
         expect=ERROR,
         must_cut=True,
     ),
@@ -201,7 +201,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         kind="concurrent",
         calls=40,
         in_flight=10,
-        knobs=RouterKnobs(attempt_timeout_s=0.4),
+        knobs=RouterKnobs(attempt_timeout_ms=400),
         shapes=(A,),
         streams=(False,),
         deadline_s=10.0,

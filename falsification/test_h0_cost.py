@@ -2,7 +2,7 @@
 
 **What is compared.** 1,000 provider response bodies in the providers' own wire formats
 (``falsification/fixtures/usage_bodies.json``: Anthropic Messages, OpenAI and OpenRouter Chat
-Completions, Bedrock Converse; synthetic bodies written once by ``tools/make_usage_fixtures.py`` and
+Completions, Bedrock Converse; synthetic bodies written once by ``benchmarks/make_usage_fixtures.py`` and
 kept as data, each stamped with the time of the call) are priced twice:
 
 * **routeproof:** the body goes through routeproof's normaliser (``normalize_anthropic`` /

@@ -24,6 +24,7 @@ import pytest
 from falsification.report import record_verdict
 from falsification.rig import PRICING, count_egress, wall
 from falsification.seeds import base, seed_range
+from routeproof import BudgetOptions, HealthOptions
 from routeproof.core.health import HealthConfig
 from routeproof.core.ledger import BudgetLimits, parse_usd
 from routeproof.core.routing import resolve
@@ -156,11 +157,15 @@ def _router(
     with_budget = rng.random() < 0.5
     return Router(
         providers,
-        pricing=PRICING if with_budget else None,
-        budget=BudgetLimits(session_limit_pico_usd=parse_usd("0.01")) if with_budget else None,
-        health=HealthConfig(failure_threshold=rng.randrange(1, 4), cooldown_ms=rng.choice((0, 1_000, 30_000))),
         private_allow_list=frozenset({"localhost", "ollama.internal"}) if rng.random() < 0.5 else frozenset(),
         rng=random.Random(rng.randrange(2**32)),
+        budgets=BudgetOptions(
+            pricing=PRICING if with_budget else None,
+            limits=BudgetLimits(session_limit_pico_usd=parse_usd("0.01")) if with_budget else None,
+        ),
+        health=HealthOptions(
+            config=HealthConfig(failure_threshold=rng.randrange(1, 4), cooldown_ms=rng.choice((0, 1_000, 30_000)))
+        ),
     )
 
 

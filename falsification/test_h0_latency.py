@@ -72,7 +72,7 @@ defaults, not tuned to any outcome):
   *power* (not about any verdict): the per-seed share reaching 20 % was 21/26 (base 11), 35/48
   (101), 54/79 (1001) and 28/42 (2001, running), 0.71 pooled, below the 0.82 the bound of 100 was
   sized for; at 0.68-0.72 this procedure ends undecided after 100 seeds in 5-20 % of bases, after
-  200 in 0-1.2 % (``python -m tools.sequential_power --p 0.68 0.72 --bound 100 200``). The bound
+  200 in 0-1.2 % (``python -m benchmarks.sequential_power --p 0.68 0.72 --bound 100 200``). The bound
   cannot make a false claim survive: Ville's inequality bounds P(e_for ever reaches 20) by 5 %
   over an unbounded run, so a larger bound buys power with CPU only. Bases 11, 101 and 1001 were
   decided within 100 seeds (26, 48, 79) and are unchanged; base 2001 is reported under the bound
@@ -115,6 +115,7 @@ from falsification.rig import SHAPES, mock_providers, percentile, policy, reques
 from falsification.seeds import SubSeeds, base, seed_range
 from falsification.sequential import SignTest, distribution
 from falsification.sim import EpisodeSchedule, FailureMix, SimProvider
+from routeproof import LimitOptions
 from routeproof.core.types import ProviderKind, TenantPolicy
 from routeproof.errors import RouterError
 from routeproof.mock import MockProviderServer, Scripted
@@ -129,7 +130,7 @@ MEAN_EPISODE_S = 4.0
 N_EPISODES = 6_000
 N_IID = 2_000
 ARRIVALS_PER_S = 2.0
-ATTEMPT_TIMEOUT_S = 5.0
+ATTEMPT_TIMEOUT_MS = 5_000
 REQUIRED_IMPROVEMENT = 0.20
 MIX = FailureMix(http_5xx=1.0, http_429=0.0, hang=1.0)
 # quantile grid (basis points) of the CDFs the report plots: every 1 % to 90 %, then every 0.1 % (the tail)
@@ -249,7 +250,9 @@ async def _run_arm(
         SimProvider(k, seed=seeds.provider + n, failure_rate=FAILURE_RATE, mix=MIX, episodes=s, origin=origin)
         for n, (k, s) in enumerate(zip((A, B, C), schedules, strict=True))
     ]
-    router = Router(providers, rng=random.Random(seeds.jitter), attempt_timeout_s=ATTEMPT_TIMEOUT_S)
+    router = Router(
+        providers, rng=random.Random(seeds.jitter), limits=LimitOptions(attempt_timeout_ms=ATTEMPT_TIMEOUT_MS)
+    )
     outcomes = await _open_loop(router, tenant, calls, ARRIVALS_PER_S, seeds.arrival)
     horizon = asyncio.get_running_loop().time() - origin
     schedule_a = schedules[0]
@@ -303,7 +306,7 @@ async def test_h0_latency_cascade_vs_single_provider() -> None:
     primary = (
         f"PRIMARY (verdict) degradation episodes: each provider degraded {FAILURE_RATE:.0%} of the time "
         f"(exponential episodes, mean {MEAN_EPISODE_S:.0f} s; A realised {min(shares):.1%}-{max(shares):.1%}), "
-        f"attempts in an episode fail as 503 or hang past the {ATTEMPT_TIMEOUT_S:.0f} s attempt timeout, answers "
+        f"attempts in an episode fail as 503 or hang past the {ATTEMPT_TIMEOUT_MS} ms attempt timeout, answers "
         f"0.5-2 s, {N_EPISODES} calls/arm/seed at {ARRIVALS_PER_S:.0f}/s on virtual time, failed calls counted at "
         f"their elapsed time; seeds used {seeds_used[0]}..{seeds_used[-1]} ({len(seeds_used)}); {test.outcome}; "
         f"{test.successes}/{len(test.values)} seeds >= {REQUIRED_IMPROVEMENT:.0%}; per-seed p99 improvement "
@@ -383,7 +386,7 @@ async def test_h0_latency_real_socket_anchor() -> None:
                     server.script(*_anchor_steps(rng, 300))
                 try:
                     async with httpx.AsyncClient() as client:
-                        router = Router(mock_providers(client, servers), attempt_timeout_s=0.5)
+                        router = Router(mock_providers(client, servers), limits=LimitOptions(attempt_timeout_ms=500))
                         results[name] = Arm(name, await _open_loop(router, tenant, 60, 40.0, ARRIVAL_SEED))
                         await router.aclose()
                 finally:

@@ -46,6 +46,7 @@ from falsification.rig import percentile, policy, request, resolved_for, wall
 from falsification.seeds import SubSeeds, base, seed_range
 from falsification.sequential import SignTest
 from falsification.sim import SimProvider
+from routeproof import HealthOptions
 from routeproof.core.latency import LatencyConfig
 from routeproof.core.types import ProviderId, ProviderKind, TenantPolicy
 from routeproof.providers.protocol import Provider
@@ -99,7 +100,9 @@ async def _arm(sla_ms: int, tenant: TenantPolicy, seeds: SubSeeds) -> list[Call]
     a = SimProvider(A, seed=seeds.provider, failure_rate=0.0, latency_s=NORMAL_S)
     b = SimProvider(B, seed=seeds.provider + 1, failure_rate=0.0, latency_s=NORMAL_S)
     providers: list[Provider] = [a, b]
-    router = Router(providers, rng=random.Random(seeds.jitter), latency=LatencyConfig(sla_ms=sla_ms))
+    router = Router(
+        providers, rng=random.Random(seeds.jitter), health=HealthOptions(latency=LatencyConfig(sla_ms=sla_ms))
+    )
     drift = asyncio.create_task(_drift(a, origin))
     arrivals = random.Random(seeds.arrival)
     calls: list[Call] = []

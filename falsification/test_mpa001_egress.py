@@ -11,6 +11,7 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.rig import SHAPES, count_egress, mock_providers, policy, request, resolved_for, wall
+from routeproof import HealthOptions, LimitOptions
 from routeproof.core.health import HealthConfig
 from routeproof.core.kernel import BackoffPolicy
 from routeproof.core.types import AttemptFailure, AttemptFailureKind, PrivacyTier, ProviderKind, TenantPolicy
@@ -57,9 +58,9 @@ async def _run() -> None:
             # 5/10 ms retry sleeps instead of 200/800 ms keep this real-time run short
             router = Router(
                 mock_providers(client, servers, local),
-                health=HealthConfig(cooldown_ms=0),
                 backoff=BackoffPolicy(delays_ms=(5, 10)),
-                attempt_timeout_s=2.0,
+                limits=LimitOptions(attempt_timeout_ms=2000),
+                health=HealthOptions(config=HealthConfig(cooldown_ms=0)),
             )
             with count_egress(loop) as sovereign:
                 for tenant in _sovereign_policies():

@@ -10,6 +10,7 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.rig import SHAPES, mock_providers, policy, request, resolved_for, wall
+from routeproof import HealthOptions, LimitOptions
 from routeproof.core.health import HealthConfig
 from routeproof.core.kernel import BackoffPolicy
 from routeproof.core.types import AttemptStatus, ProviderKind
@@ -41,9 +42,9 @@ async def _run() -> None:
         async with httpx.AsyncClient() as client:
             router = Router(
                 mock_providers(client, servers),
-                health=HealthConfig(failure_threshold=2, cooldown_ms=COOLDOWN_MS),
                 backoff=BackoffPolicy(delays_ms=(5, 10)),
-                attempt_timeout_s=2.0,
+                limits=LimitOptions(attempt_timeout_ms=2000),
+                health=HealthOptions(config=HealthConfig(failure_threshold=2, cooldown_ms=COOLDOWN_MS)),
             )
             first = await router.call_provider(request("call 1"), resolved_for(tenant), loop.time() + 10, tenant)
             a_after_1, b_after_1 = len(servers[A].journal), len(servers[B].journal)

@@ -13,6 +13,7 @@ import pytest
 from falsification.report import record_verdict
 from falsification.rig import MODELS, PRICING, SHAPES, mock_providers, policy, request, resolved_for, wall
 from falsification.seeds import base
+from routeproof import BudgetOptions, LimitOptions
 from routeproof.core.ledger import BudgetLimits, format_usd, parse_usd, session_account, worst_case_cost_pico_usd
 from routeproof.core.types import ProviderKind
 from routeproof.errors import BudgetExhausted
@@ -72,9 +73,8 @@ async def _run() -> None:
         async with httpx.AsyncClient() as client:
             router = Router(
                 mock_providers(client, {OA: server}),
-                pricing=PRICING,
-                budget=BudgetLimits(session_limit_pico_usd=BUDGET),
-                attempt_timeout_s=5.0,
+                limits=LimitOptions(attempt_timeout_ms=5000),
+                budgets=BudgetOptions(pricing=PRICING, limits=BudgetLimits(session_limit_pico_usd=BUDGET)),
             )
             worst = worst_case_cost_pico_usd(PRICING.price_for(OA, MODELS[OA]), request(text, MAX_TOKENS))
 

@@ -52,6 +52,8 @@ from falsification.rig import SHAPES, mock_providers, percentile, policy, reques
 from falsification.seeds import base, seed_range
 from falsification.sequential import SignTest, distribution
 from falsification.sim import FailureMix, SimProvider
+from routeproof import HealthOptions, LimitOptions
+from routeproof.clock import ms_of_s
 from routeproof.core.health import HealthConfig
 from routeproof.core.routing import CoolingPolicy
 from routeproof.core.types import ProviderKind
@@ -152,7 +154,9 @@ async def _calibrate() -> list[float]:
         server.script(*(Scripted(delay_before_headers_s=rng.uniform(0.0, 0.05)) for _ in range(steps)))
     try:
         async with httpx.AsyncClient() as client:
-            router = Router(mock_providers(client, servers), rng=random.Random(SEED), attempt_timeout_s=10.0)
+            router = Router(
+                mock_providers(client, servers), rng=random.Random(SEED), limits=LimitOptions(attempt_timeout_ms=10_000)
+            )
             slots = asyncio.Semaphore(IN_FLIGHT)
 
             async def one(i: int, timed: list[float]) -> None:
@@ -185,7 +189,9 @@ async def _run(attempt_timeout_s: float, round_trips: list[float]) -> None:
     try:
         async with httpx.AsyncClient() as client:
             router = Router(
-                mock_providers(client, servers), rng=random.Random(SEED * 10), attempt_timeout_s=attempt_timeout_s
+                mock_providers(client, servers),
+                rng=random.Random(SEED * 10),
+                limits=LimitOptions(attempt_timeout_ms=ms_of_s(attempt_timeout_s)),
             )
             slots = asyncio.Semaphore(IN_FLIGHT)
 
@@ -270,7 +276,10 @@ def _sim_router(health: HealthConfig | None, seed: int, cooling: CoolingPolicy =
         for n, kind in enumerate((A, OA, BR))
     ]
     return Router(
-        providers, health=health, rng=random.Random(seed), attempt_timeout_s=ATTEMPT_TIMEOUT_S, cooling=cooling
+        providers,
+        rng=random.Random(seed),
+        limits=LimitOptions(attempt_timeout_ms=ms_of_s(ATTEMPT_TIMEOUT_S)),
+        health=HealthOptions(config=health, cooling=cooling),
     )
 
 

@@ -45,6 +45,7 @@ from routeproof import (
     RouterError,
     TerminalProviderError,
 )
+from routeproof.clock import ms_of_s
 from routeproof.core import kernel
 from routeproof.core.balance import Member, Strategy
 from routeproof.core.capabilities import CapabilityTable, load_capabilities
@@ -83,6 +84,7 @@ from routeproof.providers.capabilities import shipped_capabilities
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.providers.protocol import Provider
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.traffic_store.port import TrafficConfig
 
 PROTOCOL = "provider-routing-v1/conformance-2"
@@ -242,12 +244,13 @@ def build_router(message: Mapping[str, Any], *, per_attempt_deadline_s: float | 
     try:
         router = Router(
             providers,
-            pricing=PricingTable(prices=prices) if prices else None,
-            budget=budget,
             client=client,
-            attempt_timeout_s=timeout_s,
+            limits=LimitOptions(attempt_timeout_ms=max(1, ms_of_s(timeout_s))),
+            budgets=BudgetOptions(pricing=PricingTable(prices=prices) if prices else None, limits=budget),
             traffic=traffic_for(message),
-            health=HealthConfig(failure_threshold=10**9) if "no_health" in _HARNESS_BREAKS else None,
+            health=HealthOptions(config=HealthConfig(failure_threshold=10**9))
+            if "no_health" in _HARNESS_BREAKS
+            else None,
         )
     except (ConfigError, ValueError) as exc:  # e.g. a provider named after another kind
         return f"routeproof refuses this configuration: {exc}"

@@ -1,10 +1,12 @@
 """routeproof: a verification-first LLM router; the reference implementation of provider-routing-v1.
 
 What a caller of the router needs is here (at most 55 names, ``tests/structure``): the Router, its
-option values, requests and messages, responses and attempt records, stream events, errors, the
-contract's constants, deadlines and configuration loading. The rest is in sub-namespaces, each with
-its own ``__all__``: :mod:`routeproof.providers` (provider clients, and what a provider writer
-needs), :mod:`routeproof.stores` (ledger and health stores and the state they hold, prices),
+three option values (``LimitOptions``, ``BudgetOptions``, ``HealthOptions``), requests and messages,
+responses and attempt records, stream events, errors, the contract's constants, deadlines and
+configuration loading. The rest is in sub-namespaces, each with its own ``__all__``:
+:mod:`routeproof.providers` (provider clients, and what a provider writer needs),
+:mod:`routeproof.stores` (ledger and health stores, the budget limits and health config they keep,
+the state they hold, prices),
 :mod:`routeproof.testing` (the test kit).
 """
 
@@ -16,10 +18,7 @@ import typing as _typing
 from routeproof._version import __version__ as __version__
 from routeproof.config import load_config
 from routeproof.core.constants import ATTEMPTS_CAP, FAILOVER_BUDGET_S, MAX_ATTEMPTS_PER_PROVIDER
-from routeproof.core.health import HealthConfig
 from routeproof.core.kernel import BackoffPolicy
-from routeproof.core.latency import LatencyConfig
-from routeproof.core.ledger import BudgetLimits
 from routeproof.core.routing import CoolingPolicy, resolve
 from routeproof.core.types import (
     AttemptRecord,
@@ -68,6 +67,7 @@ from routeproof.errors import (
 from routeproof.factory import load_router, tenant_policy
 from routeproof.observe import RouterMetrics
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.streaming import ProviderStream
 
 __all__ = [
@@ -81,7 +81,7 @@ __all__ = [
     "BackoffPolicy",
     "BlockStop",
     "BudgetExhausted",
-    "BudgetLimits",
+    "BudgetOptions",
     "ChatRequest",
     "Choice",
     "ConfigError",
@@ -89,9 +89,9 @@ __all__ = [
     "DeadlineExceeded",
     "FallbackProvider",
     "FinishReason",
-    "HealthConfig",
+    "HealthOptions",
     "InvalidResponse",
-    "LatencyConfig",
+    "LimitOptions",
     "Message",
     "MessageStop",
     "NoEligibleProvider",
@@ -134,15 +134,18 @@ _MOVED: dict[str, str] = {
     "Account": "routeproof.stores",
     "AttemptFailure": "routeproof.providers",
     "AttemptFailureKind": "routeproof.providers",
+    "BudgetLimits": "routeproof.stores",
     "BudgetRefusal": "routeproof.stores",
     "BudgetScope": "routeproof.stores",
     "CacheState": "routeproof.providers",
     "CacheStatus": "routeproof.providers",
     "ContentBlock": "routeproof.providers",
     "FrozenMap": "routeproof.providers",
+    "HealthConfig": "routeproof.stores",
     "HealthEffect": "routeproof.stores",
     "HealthState": "routeproof.stores",
     "HealthStore": "routeproof.stores",
+    "LatencyConfig": "routeproof.stores",
     "LatencyState": "routeproof.stores",
     "LedgerState": "routeproof.stores",
     "LedgerStore": "routeproof.stores",
@@ -173,11 +176,14 @@ if _typing.TYPE_CHECKING:  # the moved names, typed for mypy (``as``: an explici
     from routeproof.providers import ProviderHTTPError as ProviderHTTPError
     from routeproof.providers import TranslationError as TranslationError
     from routeproof.stores import Account as Account
+    from routeproof.stores import BudgetLimits as BudgetLimits
     from routeproof.stores import BudgetRefusal as BudgetRefusal
     from routeproof.stores import BudgetScope as BudgetScope
+    from routeproof.stores import HealthConfig as HealthConfig
     from routeproof.stores import HealthEffect as HealthEffect
     from routeproof.stores import HealthState as HealthState
     from routeproof.stores import HealthStore as HealthStore
+    from routeproof.stores import LatencyConfig as LatencyConfig
     from routeproof.stores import LatencyState as LatencyState
     from routeproof.stores import LedgerState as LedgerState
     from routeproof.stores import LedgerStore as LedgerStore

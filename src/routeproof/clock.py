@@ -29,9 +29,12 @@ __all__ = [
     "deadline_ms",
     "loop_ms",
     "loop_s",
+    "ms_of_s",
+    "s_of_ms",
     "sleep_until",
     "timeout_at",
     "timeout_at_ms",
+    "wall_ms",
     "waypoint",
 ]
 
@@ -96,6 +99,21 @@ def deadline_ms(loop_time_s: float) -> int:
 def loop_s(at_ms: int) -> float:
     """A kernel instant (integer ms on the loop's clock) as a loop time in seconds."""
     return at_ms / 1000
+
+
+def ms_of_s(seconds: float) -> int:
+    """A duration in seconds as whole milliseconds, floored (never longer than asked)."""
+    return math.floor(seconds * 1000)
+
+
+def s_of_ms(duration_ms: int) -> float:
+    """A duration in milliseconds as seconds (asyncio's unit)."""
+    return duration_ms / 1000
+
+
+def wall_ms(wall_s: float) -> int:
+    """A wall-clock reading (``time.time()``, epoch seconds) as integer epoch milliseconds, floored."""
+    return int(wall_s * 1000)
 
 
 def timeout_at_ms(at_ms: int) -> PreciseTimeout:

@@ -20,6 +20,7 @@ from routeproof.errors import ConfigError
 from routeproof.health_store import HealthStoreConfig, load_health_config, open_health_store
 from routeproof.ledger_store import LedgerConfig, load_ledger_config, open_store
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.traffic import DeploymentLimits, Member, TrafficConfig
 from routeproof.traffic_store.config import TrafficStoreConfig, load_traffic_config, open_traffic_store
 from routeproof.transport import make_client
@@ -61,24 +62,28 @@ def router_from_config(
         store, budget = open_store(ledger, budget or BudgetLimits()), None
     return Router(
         providers.values(),
-        pricing=pricing,
-        budget=budget,
-        ledger_store=store,
-        health_store=open_health_store(
-            health_store or HealthStoreConfig(),
-            HealthConfig(failure_threshold=config.failover.failure_threshold, cooldown_ms=config.failover.cooldown_ms),
-        ),
         backoff=backoff,
         private_allow_list=config.private_hosts,
         client=pooled,
-        provider_timeouts_ms={p.name: p.timeout_ms for p in config.providers},
-        max_attempts_per_provider=config.backoff.max_attempts_per_provider,
         declared_tiers={p.name: p.privacy_tier for p in config.providers},
-        latency=LatencyConfig(sla_ms=config.failover.latency_sla_ms),
-        max_in_flight=admission.max_in_flight or None,  # 0: no limit
-        max_in_flight_per_provider=admission.max_in_flight_per_provider or None,
         traffic=traffic_config(config),
         traffic_store=open_traffic_store(traffic_store or TrafficStoreConfig()),
+        limits=LimitOptions(
+            provider_timeouts_ms={p.name: p.timeout_ms for p in config.providers},
+            max_attempts_per_provider=config.backoff.max_attempts_per_provider,
+            max_in_flight=admission.max_in_flight or None,  # 0: no limit
+            max_in_flight_per_provider=admission.max_in_flight_per_provider or None,
+        ),
+        budgets=BudgetOptions(pricing=pricing, limits=budget, ledger_store=store),
+        health=HealthOptions(
+            health_store=open_health_store(
+                health_store or HealthStoreConfig(),
+                HealthConfig(
+                    failure_threshold=config.failover.failure_threshold, cooldown_ms=config.failover.cooldown_ms
+                ),
+            ),
+            latency=LatencyConfig(sla_ms=config.failover.latency_sla_ms),
+        ),
     )
 
 

@@ -22,6 +22,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
+from routeproof.clock import s_of_ms
 from routeproof.core.types import AttemptRecord, AttemptStatus, ProviderId, ProviderKind, Usage
 
 __all__ = [
@@ -219,7 +220,7 @@ class RouterMetrics:
         genai = _genai_attributes(record.provider, record.model)
         if record.status is not AttemptStatus.SUCCEEDED:
             genai["error.type"] = record.status.value
-        self.operation_duration.record(record.elapsed_ms / 1000, genai)
+        self.operation_duration.record(s_of_ms(record.elapsed_ms), genai)
 
     def failover(self, from_kind: ProviderId, to_kind: ProviderId) -> None:
         """The call moved from one provider to the next."""

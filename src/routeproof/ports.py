@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from routeproof.admission import Admission
+from routeproof.clock import wall_ms
 from routeproof.core.classify import HealthEffect
 from routeproof.core.health import HealthState
 from routeproof.core.kernel import BackoffPolicy
@@ -154,7 +155,7 @@ class Ledger:
 
     def wall_ms(self) -> int:
         """Unix time in ms (the ledger store's clock)."""
-        return max(0, int(self.wall_clock() * 1000))
+        return max(0, wall_ms(self.wall_clock()))
 
     def price(self, kind: ProviderId, model: str) -> Price | None:
         """The price a call is booked at. With a budget every routed model must be priced (the

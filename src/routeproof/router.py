@@ -8,18 +8,18 @@ It decides nothing the kernel can decide. ``call_provider`` and ``call_provider_
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
+from typing import Unpack
 
 import httpx
 
-from routeproof.admission import DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER, Admission
+from routeproof.admission import Admission
+from routeproof.clock import s_of_ms
 from routeproof.core import kernel
-from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER, PROVIDER_DEFAULT_TIMEOUT_MS
 from routeproof.core.health import HealthConfig, HealthState
 from routeproof.core.kernel import BackoffPolicy
 from routeproof.core.latency import LatencyConfig, LatencyState, new_latency
@@ -30,8 +30,6 @@ from routeproof.core.ledger import (
     with_limits,
 )
 from routeproof.core.ledger import well_formed as ledger_well_formed
-from routeproof.core.pricing import PricingTable
-from routeproof.core.routing import CoolingPolicy
 from routeproof.core.tiers import endpoint_tier
 from routeproof.core.types import (
     ChatRequest,
@@ -49,6 +47,7 @@ from routeproof.observe import RouterMetrics, log_budget_override
 from routeproof.ports import HealthBook, Instrumentation, Ledger, Planning, Ports, StreamTimeouts
 from routeproof.providers.protocol import Provider
 from routeproof.registry import keyed_by_instance, kind_of, names, provider_timeouts, registry
+from routeproof.router_options import BudgetOptions, HealthOptions, LegacyRouterOptions, LimitOptions, from_legacy
 from routeproof.streaming import ProviderStream
 from routeproof.traffic_store.port import Traffic, TrafficConfig
 from routeproof.traffic_store.protocol import TrafficStore
@@ -63,53 +62,41 @@ class Router:
         self,
         providers: Iterable[Provider] | Mapping[str, Provider],
         *,
-        pricing: PricingTable | None = None,
-        budget: BudgetLimits | None = None,
-        health: HealthConfig | None = None,
+        limits: LimitOptions | None = None,
+        budgets: BudgetOptions | None = None,
+        health: HealthOptions | HealthConfig | None = None,
         backoff: BackoffPolicy | None = None,
         private_allow_list: frozenset[str] = frozenset(),
         metrics: RouterMetrics | None = None,
         rng: random.Random | None = None,
         wall_clock: Callable[[], float] = time.time,
         client: httpx.AsyncClient | None = None,
-        attempt_timeout_s: float = PROVIDER_DEFAULT_TIMEOUT_MS / 1000,
-        stream_idle_timeout_s: float | None = 30.0,
-        cooling: CoolingPolicy = CoolingPolicy.DEMOTE,
-        ledger_store: LedgerStore | None = None,
-        provider_timeouts_ms: Mapping[str, int] | None = None,
-        max_attempts_per_provider: int = MAX_ATTEMPTS_PER_PROVIDER,
         declared_tiers: Mapping[str, PrivacyTier] | None = None,
-        latency: LatencyConfig | None = None,
-        max_in_flight: int | None = None,
-        max_in_flight_per_provider: int | None = DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER,
-        health_store: HealthStore | None = None,
         traffic: TrafficConfig | None = None,
         traffic_store: TrafficStore | None = None,
+        **legacy: Unpack[LegacyRouterOptions],
     ) -> None:
-        if isinstance(attempt_timeout_s, bool) or not isinstance(attempt_timeout_s, int | float):
-            raise ConfigError(f"attempt_timeout_s must be a number of seconds, got {attempt_timeout_s!r}")
-        if not 0 < attempt_timeout_s <= PROVIDER_DEFAULT_TIMEOUT_MS / 1000:
-            raise ConfigError(f"attempt_timeout_s must be in (0, 30], got {attempt_timeout_s!r}")
-        self._attempt_timeout_ms = max(1, math.floor(attempt_timeout_s * 1000))
-        if (
-            isinstance(max_attempts_per_provider, bool)
-            or not isinstance(max_attempts_per_provider, int)
-            or not 1 <= max_attempts_per_provider <= MAX_ATTEMPTS_PER_PROVIDER
-        ):
-            raise ConfigError(
-                f"max_attempts_per_provider must be an int in 1..{MAX_ATTEMPTS_PER_PROVIDER}, "
-                f"got {max_attempts_per_provider!r}"
-            )
+        """``limits``, ``budgets`` and ``health`` group the options (routeproof.router_options); the old
+        flat keywords (``**legacy``, ``health=HealthConfig(...)``) still work, with a DeprecationWarning."""
+        for value, kind, name in ((limits, LimitOptions, "limits"), (budgets, BudgetOptions, "budgets")):
+            if value is not None and not isinstance(value, kind):
+                raise ConfigError(f"{name} must be a {kind.__name__} or None, got {value!r}")
+        if health is not None and not isinstance(health, HealthOptions | HealthConfig):
+            raise ConfigError(f"health must be a HealthOptions or None, got {health!r}")
+        limit, money, health_options = from_legacy(legacy, limits, budgets, health)
+        pricing, budget, ledger_store = money.pricing, money.limits, money.ledger_store
+        health_store, latency = health_options.health_store, health_options.latency
+        max_attempts_per_provider = limit.max_attempts_per_provider
+        self._attempt_timeout_ms = limit.attempt_timeout_ms
         self._max_attempts_per_provider = max_attempts_per_provider
-        if stream_idle_timeout_s is not None and stream_idle_timeout_s <= 0:
-            raise ConfigError(f"stream_idle_timeout_s must be > 0 or None, got {stream_idle_timeout_s!r}")
-        self._stream_idle_timeout_s = stream_idle_timeout_s
-        self._cooling = cooling
+        idle_ms = limit.stream_idle_timeout_ms
+        self._stream_idle_timeout_s = None if idle_ms is None else s_of_ms(idle_ms)
+        self._cooling = health_options.cooling
         # The provider registry, keyed by instance (core/identity.py): a provider named after its
         # kind is keyed by the kind member, any other name by a ProviderName bound to its kind.
         self._providers: dict[ProviderId, Provider] = registry(providers)
         self._ids: dict[str, ProviderId] = names(self._providers)
-        self._provider_timeouts_ms = provider_timeouts(provider_timeouts_ms or {}, self._ids)
+        self._provider_timeouts_ms = provider_timeouts(limit.provider_timeouts_ms, self._ids)
         declared = keyed_by_instance(declared_tiers or {}, self._ids, "declared_tiers")
         for ident, tier in declared.items():
             if not isinstance(tier, PrivacyTier):
@@ -142,10 +129,10 @@ class Router:
         self._ledger_store: LedgerStore | None = (
             ledger_store if ledger_store is not None else MemoryLedgerStore(budget) if budget is not None else None
         )
-        if health is not None and health_store is not None:
+        if health_options.config is not None and health_store is not None:
             raise ConfigError("give the health config to the health store, not to the Router as well")
         # The one store of provider health: this process only (memory) unless a shared one is given.
-        self._health_store: HealthStore = health_store or MemoryHealthStore(health or HealthConfig())
+        self._health_store: HealthStore = health_store or MemoryHealthStore(health_options.config or HealthConfig())
         health_book = HealthBook(self._health_store, self._new_latency(latency))
         self._health_book = health_book
         self._backoff = backoff or BackoffPolicy()
@@ -154,7 +141,9 @@ class Router:
         self._client = client
         metrics = metrics or RouterMetrics()
         self._admission = Admission(
-            max_in_flight=max_in_flight, max_in_flight_per_provider=max_in_flight_per_provider, metrics=metrics
+            max_in_flight=limit.max_in_flight,
+            max_in_flight_per_provider=limit.max_in_flight_per_provider,
+            metrics=metrics,
         )
         # The one frozen set of services every call uses (ports.py): built once, here.
         self._ports = Ports(

@@ -26,6 +26,7 @@ from contextlib import aclosing
 
 from routeproof.clock import deadline_ms, loop_ms
 from routeproof.core.boundary import MAX_DETAIL_CHARS
+from routeproof.core.constants import STREAM_INTERRUPTED
 from routeproof.core.outcomes import CallOutcome
 from routeproof.core.stream_rules import Hold, StreamEnd, may_restart_turn, settle_stream
 from routeproof.core.stream_rules import hold_back as hold_back_rule
@@ -44,7 +45,6 @@ from routeproof.ports import Ports
 
 __all__ = ["ProviderStream", "StreamInterrupted"]
 
-INTERRUPTED = "stream interrupted"
 DEADLINE_ELAPSED = "the caller's deadline elapsed"
 
 
@@ -115,7 +115,7 @@ class ProviderStream:
                 if not may_restart_turn(restarts, now_ms, deadline_ms(self._deadline)):
                     self.interrupted = True
                     self._count_outcome(CallOutcome.ALL_FAILED)  # settled: cut, and no restart is left
-                    yield StreamError(message=f"{INTERRUPTED}: the turn was retried from scratch and cut again")
+                    yield StreamError(message=f"{STREAM_INTERRUPTED}: the turn was retried from scratch and cut again")
                     return
                 restarts += 1
 
@@ -186,12 +186,12 @@ class ProviderStream:
                     except TimeoutError:
                         ports.metrics.deadline()
                         cut_by_deadline = True
-                        event = StreamError(message=f"{INTERRUPTED}: {DEADLINE_ELAPSED}")
+                        event = StreamError(message=f"{STREAM_INTERRUPTED}: {DEADLINE_ELAPSED}")
                     except StopAsyncIteration:
-                        event = StreamError(message=f"{INTERRUPTED}: the stream ended without MessageStop")
+                        event = StreamError(message=f"{STREAM_INTERRUPTED}: the stream ended without MessageStop")
                     except Exception as exc:  # the committed attempt's boundary: it ends in one StreamError
                         detail = f"{type(exc).__name__}: {str(exc)[:MAX_DETAIL_CHARS]}"
-                        event = StreamError(message=f"{INTERRUPTED}: {detail}")
+                        event = StreamError(message=f"{STREAM_INTERRUPTED}: {detail}")
                 if isinstance(event, MessageStop):
                     ports.metrics.usage(kind, entry_model, event.usage)
                     self.cost_pico_usd = ports.ledger.known_cost(kind, entry_model, event.usage)
@@ -205,9 +205,9 @@ class ProviderStream:
                     if hold_back:
                         raise StreamInterrupted(event.message)
                     self.interrupted = True
-                    message = (
-                        event.message if event.message.startswith(INTERRUPTED) else f"{INTERRUPTED}: {event.message}"
-                    )
+                    message = event.message
+                    if not message.startswith(STREAM_INTERRUPTED):
+                        message = f"{STREAM_INTERRUPTED}: {message}"
                     yield StreamError(message=message)  # partial tool JSON in `held` is dropped
                     return
                 decision = hold_back_rule(event, in_tool=in_tool, whole_turn=hold_back)  # core/stream_rules.py

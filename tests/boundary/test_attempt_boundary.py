@@ -15,6 +15,7 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
+from routeproof import BudgetOptions
 from routeproof.core.boundary import ATTEMPT_EXCEPTION_TABLE, UnsupportedParameters, classify_exception
 from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import load_pricing
@@ -100,8 +101,10 @@ async def _call(first: object, *, stream: bool = False, pricing: str | None = No
     router = Router(
         [first, LocalProvider()],  # type: ignore[list-item]  # Raising is a structural Provider
         metrics=metrics,
-        pricing=None if pricing is None else load_pricing(pricing),
-        budget=None if pricing is None else BudgetLimits(session_limit_pico_usd=10**15),
+        budgets=BudgetOptions(
+            pricing=None if pricing is None else load_pricing(pricing),
+            limits=None if pricing is None else BudgetLimits(session_limit_pico_usd=10**15),
+        ),
     )
     policy = _policy()
     resolved = resolve(ALIAS, policy)

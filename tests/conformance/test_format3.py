@@ -15,10 +15,10 @@ import pytest
 
 from routeproof.config import parse_config
 from routeproof.conformance.cases import expand_calls, load_cases, needs
-from routeproof.conformance.driver import _responses_answer, _typed_sse_text, load_profile
 from routeproof.conformance.judge import CallRun, judge_case
 from routeproof.conformance.launch import routeproof_serve_config
 from routeproof.conformance.run import CREDENTIALS, run_case
+from routeproof.conformance.subjects import _responses_answer, _typed_sse_text, load_profile
 from routeproof.providers.capabilities import MODELS_TOML_ENV
 from tests.conformance.test_judge import req
 
@@ -197,11 +197,11 @@ def test_two_breaks_of_one_rule_with_the_same_evidence_are_twins() -> None:
 def test_one_per_case_profile_configures_chains_of_any_length() -> None:
     """Portkey's profile is a template: its x-portkey-config is written from each case's chain, on
     the case's own (fresh) mock ports, so one profile serves one- and two-provider cases alike."""
-    from routeproof.conformance.driver import GatewayDriver
+    from routeproof.conformance.subjects import GatewaySubject
 
     profile = load_profile(ROOT / "conformance" / "profiles" / "portkey-gateway.toml")
     assert profile.per_case is not None
-    driver = GatewayDriver("http://127.0.0.1:1", profile)
+    driver = GatewaySubject("http://127.0.0.1:1", profile)
     assert driver.concurrent
     assert driver.ports is None
     assert driver.fork() is not driver

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from routeproof.conformance.cases import expand_calls
-from routeproof.conformance.driver import PerCase
 from routeproof.conformance.judge import CallRun, judge_case
+from routeproof.conformance.subjects import PerCase
 from tests.conformance.test_judge import req
 
 

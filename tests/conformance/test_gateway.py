@@ -8,7 +8,7 @@ import httpx
 import pytest
 import respx
 
-from routeproof.conformance.driver import GatewayDriver, load_profile
+from routeproof.conformance.subjects import GatewaySubject, load_profile
 
 URL = "http://gateway.test"
 pytestmark = pytest.mark.asyncio
@@ -48,7 +48,7 @@ def call_message(**kw: object) -> dict[str, object]:
 
 async def test_a_chain_unlike_the_profile_is_unsupported(profile_path: Path) -> None:
     """A case whose chain is not the gateway's configured chain is n/a."""
-    driver = GatewayDriver(URL, load_profile(profile_path))
+    driver = GatewaySubject(URL, load_profile(profile_path))
     reply = await driver.configure({"providers": [{"protocol": "anthropic"}]}, 1.0)
     same = await driver.configure({"providers": [{"protocol": "openai"}, {"protocol": "openai"}]}, 1.0)
     await driver.aclose()
@@ -70,7 +70,7 @@ async def test_http_answers_map_to_outcome_classes(
     status: int, body: dict[str, object], expected: str, profile_path: Path
 ) -> None:
     """The gateway's HTTP status (and body shape) give the outcome class."""
-    driver = GatewayDriver(URL, load_profile(profile_path))
+    driver = GatewaySubject(URL, load_profile(profile_path))
     with respx.mock:
         respx.post(f"{URL}/v1/chat/completions").mock(return_value=httpx.Response(status, json=body))
         outcome = await driver.call(call_message(), 5.0)
@@ -80,7 +80,7 @@ async def test_http_answers_map_to_outcome_classes(
 
 async def test_cancellation_cannot_be_expressed_over_http(profile_path: Path) -> None:
     """A call to cancel mid-way is n/a through a gateway."""
-    driver = GatewayDriver(URL, load_profile(profile_path))
+    driver = GatewaySubject(URL, load_profile(profile_path))
     outcome = await driver.call(call_message(cancel_after_ms=100), 5.0)
     await driver.aclose()
     assert outcome["op"] == "unsupported"

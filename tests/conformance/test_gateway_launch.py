@@ -20,11 +20,11 @@ import respx
 
 from routeproof.config import parse_config
 from routeproof.conformance.cases import load_cases, select
-from routeproof.conformance.driver import GatewayDriver, HarnessError, Launch, load_profile
 from routeproof.conformance.judge import CallRun, judge_case
 from routeproof.conformance.launch import PROVIDER_KEY_ENV, LaunchedGateway, routeproof_serve_config
 from routeproof.conformance.report import write_breaks_report, write_report
 from routeproof.conformance.run import CREDENTIALS, CaseResult, RunResult, run_case, run_suite
+from routeproof.conformance.subjects import GatewaySubject, HarnessError, Launch, load_profile
 from routeproof.gateway.settings import parse_gateway_settings
 from routeproof.report import build_report
 
@@ -138,15 +138,15 @@ async def test_what_agent_toml_cannot_express_is_a_reason(message: Mapping[str, 
 
 async def test_a_static_chain_shorter_than_the_case_is_na_not_a_crash() -> None:
     """A case with more providers than a static gateway's chain is n/a before its mocks start (no KeyError)."""
-    driver = GatewayDriver("http://gateway.test", load_profile(PROFILES / "litellm-proxy.toml"))
+    subject = GatewaySubject("http://gateway.test", load_profile(PROFILES / "litellm-proxy.toml"))
     (case,) = select(CASES, ["cap.six-openai-compatible"])
-    result = await run_case(driver, case)
-    await driver.aclose()
+    result = await run_case(subject, case)
+    await subject.aclose()
     assert result.verdict == "n/a"
     assert "chain" in result.reason
 
 
-class FixedModelGateway(GatewayDriver):
+class FixedModelGateway(GatewaySubject):
     """A stand-in gateway: forwards each call to the first mock with ITS OWN model name, as gateways do."""
 
     def __init__(self) -> None:
@@ -199,15 +199,15 @@ async def test_a_502_agrees_with_each_class_the_profile_documents_for_it() -> No
     (case,) = [c for c in CASES if c["id"] == "terminal.401"]
     checks = {}
     for name, profile in {"serve": SERVE, "default": replace(SERVE, statuses={})}.items():
-        driver = GatewayDriver("http://gateway.test", replace(profile, launch=None))
+        subject = GatewaySubject("http://gateway.test", replace(profile, launch=None))
         with respx.mock:
             respx.post("http://gateway.test/v1/chat/completions").mock(
                 return_value=httpx.Response(502, json={"error": {"message": "upstream rejected our key"}})
             )
-            outcome = await driver.call(
+            outcome = await subject.call(
                 {"op": "call", "request": {"messages": [], "max_tokens": 8}, "tier": "standard"}, 5.0
             )
-        await driver.aclose()
+        await subject.aclose()
         run = CallRun(index=0, spec=case["calls"][0], sent_s=0.0, returned_s=0.0, outcome=outcome)
         checks[name] = [f for f in judge_case(case, [run], [], {}, {}) if f.check == "outcome"]
     assert checks["serve"] == []
@@ -217,21 +217,21 @@ async def test_a_502_agrees_with_each_class_the_profile_documents_for_it() -> No
 
 async def test_a_tier_without_a_gateway_key_is_na() -> None:
     """A call at a privacy tier the profile has no gateway key for is unsupported (n/a), not sent."""
-    driver = GatewayDriver("http://gateway.test", replace(SERVE, launch=None, tier_keys={"standard": "k"}))
-    outcome = await driver.call({"op": "call", "request": {"messages": [], "max_tokens": 8}, "tier": "private"}, 5.0)
-    await driver.aclose()
+    subject = GatewaySubject("http://gateway.test", replace(SERVE, launch=None, tier_keys={"standard": "k"}))
+    outcome = await subject.call({"op": "call", "request": {"messages": [], "max_tokens": 8}, "tier": "private"}, 5.0)
+    await subject.aclose()
     assert outcome["op"] == "unsupported"
 
 
 async def test_a_gateway_that_never_gets_ready_is_killed(tmp_path: Path) -> None:
     """A launched gateway not ready within its start timeout fails the configure and its process is gone."""
     launch = Launch(config="routeproof-serve", command=("{python}", "-c", "import time; time.sleep(60)"))
-    driver = LaunchedGateway(replace(SERVE, launch=replace(launch, start_timeout_s=0.5)))
+    subject = LaunchedGateway(replace(SERVE, launch=replace(launch, start_timeout_s=0.5)))
     with pytest.raises(HarnessError, match="not ready"):
-        await driver.configure(configure_message(("openai", "public")), 5.0)
-    proc = driver._proc
+        await subject.configure(configure_message(("openai", "public")), 5.0)
+    proc = subject._proc
     assert proc is not None
-    await driver.aclose()
+    await subject.aclose()
     with pytest.raises(ProcessLookupError):
         os.kill(proc.pid, 0)
 
@@ -288,15 +288,15 @@ async def test_a_streamed_tool_call_counts_only_when_the_stream_completed(end: s
     """Tool-call deltas followed by [DONE] are one tool call; followed by an error event, none."""
     chunk = {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"name": "lookup", "arguments": "{}"}}]}}]}
     raw = f"data: {json.dumps(chunk)}\n\n{end}\n\n"
-    driver = GatewayDriver("http://gateway.test", replace(SERVE, launch=None))
+    subject = GatewaySubject("http://gateway.test", replace(SERVE, launch=None))
     with respx.mock:
         respx.post("http://gateway.test/v1/chat/completions").mock(
             return_value=httpx.Response(200, text=raw, headers={"content-type": "text/event-stream"})
         )
-        outcome = await driver.call(
+        outcome = await subject.call(
             {"op": "call", "request": {"messages": [], "max_tokens": 8}, "tier": "standard", "stream": True}, 5.0
         )
-    await driver.aclose()
+    await subject.aclose()
     assert (outcome["class"], len(outcome["tool_calls"])) == expected
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from routeproof import HealthOptions, LimitOptions
 from routeproof.core.health import HealthConfig, is_available
 from routeproof.core.routing import resolve
 from routeproof.core.types import ChatRequest, FallbackProvider, Message, ProviderKind, TenantPolicy
@@ -73,9 +74,9 @@ class Replica:
                 AnthropicProvider(api_key="sk-ant-test-not-a-secret", client=client),
                 OpenAIProvider(api_key="sk-test-not-a-secret", client=client),
             ],
-            health_store=self.store,
             client=client,
-            max_attempts_per_provider=1,
+            limits=LimitOptions(max_attempts_per_provider=1),
+            health=HealthOptions(health_store=self.store),
         )
 
     def _answer(self, request: httpx.Request) -> httpx.Response:

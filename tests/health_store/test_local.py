@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from routeproof import HealthOptions
 from routeproof.core.classify import HealthEffect
 from routeproof.core.health import HealthConfig, is_available, new_health, record_failure
 from routeproof.core.types import ProviderKind
@@ -41,7 +42,7 @@ def test_health_config_and_store_together_are_refused() -> None:
     from routeproof.router import Router
 
     with pytest.raises(ConfigError, match="health store"):
-        Router([], health=HEALTH, health_store=MemoryHealthStore(HEALTH))
+        Router([], health=HealthOptions(config=HEALTH, health_store=MemoryHealthStore(HEALTH)))
 
 
 @pytest.mark.asyncio

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from routeproof import BudgetOptions
 from routeproof.config import load_config
 from routeproof.core.ledger import BudgetLimits, Reservation, format_usd, parse_usd
 from routeproof.core.pricing import load_pricing
@@ -99,7 +100,7 @@ async def test_router_takes_the_store_through_one_port(tmp_path: Path) -> None:
     assert router.ledger is None  # the pure snapshot exists only for the memory store
     await router.aclose()
     pricing = load_pricing(PRICING_PATH.read_text(encoding="utf-8"))
-    default = Router([LocalProvider()], pricing=pricing, budget=BudgetLimits())
+    default = Router([LocalProvider()], budgets=BudgetOptions(pricing=pricing, limits=BudgetLimits()))
     assert isinstance(default.ledger_store, MemoryLedgerStore)
     assert default.ledger is not None
     await default.aclose()
@@ -110,7 +111,10 @@ def test_router_refuses_a_budget_given_twice() -> None:
     pricing = load_pricing(PRICING_PATH.read_text(encoding="utf-8"))
     with pytest.raises(ConfigError, match="ledger store"):
         Router(
-            [LocalProvider()], pricing=pricing, budget=BudgetLimits(), ledger_store=MemoryLedgerStore(BudgetLimits())
+            [LocalProvider()],
+            budgets=BudgetOptions(
+                pricing=pricing, limits=BudgetLimits(), ledger_store=MemoryLedgerStore(BudgetLimits())
+            ),
         )
 
 

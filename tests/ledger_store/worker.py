@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 
+from routeproof import BudgetOptions
 from routeproof.core.ledger import BudgetLimits, cost_pico_usd, parse_usd, worst_case_cost_pico_usd
 from routeproof.core.pricing import load_pricing
 from routeproof.core.routing import resolve
@@ -65,7 +66,7 @@ def router_on(store: LedgerStore, handler: httpx.AsyncBaseTransport) -> Router:
     """A Router with one OpenAI provider on ``handler`` and its ledger in ``store``."""
     client = httpx.AsyncClient(transport=handler)
     provider = OpenAIProvider(api_key="sk-test-not-a-secret", client=client)
-    return Router([provider], pricing=PRICING, ledger_store=store, client=client)
+    return Router([provider], client=client, budgets=BudgetOptions(pricing=PRICING, ledger_store=store))
 
 
 async def call(router: Router) -> None:

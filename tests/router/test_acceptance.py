@@ -27,6 +27,7 @@ from routeproof.core.health import earliest_return_ms, is_available
 from routeproof.core.types import FallbackProvider, ProviderKind, RetryReason, TenantPolicy
 from routeproof.observe import RouterMetrics
 from routeproof.router import Router
+from routeproof.router_options import LimitOptions
 from tests.router.fixtures import (
     ALIAS,
     ANTHROPIC_URL,
@@ -296,7 +297,7 @@ async def test_ac13_attempts_cap(
         fallback_chain=tuple(FallbackProvider(kind=B, model_alias_map={ALIAS: f"m{i}"}) for i in range(1, 8)),
     )
     with caplog.at_level(logging.WARNING, logger="routeproof"), pytest.raises(InvalidResponse) as info:
-        await make_router(client, attempt_timeout_s=0.5).call_provider(
+        await make_router(client, limits=LimitOptions(attempt_timeout_ms=500)).call_provider(
             request(), resolved_for(tenant), deadline(120), tenant
         )
     capped = [r for r in caplog.records if r.getMessage().startswith("router_attempts_cap_exceeded")]

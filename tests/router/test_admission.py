@@ -10,7 +10,7 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from routeproof import DeadlineExceeded
+from routeproof import DeadlineExceeded, LimitOptions
 from routeproof.admission import Admission, AdmissionTimeout
 from routeproof.core.types import (
     AttemptStatus,
@@ -88,7 +88,7 @@ async def _calls(router: Router, n: int, within_s: float) -> list[ProviderRespon
 async def test_per_provider_limit_queues_and_every_call_succeeds() -> None:
     """Six calls with a per-provider limit of 2 all succeed, at most 2 reach the provider at once."""
     provider = SlowProvider(1.0)
-    router = Router([provider], max_in_flight_per_provider=2)
+    router = Router([provider], limits=LimitOptions(max_in_flight_per_provider=2))
     results = await _calls(router, 6, 30)
     assert all(isinstance(r, ProviderResponse) for r in results)
     assert provider.peak == 2
@@ -97,7 +97,7 @@ async def test_per_provider_limit_queues_and_every_call_succeeds() -> None:
 async def test_router_wide_limit_bounds_in_flight() -> None:
     """The router-wide limit bounds attempts in flight even when the per-provider limit is off."""
     provider = SlowProvider(1.0)
-    router = Router([provider], max_in_flight=3, max_in_flight_per_provider=None)
+    router = Router([provider], limits=LimitOptions(max_in_flight=3, max_in_flight_per_provider=None))
     results = await _calls(router, 7, 30)
     assert all(isinstance(r, ProviderResponse) for r in results)
     assert provider.peak == 3
@@ -106,7 +106,7 @@ async def test_router_wide_limit_bounds_in_flight() -> None:
 async def test_time_queued_is_not_charged_to_the_provider() -> None:
     """A call that queued 4 s behind others records only its own 1 s attempt, no timeout, no failure."""
     provider = SlowProvider(1.0)
-    router = Router([provider], max_in_flight_per_provider=1, attempt_timeout_s=2)
+    router = Router([provider], limits=LimitOptions(max_in_flight_per_provider=1, attempt_timeout_ms=2000))
     results = await _calls(router, 5, 30)  # the last one queues 4 s: longer than its 2 s attempt timeout
     assert all(isinstance(r, ProviderResponse) for r in results)
     for response in results:
@@ -119,7 +119,7 @@ async def test_time_queued_is_not_charged_to_the_provider() -> None:
 async def test_deadline_passing_in_the_queue_is_a_clear_error_with_no_provider_effect() -> None:
     """A call whose deadline passes while it queues gets AdmissionTimeout, sends nothing, cools nobody."""
     provider = SlowProvider(10.0)
-    router = Router([provider], max_in_flight_per_provider=1)
+    router = Router([provider], limits=LimitOptions(max_in_flight_per_provider=1))
     results = await _calls(router, 2, 3)
     errors = [r for r in results if isinstance(r, BaseException)]
     assert len(errors) == 2
@@ -144,7 +144,7 @@ async def test_a_thousand_concurrent_calls_all_succeed() -> None:
 async def test_cancelled_while_queued_gives_the_slot_back() -> None:
     """A caller cancelled while it queues holds no slot afterwards."""
     provider = SlowProvider(5.0)
-    router = Router([provider], max_in_flight_per_provider=1)
+    router = Router([provider], limits=LimitOptions(max_in_flight_per_provider=1))
     tenant = policy(OPENAI)
     first = asyncio.create_task(router.call_provider(request(), resolved_for(tenant), deadline(30), tenant))
     second = asyncio.create_task(router.call_provider(request(), resolved_for(tenant), deadline(30), tenant))
@@ -169,7 +169,7 @@ async def test_slots_held_while_queueing_for_the_next_limit_are_given_back() -> 
     """A call holding its provider slot while it queues for the router-wide one gives it back when
     cancelled and when its deadline passes."""
     provider = SlowProvider(5.0)
-    router = Router([provider], max_in_flight=1, max_in_flight_per_provider=5)
+    router = Router([provider], limits=LimitOptions(max_in_flight=1, max_in_flight_per_provider=5))
     tenant = policy(OPENAI)
     first = asyncio.create_task(router.call_provider(request(), resolved_for(tenant), deadline(30), tenant))
     second = asyncio.create_task(router.call_provider(request(), resolved_for(tenant), deadline(30), tenant))
@@ -190,7 +190,7 @@ async def test_slots_held_while_queueing_for_the_next_limit_are_given_back() -> 
 async def test_streams_hold_their_slot_until_the_stream_ends() -> None:
     """Three concurrent streams with a limit of 1 run one after another and all end with MessageStop."""
     provider = SlowProvider(1.0)
-    router = Router([provider], max_in_flight_per_provider=1)
+    router = Router([provider], limits=LimitOptions(max_in_flight_per_provider=1))
     tenant = policy(OPENAI)
     end = deadline(30)
 
@@ -223,7 +223,7 @@ async def test_admission_metrics_report_queue_depth_and_time_queued() -> None:
     reader = InMemoryMetricReader()
     metrics = RouterMetrics(MeterProvider(metric_readers=[reader]).get_meter("admission"))
     provider = SlowProvider(1.0)
-    router = Router([provider], max_in_flight_per_provider=1, metrics=metrics)
+    router = Router([provider], metrics=metrics, limits=LimitOptions(max_in_flight_per_provider=1))
     calls = asyncio.ensure_future(_calls(router, 5, 30))
     await asyncio.sleep(0.5)
     depth = _admission_points(reader, "ai_router_admission_queue_depth")
@@ -243,7 +243,7 @@ async def test_admission_metrics_report_a_timed_out_wait() -> None:
     """A call whose deadline passes in the queue records its wait as timed_out, and leaves the queue."""
     reader = InMemoryMetricReader()
     metrics = RouterMetrics(MeterProvider(metric_readers=[reader]).get_meter("admission"))
-    router = Router([SlowProvider(10.0)], max_in_flight_per_provider=1, metrics=metrics)
+    router = Router([SlowProvider(10.0)], metrics=metrics, limits=LimitOptions(max_in_flight_per_provider=1))
     await _calls(router, 2, 3)
     queued = _admission_points(reader, "ai_router_admission_queued_ms")
     assert list(queued) == [(("outcome", "timed_out"), ("provider", "openai"))]

@@ -13,7 +13,16 @@ import pytest
 import respx
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from routeproof import AttemptStatus, BudgetExhausted, DeadlineExceeded, NoEligibleProvider, PrivacyTier
+from routeproof import (
+    AttemptStatus,
+    BudgetExhausted,
+    BudgetOptions,
+    DeadlineExceeded,
+    HealthOptions,
+    LimitOptions,
+    NoEligibleProvider,
+    PrivacyTier,
+)
 from routeproof.core.latency import LatencyConfig
 from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import cost_pico_usd, load_pricing, parse_usd
@@ -66,7 +75,7 @@ async def test_per_provider_timeout_cuts_a_hanging_primary_and_the_fallback_answ
     mock.post(bedrock_url()).mock(side_effect=_hang)
     fallback = mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
     tenant = policy(B, [A])
-    router = Router(providers(client), provider_timeouts_ms={B: 500})
+    router = Router(providers(client), limits=LimitOptions(provider_timeouts_ms={B: 500}))
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     resp = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
@@ -84,7 +93,7 @@ async def test_max_attempts_per_provider_of_one_fails_over_without_retrying(
     primary = mock.post(bedrock_url()).mock(return_value=status(503))
     mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
     tenant = policy(B, [A])
-    router = Router(providers(client), max_attempts_per_provider=1)
+    router = Router(providers(client), limits=LimitOptions(max_attempts_per_provider=1))
     resp = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     assert [a.status for a in resp.attempts] == [AttemptStatus.FAILED_OVER, AttemptStatus.SUCCEEDED]
     assert primary.call_count == 1
@@ -94,14 +103,14 @@ async def test_max_attempts_per_provider_of_one_fails_over_without_retrying(
 async def test_router_refuses_bad_attempt_limits(client: httpx.AsyncClient, bad: object) -> None:
     """Attempts per provider outside 1..3 or not an int is a ConfigError naming the value."""
     with pytest.raises(ConfigError, match="max_attempts_per_provider"):
-        Router(providers(client), max_attempts_per_provider=bad)  # type: ignore[arg-type]
+        Router(providers(client), limits=LimitOptions(max_attempts_per_provider=bad))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("bad", [0, 30_001, True, 2.5])
 async def test_router_refuses_bad_provider_timeouts(client: httpx.AsyncClient, bad: object) -> None:
     """A per-provider timeout outside 1..30000 ms is a ConfigError naming the provider and the value."""
     with pytest.raises(ConfigError, match="bedrock"):
-        Router(providers(client), provider_timeouts_ms={B: bad})  # type: ignore[dict-item]
+        Router(providers(client), limits=LimitOptions(provider_timeouts_ms={B: bad}))  # type: ignore[dict-item]
 
 
 async def test_declared_standard_tier_lowers_a_localhost_provider(
@@ -132,7 +141,7 @@ async def test_response_carries_the_exact_cost_or_none_when_unpriced(
     """A priced answer carries its exact pico-USD cost; an unpriced one (no budget) is None, not an error."""
     mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body(in_tok=12, out_tok=3)))
     mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=openai_body()))
-    router = Router(providers(client), pricing=PRICING)
+    router = Router(providers(client), budgets=BudgetOptions(pricing=PRICING))
     priced = policy(A)
     resp = await router.call_provider(request(), resolved_for(priced), deadline(), priced)
     price = PRICING.price_for(A, MODELS[A])
@@ -153,7 +162,7 @@ async def test_turn_warning_is_surfaced_on_the_response_in_a_log_and_a_metric(
     """A worst case above the per-turn threshold is sent, and flagged: response field, WARNING, counter."""
     mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
     limits = BudgetLimits(turn_warning_pico_usd=parse_usd("0.000001"))
-    router = Router(providers(client), pricing=PRICING, budget=limits, metrics=metrics)
+    router = Router(providers(client), metrics=metrics, budgets=BudgetOptions(pricing=PRICING, limits=limits))
     tenant = policy(A)
     with caplog.at_level(logging.WARNING, logger="routeproof"):
         resp = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
@@ -170,7 +179,10 @@ async def test_turn_warning_is_surfaced_on_the_response_in_a_log_and_a_metric(
         for point in metric.data.data_points
     ]
     assert points == [1]
-    quiet = Router(providers(client), pricing=PRICING, budget=BudgetLimits(turn_warning_pico_usd=parse_usd(1)))
+    quiet = Router(
+        providers(client),
+        budgets=BudgetOptions(pricing=PRICING, limits=BudgetLimits(turn_warning_pico_usd=parse_usd(1))),
+    )
     assert (await quiet.call_provider(request(), resolved_for(tenant), deadline(), tenant)).budget_turn_warning is False
 
 
@@ -179,7 +191,9 @@ async def test_monthly_hard_stop_lifts_only_through_the_logged_override(
 ) -> None:
     """The monthly stop refuses the call; override_budget (logged with its reason) lets the next one through."""
     mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
-    router = Router(providers(client), pricing=PRICING, budget=BudgetLimits(monthly_limit_pico_usd=1))
+    router = Router(
+        providers(client), budgets=BudgetOptions(pricing=PRICING, limits=BudgetLimits(monthly_limit_pico_usd=1))
+    )
     tenant = policy(A)
     with pytest.raises(BudgetExhausted, match="monthly"):
         await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
@@ -201,7 +215,10 @@ async def test_budget_router_refuses_an_unpriced_model_before_sending(
 ) -> None:
     """With a budget, an unpriced model fails before any request is sent, never after a paid 200."""
     route = mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=openai_body()))
-    router = Router(providers(client), pricing=PRICING, budget=BudgetLimits(session_limit_pico_usd=parse_usd(1)))
+    router = Router(
+        providers(client),
+        budgets=BudgetOptions(pricing=PRICING, limits=BudgetLimits(session_limit_pico_usd=parse_usd(1))),
+    )
     tenant = policy(OA)
     with pytest.raises(ConfigError, match="gpt-4o"):
         await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
@@ -260,7 +277,7 @@ async def test_latency_sla_demotes_a_slow_primary_for_later_calls(
     primary = mock.post(bedrock_url()).mock(side_effect=slow)
     mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
     tenant = policy(B, [A])
-    router = Router(providers(client), latency=LatencyConfig(sla_ms=1_000, min_samples=2))
+    router = Router(providers(client), health=HealthOptions(latency=LatencyConfig(sla_ms=1_000, min_samples=2)))
     first = [await router.call_provider(request(), resolved_for(tenant), deadline(), tenant) for _ in range(2)]
     assert [r.provider for r in first] == [B, B]
     third = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)

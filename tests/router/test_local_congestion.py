@@ -8,6 +8,7 @@ import asyncio
 import httpx
 import pytest
 
+from routeproof import LimitOptions
 from routeproof.core.boundary import classify_exception
 from routeproof.core.types import ProviderKind, ProviderResponse
 from routeproof.errors import DeadlineExceeded, LocalCongestion, NoEligibleProvider
@@ -29,7 +30,9 @@ async def test_pool_wait_is_local_congestion_not_a_provider_timeout() -> None:
         server.script(Scripted(delay_before_headers_s=1.0))  # the first call holds the one connection
         client = make_client("httpx", connections=1)
         provider = OpenAIProvider(api_key="sk-test", base_url=f"{server.base_url}/v1", client=client)
-        router = Router([provider], max_in_flight_per_provider=None)  # admission off: the pool is the limit
+        router = Router(
+            [provider], limits=LimitOptions(max_in_flight_per_provider=None)
+        )  # admission off: the pool is the limit
         tenant = policy(OPENAI)
         resolved = resolved_for(tenant)
         try:

@@ -14,7 +14,7 @@ import pytest
 import respx
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from routeproof import AttemptStatus, InvalidResponse
+from routeproof import AttemptStatus, BudgetOptions, HealthOptions, InvalidResponse, LimitOptions
 from routeproof.config import RoutingConfig, parse_config
 from routeproof.core.constants import ATTEMPTS_CAP
 from routeproof.core.health import HealthConfig, is_available
@@ -68,7 +68,11 @@ async def test_two_instances_of_one_kind_fail_over_with_their_own_records_and_he
     only vllm-a cools down, and the metric labels stay the kind's ("openai")."""
     a = mock.post(url("vllm-a")).mock(return_value=status(503))
     b = mock.post(url("vllm-b")).mock(return_value=ok())
-    router = Router(instances(client, ["vllm-a", "vllm-b"]), metrics=metrics, health=HealthConfig(failure_threshold=3))
+    router = Router(
+        instances(client, ["vllm-a", "vllm-b"]),
+        metrics=metrics,
+        health=HealthOptions(config=HealthConfig(failure_threshold=3)),
+    )
     tenant = chain_of(["vllm-a", "vllm-b"])
     resp = await router.call_provider(request(), resolved_for(tenant), deadline(30), tenant)
     assert [(r.provider, r.status) for r in resp.attempts] == [
@@ -103,7 +107,9 @@ async def test_a_cooling_instance_is_skipped_while_its_sibling_serves(
     records vllm-a as cooling (health is per instance, not per kind)."""
     a = mock.post(url("vllm-a")).mock(return_value=status(503))
     mock.post(url("vllm-b")).mock(return_value=ok())
-    router = Router(instances(client, ["vllm-a", "vllm-b"]), health=HealthConfig(failure_threshold=3))
+    router = Router(
+        instances(client, ["vllm-a", "vllm-b"]), health=HealthOptions(config=HealthConfig(failure_threshold=3))
+    )
     tenant = chain_of(["vllm-a", "vllm-b"])
     await router.call_provider(request(), resolved_for(tenant), deadline(30), tenant)
     second = await router.call_provider(request(), resolved_for(tenant), deadline(30), tenant)
@@ -126,8 +132,10 @@ async def test_a_daily_budget_binds_one_instance_and_not_its_sibling(
     )
     router = Router(
         instances(client, ["vllm-a", "vllm-b"]),
-        pricing=PricingTable(prices={(OA, MODEL): price}),  # priced per (kind, model): one price for both
-        budget=BudgetLimits(provider_daily_pico_usd=((ProviderName("vllm-a"), 0),)),
+        budgets=BudgetOptions(
+            pricing=PricingTable(prices={(OA, MODEL): price}),  # priced per (kind, model): one price for both
+            limits=BudgetLimits(provider_daily_pico_usd=((ProviderName("vllm-a"), 0),)),
+        ),
     )
     tenant = chain_of(["vllm-a", "vllm-b"])
     resp = await router.call_provider(request(), resolved_for(tenant), deadline(30), tenant)
@@ -151,7 +159,7 @@ async def test_ac13_scenario_as_a_chain_of_eight_named_providers(
     names = [f"p{i}" for i in range(8)]
     routes = [mock.post(url(n)).mock(return_value=status(503)) for n in names]
     tenant = chain_of(names)
-    router = Router(instances(client, names), attempt_timeout_s=0.5)
+    router = Router(instances(client, names), limits=LimitOptions(attempt_timeout_ms=500))
     with pytest.raises(InvalidResponse) as info:
         await router.call_provider(request(), resolved_for(tenant), deadline(120), tenant)
     assert "attempts cap exceeded" in str(info.value)

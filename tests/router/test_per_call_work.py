@@ -15,6 +15,7 @@ from typing import Any
 import httpcore
 import pytest
 
+from routeproof import LimitOptions
 from routeproof._pool import IndexedPool
 from routeproof.core.types import ProviderKind
 from routeproof.providers.openai import OpenAIProvider
@@ -100,7 +101,11 @@ async def _calls_per_routed_call(in_flight: int) -> float:
     gate = _Gate()
     client = make_client("httpx", connections=in_flight, network_backend=_Backend(gate))
     assert isinstance(client._transport._pool, IndexedPool)  # type: ignore[attr-defined]
-    router = Router([OpenAIProvider(api_key="sk-test", client=client)], max_in_flight_per_provider=None, rng=None)
+    router = Router(
+        [OpenAIProvider(api_key="sk-test", client=client)],
+        rng=None,
+        limits=LimitOptions(max_in_flight_per_provider=None),
+    )
     tenant = policy(OPENAI)
     resolved = resolved_for(tenant)
     count = 0

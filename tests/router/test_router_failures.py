@@ -14,8 +14,11 @@ from routeproof import (
     AllProvidersFailed,
     AttemptStatus,
     BudgetExhausted,
+    BudgetOptions,
     DeadlineExceeded,
+    HealthOptions,
     InvalidResponse,
+    LimitOptions,
     NoEligibleProvider,
     PrivacyTier,
     RouterError,
@@ -81,7 +84,7 @@ async def test_hanging_provider_hands_off_at_the_attempt_timeout(
     tenant = policy(B, [A])
     loop = asyncio.get_running_loop()
     t0 = loop.time()
-    router = Router(providers(client), attempt_timeout_s=5)
+    router = Router(providers(client), limits=LimitOptions(attempt_timeout_ms=5000))
     resp = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     assert [a.status for a in resp.attempts] == [
         AttemptStatus.RETRIED_AFTER_TIMEOUT,
@@ -140,7 +143,7 @@ async def test_cancelled_call_makes_no_further_attempts_and_leaks_no_reservation
     mock.post(bedrock_url()).mock(side_effect=slow_503)
     tenant = policy(B)
     budget = BudgetLimits(session_limit_pico_usd=parse_usd("1.00"))
-    router = Router(providers(client), pricing=PRICING, budget=budget)
+    router = Router(providers(client), budgets=BudgetOptions(pricing=PRICING, limits=budget))
     for cancel_after in (0.5, 1.1):  # mid-attempt, then mid-backoff-sleep
         started.clear()
         task = asyncio.create_task(router.call_provider(request(), resolved_for(tenant), deadline(), tenant))
@@ -166,7 +169,9 @@ async def test_concurrent_calls_at_the_budget_edge_never_overspend(
 
     mock.post(bedrock_url()).mock(side_effect=answer)
     limit = parse_usd("0.05")
-    router = Router(providers(client), pricing=PRICING, budget=BudgetLimits(session_limit_pico_usd=limit))
+    router = Router(
+        providers(client), budgets=BudgetOptions(pricing=PRICING, limits=BudgetLimits(session_limit_pico_usd=limit))
+    )
     tenant = policy(B)
     results = await asyncio.gather(
         *(router.call_provider(request(), resolved_for(tenant), deadline(), tenant) for _ in range(1_000)),
@@ -243,7 +248,7 @@ async def test_skip_policy_fails_at_once_when_every_provider_is_cooling(
     """With CoolingPolicy.SKIP, a call whose providers all cool fails at once, naming when one returns."""
     mock.post(bedrock_url()).mock(return_value=status(500))
     tenant = policy(B)
-    router = Router(providers(client), cooling=CoolingPolicy.SKIP)
+    router = Router(providers(client), health=HealthOptions(cooling=CoolingPolicy.SKIP))
     with pytest.raises(AllProvidersFailed):
         await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     loop = asyncio.get_running_loop()
@@ -264,7 +269,7 @@ async def test_provider_daily_budget_skips_to_the_next_provider(
     mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
     budget = BudgetLimits(provider_daily_pico_usd=((B, 1),))  # one pico-USD: nothing fits
     tenant = policy(B, [A])
-    router = Router(providers(client), pricing=PRICING, budget=budget)
+    router = Router(providers(client), budgets=BudgetOptions(pricing=PRICING, limits=budget))
     resp = await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     assert resp.provider is A
     assert bedrock.call_count == 0
@@ -275,7 +280,9 @@ async def test_session_budget_refusal_is_terminal(mock: respx.MockRouter, client
     """A session budget that refuses ends the call with BudgetExhausted naming scope and limit."""
     anthropic = mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_body()))
     tenant = policy(B, [A])
-    router = Router(providers(client), pricing=PRICING, budget=BudgetLimits(session_limit_pico_usd=1))
+    router = Router(
+        providers(client), budgets=BudgetOptions(pricing=PRICING, limits=BudgetLimits(session_limit_pico_usd=1))
+    )
     with pytest.raises(BudgetExhausted) as info:
         await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     assert info.value.scope == "session"
@@ -285,7 +292,9 @@ async def test_session_budget_refusal_is_terminal(mock: respx.MockRouter, client
 async def test_auth_failures_are_never_charged(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:
     """A 401 books nothing to the session."""
     mock.post(bedrock_url()).mock(return_value=status(401))
-    router = Router(providers(client), pricing=PRICING, budget=BudgetLimits(session_limit_pico_usd=10**12))
+    router = Router(
+        providers(client), budgets=BudgetOptions(pricing=PRICING, limits=BudgetLimits(session_limit_pico_usd=10**12))
+    )
     tenant = policy(B)
     with pytest.raises(RouterError):
         await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
@@ -296,7 +305,9 @@ async def test_auth_failures_are_never_charged(mock: respx.MockRouter, client: h
 async def test_successful_call_is_charged_its_real_cost(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:
     """A success books usage x price exactly: 12 in x $3/Mtok + 3 out x $15/Mtok = 81 micro-USD."""
     mock.post(bedrock_url()).mock(return_value=bedrock_ok())
-    router = Router(providers(client), pricing=PRICING, budget=BudgetLimits(session_limit_pico_usd=10**12))
+    router = Router(
+        providers(client), budgets=BudgetOptions(pricing=PRICING, limits=BudgetLimits(session_limit_pico_usd=10**12))
+    )
     tenant = policy(B)
     await router.call_provider(request(), resolved_for(tenant), deadline(), tenant)
     assert router.ledger is not None
@@ -336,9 +347,9 @@ async def test_vertex_is_refused_clearly(client: httpx.AsyncClient) -> None:
 async def test_router_configuration_errors_name_the_value() -> None:
     """Bad router options fail when the router is built, naming the value."""
     with pytest.raises(ConfigError, match="45"):
-        Router([], attempt_timeout_s=45)
+        Router([], limits=LimitOptions(attempt_timeout_ms=45_000))
     with pytest.raises(ConfigError, match="pricing"):
-        Router([], budget=BudgetLimits(session_limit_pico_usd=1))
+        Router([], budgets=BudgetOptions(limits=BudgetLimits(session_limit_pico_usd=1)))
 
 
 async def test_errors_carry_attempt_records(mock: respx.MockRouter, client: httpx.AsyncClient) -> None:

@@ -33,6 +33,7 @@ from routeproof.providers.bedrock import BedrockProvider
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.providers.protocol import Provider
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions, HealthOptions, LimitOptions
 from routeproof.streaming import ProviderStream
 
 ALIAS = "chat.stream"
@@ -68,7 +69,7 @@ class Fleet:
 async def fleet(
     *,
     budget: BudgetLimits | None = None,
-    attempt_timeout_s: float = 2.0,
+    attempt_timeout_ms: int = 2_000,
     health: HealthConfig | None = None,
     metrics: RouterMetrics | None = None,
 ) -> AsyncIterator[Fleet]:
@@ -92,11 +93,9 @@ async def fleet(
         ]
         router = Router(
             providers,
-            pricing=PRICING if budget is not None else None,
-            budget=budget,
-            attempt_timeout_s=attempt_timeout_s,
-            stream_idle_timeout_s=1.0,
-            health=health,
+            limits=LimitOptions(attempt_timeout_ms=attempt_timeout_ms, stream_idle_timeout_ms=1_000),
+            budgets=BudgetOptions(pricing=PRICING if budget is not None else None, limits=budget),
+            health=HealthOptions(config=health),
             metrics=metrics,
         )
         yield Fleet(anthropic=anthropic, openai=openai, bedrock=bedrock, router=router)

@@ -190,7 +190,7 @@ async def test_long_idle_gap_interrupts() -> None:
 
 async def test_headers_then_nothing_times_out_and_fails_over() -> None:
     """A provider that sends headers and then nothing is cut at the attempt timeout and failed over."""
-    async with asyncio.timeout(LIMIT_S), fleet(attempt_timeout_s=0.3) as f:
+    async with asyncio.timeout(LIMIT_S), fleet(attempt_timeout_ms=300) as f:
         f.bedrock.set_default(Scripted(hang_after_headers=True))
         stream = open_stream(f, policy(B, A), deadline())
         events = await collect(stream)

@@ -83,7 +83,7 @@ def _defined_in_testing(package: types.ModuleType) -> dict[str, object]:
 
 def test_the_testing_module_exports_what_it_defines() -> None:
     """``routeproof.testing`` re-exports, as the same objects, every public name its modules
-    (scripted, scenario, conformance, wire) define, and every name in its ``__all__`` exists."""
+    (scripted, scenario, provider_check, wire) define, and every name in its ``__all__`` exists."""
     module = routeproof.testing
     defined = _defined_in_testing(module)
     assert {"ScriptedProvider", "check_provider", "Scenario", "wire_scenario"} <= set(defined)
@@ -109,7 +109,12 @@ ProviderStream from the shell's ports (ports.py), so its constructor's parameter
 
 
 def _routeproof_types(annotation: object) -> Iterator[type]:
-    """Every routeproof class mentioned in ``annotation``, through unions, generics and aliases."""
+    """Every routeproof class mentioned in ``annotation``, through unions, generics and aliases; a
+    TypedDict (``**kwargs: Unpack[...]``) is the keywords it names, so its fields' types are what count."""
+    if typing.is_typeddict(annotation):
+        for hint in typing.get_type_hints(annotation).values():
+            yield from _routeproof_types(hint)
+        return
     if isinstance(annotation, type) and annotation.__module__.split(".")[0] == "routeproof":
         yield annotation
     for arg in typing.get_args(annotation):

@@ -135,10 +135,10 @@ def _progress(result: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from routeproof.conformance.cases import CaseError
-    from routeproof.conformance.driver import GatewayDriver, load_profile
     from routeproof.conformance.launch import LaunchedGateway
     from routeproof.conformance.report import level_markdown, scorecard_markdown, write_report
     from routeproof.conformance.run import run_suite
+    from routeproof.conformance.subjects import GatewaySubject, load_profile
 
     try:
         cases = _selected(args)
@@ -151,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
     if not cases:
         print("routeproof conformance: no case matches --only", file=sys.stderr)
         return 2
-    gateway: GatewayDriver | None = None
+    gateway: GatewaySubject | None = None
     if args.profile is not None and not args.harness:
         try:
             profile = load_profile(profile_path(args.profile))
@@ -163,7 +163,7 @@ def _run(args: argparse.Namespace) -> int:
             gateway = LaunchedGateway(profile, log_path=args.reports / f"conformance-{profile.name}.log")
             args.jobs = args.jobs or LAUNCHED_JOBS
         elif args.gateway:
-            gateway = GatewayDriver(args.gateway, profile)
+            gateway = GatewaySubject(args.gateway, profile)
         else:
             print(
                 f"routeproof conformance: profile {profile.name!r} has no [launch]: give --gateway URL", file=sys.stderr
@@ -236,9 +236,9 @@ def mark_twins(rows: Sequence[dict[str, object]]) -> list[dict[str, object]]:
 
 def _breaks(args: argparse.Namespace) -> int:
     from routeproof.conformance.cases import CaseError, select
-    from routeproof.conformance.driver import HarnessDriver
     from routeproof.conformance.report import write_breaks_report, write_report
     from routeproof.conformance.run import run_suite
+    from routeproof.conformance.subjects import HarnessSubject
 
     try:
         cases = _selected(args)
@@ -247,7 +247,7 @@ def _breaks(args: argparse.Namespace) -> int:
         return 2
 
     async def main() -> Sequence[dict[str, object]]:
-        probe = HarnessDriver(args.harness)
+        probe = HarnessSubject(args.harness)
         try:
             info = await probe.start()
         finally:

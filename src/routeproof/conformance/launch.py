@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from routeproof.conformance.driver import GatewayDriver, GatewayProfile, HarnessError
+from routeproof.conformance.subjects import GatewayProfile, GatewaySubject, HarnessError
 from routeproof.providers.capabilities import MODELS_TOML_ENV
 
 __all__ = ["WRITERS", "LaunchedGateway", "free_port", "litellm_proxy_config", "routeproof_serve_config"]
@@ -197,7 +197,7 @@ def litellm_proxy_config(
 WRITERS: Mapping[str, Writer] = {"routeproof-serve": routeproof_serve_config, "litellm-proxy": litellm_proxy_config}
 
 
-class LaunchedGateway(GatewayDriver):
+class LaunchedGateway(GatewaySubject):
     """One worker's gateway: started per case from the configuration its writer produces."""
 
     async def warm_up_call(self, message: Mapping[str, Any], timeout_s: float) -> None:

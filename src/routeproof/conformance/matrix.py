@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from routeproof.conformance.driver import PROTOCOL_VERSION as PROTOCOL
+from routeproof.conformance.subjects import PROTOCOL_VERSION as PROTOCOL
 
 __all__ = [
     "Column",

@@ -13,10 +13,10 @@ from typing import Any
 
 from routeproof.conformance.answers import expand_step
 from routeproof.conformance.cases import expand_calls, needs
-from routeproof.conformance.driver import GatewayDriver, HarnessDriver, HarnessError, Implementation
 from routeproof.conformance.judge import BUDGET_MS, CallRun, Failure, judge_case
 from routeproof.conformance.launch import LaunchedGateway
 from routeproof.conformance.mocks import CaseMocks
+from routeproof.conformance.subjects import GatewaySubject, HarnessError, HarnessSubject, Implementation
 
 __all__ = ["CaseResult", "RunResult", "call_bound_s", "hard_bound_s", "impl_slug", "run_case", "run_suite"]
 
@@ -279,7 +279,7 @@ async def run_suite(
     cases: Sequence[Mapping[str, Any]],
     *,
     harness: str | None = None,
-    gateway: GatewayDriver | None = None,
+    gateway: GatewaySubject | None = None,
     jobs: int = 4,
     stderr_path: Path | None = None,
     progress: Callable[[CaseResult], None] | None = None,
@@ -300,7 +300,7 @@ async def run_suite(
         if gateway is not None:
             return gateway.fork() if gateway.concurrent else gateway
         assert harness is not None
-        driver = HarnessDriver(harness, stderr_path=stderr_path)
+        driver = HarnessSubject(harness, stderr_path=stderr_path)
         try:
             info.update(await driver.start())
         except BaseException:
@@ -326,7 +326,7 @@ async def run_suite(
                 except (HarnessError, TimeoutError) as exc:
                     error = exc if isinstance(exc, HarnessError) else HarnessError(f"case exceeded {bound_s:.0f} s")
                     result = _hung_result(case, error, started)
-                    if isinstance(impl, HarnessDriver):
+                    if isinstance(impl, HarnessSubject):
                         impl.kill()
                         await impl.aclose()
                         impl = None

@@ -33,3 +33,7 @@ FAILURE_THRESHOLD = 2
 """Consecutive failures after which later calls skip a provider for a cooldown (FALSIFY-MPA-002)."""
 
 CONTRACT_ID = "provider-routing-v1"
+
+STREAM_INTERRUPTED = "stream interrupted"
+"""How the ``StreamError`` that ends a committed stream early starts (``"stream interrupted: <why>"``):
+providers' streams, the router's stream and the gateway all say it this way, and callers match on it."""

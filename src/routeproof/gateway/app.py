@@ -35,7 +35,8 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan
 
-from routeproof.core.constants import FAILOVER_BUDGET_MS
+from routeproof.clock import s_of_ms
+from routeproof.core.constants import FAILOVER_BUDGET_MS, STREAM_INTERRUPTED
 from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
 from routeproof.core.responses_api import responses_to_chat
@@ -392,7 +393,7 @@ class GatewayApp:
                 async for event in stream:
                     await send({"type": "http.response.body", "body": encoder.encode(event), "more_body": True})
             except asyncio.CancelledError:  # shutdown past the grace period: say so, then stop
-                cut = encoder.encode(StreamError(message="stream interrupted: the gateway is shutting down"))
+                cut = encoder.encode(StreamError(message=f"{STREAM_INTERRUPTED}: the gateway is shutting down"))
                 with contextlib.suppress(OSError):  # best effort: the client may be gone (a disconnect)
                     await send({"type": "http.response.body", "body": cut})
                 raise
@@ -477,5 +478,5 @@ def _parse_responses(body: bytes, forward: tuple[tuple[str, str], ...]) -> tuple
 def _timeout_s(raw: str | None) -> float:
     """The caller's deadline header as seconds from now, capped at the 30 s budget."""
     if raw is None:
-        return FAILOVER_BUDGET_MS / 1000
-    return min(deadline_ms(raw, DEADLINE_HEADER), FAILOVER_BUDGET_MS) / 1000
+        return s_of_ms(FAILOVER_BUDGET_MS)
+    return s_of_ms(min(deadline_ms(raw, DEADLINE_HEADER), FAILOVER_BUDGET_MS))

@@ -25,6 +25,7 @@ import uvicorn
 from uvicorn.config import HTTP_PROTOCOLS
 from uvicorn.importer import import_from_string
 
+from routeproof.clock import s_of_ms
 from routeproof.gateway.app import GatewayApp
 from routeproof.gateway.backend import Backend
 from routeproof.gateway.telemetry import MetricsSource
@@ -120,7 +121,7 @@ def make_server(
     settings = backend.settings
     protocol = guarded_protocol(
         import_from_string(HTTP_PROTOCOLS["auto"]),
-        header_timeout_s=settings.header_timeout_ms / 1000,
+        header_timeout_s=s_of_ms(settings.header_timeout_ms),
         max_connections=settings.max_connections,
     )
     config = uvicorn.Config(
@@ -128,7 +129,7 @@ def make_server(
         lifespan="on",
         log_level=log_level,
         access_log=False,
-        timeout_graceful_shutdown=math.ceil(backend.settings.grace_period_ms / 1000),  # uvicorn takes whole seconds
+        timeout_graceful_shutdown=math.ceil(s_of_ms(backend.settings.grace_period_ms)),  # uvicorn takes whole seconds
         server_header=False,
         # SDK clients pool connections; uvicorn's default 5 s idle close races a pooled client's next
         # request (the benchmark at 100 in flight saw ReadError). 65 s outlives the usual 60 s LB idle.

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from routeproof.clock import wall_ms
 from routeproof.core.ledger import Account, format_usd
 from routeproof.errors import ConfigError
 from routeproof.ledger_store.config import load_ledger_config, open_store
@@ -69,7 +70,7 @@ def run_cost(config_path: Path, *, out: TextIO = sys.stdout, err: TextIO = sys.s
 
     async def read() -> LedgerTotals:
         try:
-            return await store.totals(now_ms=int(time.time() * 1000))
+            return await store.totals(now_ms=wall_ms(time.time()))
         finally:
             await store.aclose()
 

@@ -21,6 +21,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from routeproof.clock import s_of_ms
 from routeproof.core.identity import parse_provider
 from routeproof.core.ledger import (
     Account,
@@ -109,7 +110,7 @@ class SqliteLedgerStore:
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             conn = sqlite3.connect(
-                self._path, timeout=self._busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+                self._path, timeout=s_of_ms(self._busy_timeout_ms), isolation_level=None, check_same_thread=False
             )
             try:
                 conn.execute("PRAGMA journal_mode=WAL")

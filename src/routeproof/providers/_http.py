@@ -41,7 +41,7 @@ import contextlib
 import functools
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -49,7 +49,8 @@ from typing import Any
 import httpx
 from opentelemetry import propagate
 
-from routeproof.clock import attempt_bound
+from routeproof.clock import attempt_bound, wall_ms
+from routeproof.core.kernel import RETRY_AFTER_STATUSES  # the statuses whose wait hint the kernel honours
 from routeproof.core.provider_variants import error_object, wait_hint_ms
 from routeproof.core.types import AttemptFailure, AttemptFailureKind, ProviderKind, ProviderResponse
 from routeproof.errors import ConfigError, InvalidResponse, LocalCongestion, ProviderCallFailed
@@ -60,10 +61,10 @@ __all__ = [
     "EXCEPTION_TABLE",
     "JSON_HEADERS",
     "MAX_MESSAGE_CHARS",
-    "RETRY_AFTER_STATUSES",
     "HttpReply",
     "build_post",
     "encode_json",
+    "exchange_failures",
     "failure",
     "inject_trace_headers",
     "normalize_or_fail",
@@ -105,9 +106,6 @@ def pool_timeout_s(remaining_s: float) -> float:
     never waits on this timer, so the margin costs nothing then."""
     return max(remaining_s - max(remaining_s * POOL_MARGIN_FRACTION, POOL_MARGIN_MIN_S), remaining_s / 2)
 
-
-RETRY_AFTER_STATUSES = frozenset({429, 503})
-"""Statuses whose Retry-After header is read (RFC 9110 §10.2.3)."""
 
 CONTEXT_OVERFLOW_MARKERS: tuple[str, ...] = (
     "context_length_exceeded",  # OpenAI error code
@@ -220,6 +218,25 @@ def transport_failure(exc: httpx.HTTPError, secrets: Iterable[str]) -> ProviderC
     return failure(kind, f"{type(exc).__name__}: {exc}", secrets=secrets)
 
 
+@contextlib.contextmanager
+def exchange_failures(secrets: tuple[str, ...], timed_out: str) -> Iterator[None]:
+    """The one mapping of what an HTTP exchange raises, for plain and streamed calls alike: the
+    attempt's own ``asyncio.timeout_at`` (``TimeoutError``) is ATTEMPT_TIMEOUT with ``timed_out`` as
+    its message; an httpx error is its :data:`EXCEPTION_TABLE` row (or ``LocalCongestion``), or a
+    ConfigError (:func:`unsendable`) when the request cannot be sent as configured."""
+    try:
+        yield
+    except TimeoutError as exc:  # only asyncio.timeout_at raises it; httpx errors are not TimeoutError
+        raise failure(AttemptFailureKind.ATTEMPT_TIMEOUT, timed_out, secrets=secrets) from exc
+    except httpx.HTTPError as exc:
+        mapped = transport_failure(exc, secrets)
+        if mapped is None:
+            raise unsendable(exc) from None  # not `from exc`: its message may hold the key
+        raise mapped from exc
+    except httpx.InvalidURL as exc:
+        raise unsendable(exc) from None
+
+
 def unsendable(exc: Exception) -> ConfigError:
     """The ConfigError for an httpx error that means "this request cannot be sent as configured".
 
@@ -308,7 +325,7 @@ def _status_failure(response: httpx.Response, secrets: tuple[str, ...], content:
         return failure(AttemptFailureKind.CONTEXT_OVERFLOW, f"HTTP 400: {detail}", secrets=secrets, http_status=400)
     retry_after_ms = None
     if status in RETRY_AFTER_STATUSES:
-        now_epoch_ms = int(time.time() * 1000)
+        now_epoch_ms = wall_ms(time.time())
         try:
             body: object = _loads(content)
         except ValueError:
@@ -343,7 +360,7 @@ async def _send(
     if remaining_s <= 0:
         raise failure(AttemptFailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secrets)
     bound = attempt_bound()  # the router's driver already cancels the attempt at ``bound``: no second timer
-    try:
+    with exchange_failures(secrets, f"attempt timed out after {remaining_s:.3f}s"):
         # Two bounds: httpx's per-phase timeouts give the precise kind (connect vs read), and
         # asyncio.timeout_at bounds the whole exchange even if a server trickles bytes forever.
         async with asyncio.timeout_at(timeout_at) if bound is None or bound > timeout_at else _CALLER_BOUNDS:
@@ -356,17 +373,6 @@ async def _send(
                 return response, await read_capped(response, max_response_bytes, secrets)
             finally:
                 await response.aclose()
-    except TimeoutError as exc:  # only asyncio.timeout_at raises this; httpx errors are not TimeoutError
-        raise failure(
-            AttemptFailureKind.ATTEMPT_TIMEOUT, f"attempt timed out after {remaining_s:.3f}s", secrets=secrets
-        ) from exc
-    except httpx.HTTPError as exc:
-        mapped = transport_failure(exc, secrets)
-        if mapped is None:
-            raise unsendable(exc) from None  # not `from exc`: its message may hold the key
-        raise mapped from exc
-    except httpx.InvalidURL as exc:
-        raise unsendable(exc) from None
 
 
 async def post_json(

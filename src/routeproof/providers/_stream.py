@@ -50,6 +50,7 @@ from typing import Protocol
 import httpx
 
 from routeproof.clock import attempt_bound
+from routeproof.core.constants import STREAM_INTERRUPTED
 from routeproof.core.types import AttemptFailureKind, MessageStop, StreamError, StreamEvent
 
 # The status and exception mappings are _http's; importing its private helpers keeps them in one place.
@@ -59,18 +60,16 @@ from routeproof.providers._http import (
     MAX_MESSAGE_CHARS,
     _status_failure,
     build_post,
+    exchange_failures,
     failure,
     inject_trace_headers,
     pool_timeout_s,
     read_capped,
     redact,
-    transport_failure,
-    unsendable,
 )
 
-__all__ = ["EVENT_STREAM", "INTERRUPTED", "SSE", "EventDecoder", "interrupted", "stream_events"]
+__all__ = ["EVENT_STREAM", "SSE", "EventDecoder", "interrupted", "stream_events"]
 
-INTERRUPTED = "stream interrupted"
 """The prefix of every ``StreamError`` yielded after the first event."""
 
 SSE = "text/event-stream"
@@ -94,7 +93,7 @@ class EventDecoder(Protocol):
 
 def interrupted(detail: str, secrets: Iterable[str] = ()) -> StreamError:
     """``StreamError("stream interrupted: <detail>")``, redacted and truncated."""
-    text = detail if detail.startswith(INTERRUPTED) else f"{INTERRUPTED}: {detail}"
+    text = detail if detail.startswith(STREAM_INTERRUPTED) else f"{STREAM_INTERRUPTED}: {detail}"
     return StreamError(message=redact(text, secrets)[:MAX_MESSAGE_CHARS])
 
 
@@ -172,7 +171,7 @@ async def stream_events(
     chunks: AsyncIterator[bytes] | None = None
     completed = False  # a MessageStop was yielded: the rest of the body is read so the connection is reused
     try:
-        try:
+        with exchange_failures(secret_values, f"no first event within {remaining_s:.3f}s"):
             # the router's driver already cancels the attempt at attempt_bound(): then no second timer
             bound = attempt_bound()
             async with asyncio.timeout_at(timeout_at) if bound is None or bound > timeout_at else _CALLER_BOUNDS:
@@ -182,17 +181,6 @@ async def stream_events(
                     raise _status_failure(response, secret_values, error_body)
                 chunks = response.aiter_bytes()
                 first = await _first_events(chunks, decoder)
-        except TimeoutError as exc:  # only asyncio.timeout_at raises it; httpx errors are not TimeoutError
-            raise failure(
-                AttemptFailureKind.ATTEMPT_TIMEOUT, f"no first event within {remaining_s:.3f}s", secrets=secret_values
-            ) from exc
-        except httpx.HTTPError as exc:
-            mapped = transport_failure(exc, secret_values)
-            if mapped is None:
-                raise unsendable(exc) from None  # not `from exc`: its message may hold the key
-            raise mapped from exc
-        except httpx.InvalidURL as exc:
-            raise unsendable(exc) from None
         if isinstance(first[0], StreamError):
             raise failure(
                 AttemptFailureKind.STREAM_ERROR,

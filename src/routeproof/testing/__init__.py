@@ -23,7 +23,7 @@ subject a factory builds), ``conformance`` (the check) and ``wire`` (scenarios a
 from __future__ import annotations
 
 from routeproof.mock.script import Shape
-from routeproof.testing.conformance import (
+from routeproof.testing.provider_check import (
     CHECK_TIMEOUT_S,
     TIMEOUT_KINDS,
     TIMEOUT_SLACK_S,

@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 
+from routeproof.core.constants import STREAM_INTERRUPTED
 from routeproof.core.types import (
     AttemptFailure,
     AttemptFailureKind,
@@ -154,7 +155,7 @@ class ScriptedProvider:
                     async with asyncio.timeout(idle_timeout_s):
                         await asyncio.Event().wait()  # nothing more, ever
                 except TimeoutError:
-                    yield StreamError(message=f"stream interrupted: no data for {idle_timeout_s}s")
+                    yield StreamError(message=f"{STREAM_INTERRUPTED}: no data for {idle_timeout_s}s")
                 return
             await self._wait(step.delay_s, timeout_at)
             if isinstance(step, Failure):

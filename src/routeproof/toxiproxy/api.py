@@ -49,6 +49,16 @@ def _error(exc: ApiError) -> _Response:
     )
 
 
+def _toxic_body(req: HttpRequest) -> dict[str, object]:
+    """A toxic's create or update body: a JSON object, or the 400 Toxiproxy's Go decoder gives."""
+    body = decode_body(req.body)
+    if not isinstance(body, dict):
+        kind = "array" if isinstance(body, list) else ("string" if isinstance(body, str) else "number")
+        go_type = "toxics.ToxicWrapper"
+        raise ApiError(400, f"bad request body: json: cannot unmarshal {kind} into Go value of type {go_type}")
+    return body
+
+
 def _empty(status: int) -> _Response:
     return status, [], b""
 
@@ -325,12 +335,7 @@ class ToxiproxyServer:
 
     async def _toxic_create(self, req: HttpRequest, args: list[str]) -> _Response:
         proxy = self._proxy(args[0])
-        body = decode_body(req.body)
-        if not isinstance(body, dict):
-            kind = "array" if isinstance(body, list) else ("string" if isinstance(body, str) else "number")
-            raise ApiError(
-                400, f"bad request body: json: cannot unmarshal {kind} into Go value of type toxics.ToxicWrapper"
-            )
+        body = _toxic_body(req)
         name = go_str(body.get("name"), "ToxicWrapper.name", "")
         type_name = go_str(body.get("type"), "ToxicWrapper.type", "")
         stream = go_str(body.get("stream"), "ToxicWrapper.stream", "downstream")
@@ -362,12 +367,7 @@ class ToxiproxyServer:
     async def _toxic_update(self, req: HttpRequest, args: list[str]) -> _Response:
         toxic = self._toxic(self._proxy(args[0]), args[1])
         proxy = self._proxy(args[0])
-        body = decode_body(req.body)
-        if not isinstance(body, dict):
-            kind = "array" if isinstance(body, list) else ("string" if isinstance(body, str) else "number")
-            raise ApiError(
-                400, f"bad request body: json: cannot unmarshal {kind} into Go value of type toxics.ToxicWrapper"
-            )
+        body = _toxic_body(req)
         toxicity = go_float32(body.get("toxicity"), "ToxicWrapper.toxicity", toxic.toxicity)
         attributes = decode_attributes(toxic.type, body.get("attributes"), toxic.attributes)
         refuse_nonsense(toxic.type, attributes)

@@ -1,4 +1,4 @@
-"""The conformance check: :func:`check_provider`, the behaviour every
+"""The provider check: :func:`check_provider`, the behaviour every
 :class:`~routeproof.providers.Provider` must show in each :class:`~routeproof.testing.Scenario`
 (modelled on ``trio.testing.check_one_way_stream``)."""
 

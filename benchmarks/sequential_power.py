@@ -6,7 +6,7 @@ share of runs that end *survived* (e_for reached 1/alpha), *refuted* (e_against 
 *undecided* at the bound (which a row counts as falsified), and the number of seeds used. This is
 how H0-LATENCY's bound of 100 seeds was chosen (2026-11-30)::
 
-    python -m tools.sequential_power --p 0.75 0.8 0.82 0.86 0.5 --bound 40 100 --runs 20000
+    python -m benchmarks.sequential_power --p 0.75 0.8 0.82 0.86 0.5 --bound 40 100 --runs 20000
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each "request" makes the calls the router makes for a one-attempt answered call: ``attempt``
 (latency, GenAI duration), ``usage`` (two token observations) and ``call`` (the terminal row and
 attempts-per-call). Prints microseconds per request for each meter, best of ``--repeat`` runs.
-Usage: ``python -O tools/metrics_ab.py [--requests 20000] [--repeat 5]`` (note the load average).
+Usage: ``python -O -m benchmarks.metrics_ab [--requests 20000] [--repeat 5]`` (note the load average).
 """
 
 from __future__ import annotations

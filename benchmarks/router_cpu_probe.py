@@ -1,7 +1,7 @@
 """The router's own work per call, over an in-process transport: what ``call_provider`` adds to the
 same request sent directly with the same ``httpx.AsyncClient``.
 
-``python [-O] tools/router_cpu_probe.py [--calls N] [--rounds R] [--count]``
+``python [-O] -m benchmarks.router_cpu_probe [--calls N] [--rounds R] [--count]``
 
 The provider's transport is ``httpx.MockTransport`` answering a canned Chat Completions body, so no
 socket, no mock server and no other process is involved: the difference between the two arms is the

@@ -1,4 +1,5 @@
-"""Driving an implementation: a harness subprocess speaking JSON lines (PROTOCOL.md), or a gateway."""
+"""The implementation under test (a conformance *subject*): a harness subprocess speaking JSON lines
+(PROTOCOL.md), or a gateway. ("driver" is routeproof's call loop, `routeproof.driver`, and only that.)"""
 
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ import httpx
 
 __all__ = [
     "PROTOCOL_VERSION",
-    "GatewayDriver",
     "GatewayProfile",
-    "HarnessDriver",
+    "GatewaySubject",
     "HarnessError",
+    "HarnessSubject",
     "Hung",
     "Implementation",
     "load_profile",
@@ -52,7 +53,7 @@ class Implementation(Protocol):
     async def aclose(self) -> None: ...
 
 
-class HarnessDriver:
+class HarnessSubject:
     """One harness subprocess (``start`` once, then ``configure``/``call`` per case, ``stop``)."""
 
     def __init__(self, command: str, *, stderr_path: Path | None = None) -> None:
@@ -342,7 +343,7 @@ OUTCOME_CLASSES = frozenset(
 )
 
 
-class GatewayDriver:
+class GatewaySubject:
     """Drive an OpenAI-compatible gateway.
 
     A static gateway's configuration is fixed, so a case runs only when its chain has the
@@ -373,10 +374,10 @@ class GatewayDriver:
         """The fixed ports the mocks must bind (None: any free ones)."""
         return None if self.profile.per_case is not None else (self.profile.ports or None)
 
-    def fork(self) -> GatewayDriver:
-        """The driver for another worker: this one for a static gateway (one case at a time), a
+    def fork(self) -> GatewaySubject:
+        """The subject for another worker: this one for a static gateway (one case at a time), a
         new one (its own case headers) for a per-case template."""
-        return GatewayDriver(self.url, self.profile) if self.profile.per_case is not None else self
+        return GatewaySubject(self.url, self.profile) if self.profile.per_case is not None else self
 
     def unsupported_reason(self, case: Mapping[str, Any]) -> str | None:
         """Why the gateway cannot express ``case`` (checked before its mocks start), or None."""

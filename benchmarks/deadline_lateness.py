@@ -1,6 +1,6 @@
 """How late DeadlineExceeded surfaces when many concurrent calls share one deadline (real time).
 
-``python tools/deadline_lateness.py [N]`` runs N calls (default 1,000) against a provider that never
+``python -m benchmarks.deadline_lateness [N]`` runs N calls (default 1,000) against a provider that never
 answers and prints p50/p99/max lateness for the router and for bare httpx under
 ``asyncio.timeout_at``. Run it under ``python -O`` too: that switches icontract's run-time checks
 off, as a production deployment may. The benchmark suite calls :func:`router_lateness`.

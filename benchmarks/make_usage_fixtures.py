@@ -7,7 +7,7 @@ generator and then kept as data: H0-COST reads this file, it does not regenerate
 are fixed inputs that two independent calculators price. They are synthetic (no live provider was
 called; this workplace has no network), shaped like the providers' documented responses.
 
-Run ``python tools/make_usage_fixtures.py`` only to change the fixtures on purpose.
+Run ``python -m benchmarks.make_usage_fixtures`` only to change the fixtures on purpose.
 """
 
 from __future__ import annotations
