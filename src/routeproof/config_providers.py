@@ -76,7 +76,9 @@ _PROVIDER_KEYS = (
     | {"profile"}
     | {"weight", "rpm", "tpm"}
     | {"api_version", "auth"}
-)  # profile: Bedrock's AWS config profile; weight/rpm/tpm: traffic; api_version, auth: Azure's
+    | {"responses_api"}
+)  # profile: Bedrock's AWS config profile; weight/rpm/tpm: traffic; api_version, auth: Azure's;
+# responses_api: an openai/azure endpoint serving OpenAI's Responses API (verbatim POST /v1/responses)
 
 
 def provider_kind(name: str, table: Mapping[str, object], where: str) -> ProviderKind:
@@ -197,8 +199,22 @@ def provider_config(
         tpm=_limit(table, "tpm", where),
         api_version=api_version,
         bearer_auth=bearer_auth,
+        responses_api=_responses_api(kind, table, where),
         **aws,
     )
+
+
+_RESPONSES_KINDS = frozenset({ProviderKind.OPENAI, ProviderKind.AZURE})
+
+
+def _responses_api(kind: ProviderKind, table: Mapping[str, object], where: str) -> bool:
+    """``responses_api = true``: this OpenAI or Azure endpoint serves OpenAI's Responses API."""
+    raw = table.get("responses_api", False)
+    if not isinstance(raw, bool):
+        raise fail(f"{where}.responses_api", raw, "must be true or false")
+    if raw and kind not in _RESPONSES_KINDS:
+        raise fail(f"{where}.responses_api", raw, f"only {sorted(k.value for k in _RESPONSES_KINDS)} serve it")
+    return raw
 
 
 def _limit(table: Mapping[str, object], key: str, where: str) -> int | None:
@@ -284,7 +300,7 @@ def build_providers(config: RoutingConfig, client: httpx.AsyncClient) -> dict[st
             assert p.base_url is not None, "parse_config guarantees an endpoint"
             built[p.name] = AzureOpenAIProvider(
                 endpoint=p.base_url, api_key=p.api_key, bearer_auth=p.bearer_auth,
-                api_version=p.api_version or "", client=client, name=p.name,
+                api_version=p.api_version or "", client=client, name=p.name, responses_api=p.responses_api,
             )  # fmt: skip
         elif p.kind is ProviderKind.GEMINI:
             from routeproof.providers.gemini import GeminiProvider
@@ -292,6 +308,7 @@ def build_providers(config: RoutingConfig, client: httpx.AsyncClient) -> dict[st
             built[p.name] = GeminiProvider(api_key=p.api_key, client=client, base_url=p.base_url, name=p.name)
         else:
             built[p.name] = OpenAIProvider(
-                kind=p.kind, api_key=p.api_key, client=client, base_url=p.base_url, name=p.name
-            )
+                kind=p.kind, api_key=p.api_key, client=client, base_url=p.base_url, name=p.name,
+                responses_api=p.responses_api,
+            )  # fmt: skip
     return built

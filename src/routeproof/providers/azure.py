@@ -51,12 +51,13 @@ class AzureOpenAIProvider(OpenAIProvider):
         name: str | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         capabilities: CapabilityTable | None = None,
+        responses_api: bool = False,
     ) -> None:
         if not api_version:
             raise ValueError(f"AzureOpenAIProvider needs an api_version, got {api_version!r}")
         super().__init__(
             kind=ProviderKind.AZURE, api_key=api_key, client=client, base_url=endpoint, name=name,
-            max_response_bytes=max_response_bytes, capabilities=capabilities,
+            max_response_bytes=max_response_bytes, capabilities=capabilities, responses_api=responses_api,
         )  # fmt: skip
         self._api_version = api_version
         self._bearer_auth = bearer_auth
@@ -67,6 +68,13 @@ class AzureOpenAIProvider(OpenAIProvider):
     def _chat_url(self, model: str) -> str:
         assert self.base_url is not None  # set in __init__
         return azure_chat_url(self.base_url, model, self._api_version)
+
+    def _responses_url(self, model: str) -> str:
+        """Azure's Responses API: ``/openai/v1/responses`` (the v1 API), else ``/openai/responses?api-version=``;
+        the deployment is the body's ``model``."""
+        if self._api_version == "v1":
+            return f"{self.base_url}/openai/v1/responses"
+        return f"{self.base_url}/openai/responses?api-version={self._api_version}"
 
     def _headers(self, out: Outgoing | None = None) -> dict[str, str]:
         headers = dict(out.headers) if out is not None else {}

@@ -42,6 +42,7 @@ from routeproof.core.types import (
 )
 from routeproof.errors import ConfigError, ProviderCallFailed
 from routeproof.providers._http import JSON_HEADERS, encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._passthrough import chat_view
 from routeproof.providers._stream import EVENT_STREAM, stream_events
 from routeproof.providers.bedrock_stream import ConverseStreamDecoder
 from routeproof.providers.capabilities import default_capabilities, fit_for
@@ -233,6 +234,7 @@ class BedrockProvider:
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Converse call, normalised; failures raise ``ProviderCallFailed``."""
         url = self.url_for(model)
+        request = chat_view(request)  # a Responses request with state only OpenAI keeps is skipped, never faked
         fitted, _ = fit_for(self._capabilities, self.kind, request, model)  # what the model rejects is left out
         content = encode_json(request_to_bedrock_converse(fitted.request))
         frozen, secrets = await self._frozen()
@@ -258,6 +260,7 @@ class BedrockProvider:
     ) -> AsyncGenerator[StreamEvent, None]:
         """One signed ConverseStream call as events; see ``providers._stream`` and ``bedrock_stream``."""
         url = self.url_for(model, stream=True)
+        request = chat_view(request)  # as in complete
         fitted, _ = fit_for(self._capabilities, self.kind, request, model)
         content = encode_json(request_to_bedrock_converse(fitted.request))
         frozen, secrets = await self._frozen()
