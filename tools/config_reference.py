@@ -110,7 +110,7 @@ KEYS: dict[tuple[str, str], str] = {
     ("driver.providers.NAME", "rpm"): "declared requests per minute (an integer >= 1); at the limit the deployment is skipped.",
     ("driver.providers.NAME", "tpm"): "declared tokens per minute (an integer >= 1), reserved as an estimate and settled after.",
     ("driver.providers.NAME", "api_version"): "Azure only: the `api-version` query (default `2024-10-21`; `v1`: the v1 API).",
-    ("driver.providers.NAME", "auth"): "Azure only: `api-key` (default) or `bearer` (an Entra ID token from `AZURE_OPENAI_AD_TOKEN`).",
+    ("driver.providers.NAME", "auth"): "Azure only: `api-key` (default), `bearer` (an Entra ID token from `AZURE_OPENAI_AD_TOKEN`, read again when due) or `azure-identity` (`DefaultAzureCredential`, the `azure` extra).",
     ("driver.providers.NAME", "responses_api"): "openai/azure only: `true` when the endpoint serves OpenAI's Responses API; `POST /v1/responses` then goes to it verbatim (default false: the Chat rewriting).",
     ("driver.traffic", "strategy"): "`ordered` (default), `weighted`, `least-outstanding` or `latency`.",
     ("driver.traffic", "wait_for_capacity"): "when every deployment is at its limit: wait FIFO within the deadline (true) or refuse.",

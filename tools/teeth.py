@@ -539,6 +539,28 @@ BREAKS: tuple[Break, ...] = (
           new="    lacking: list[Capability] = []  # planted",
           targets=("tests/router/test_capability_failover.py",),
           why="an image request is sent to a text-only model instead of skipping it (capability: images)"),
+    # workstream "responses" (issue 24, second stop): verbatim Responses passthrough
+    Break(row="RESPONSES-PINNED", file="src/routeproof/providers/_passthrough.py",
+          old="        raise ResponsesRefused(choice.field, choice.why)",
+          new="        return request  # planted",
+          targets=("tests/gateway/test_responses_passthrough.py",),
+          why="a previous_response_id request fails over to providers without that state (faked on Bedrock)"),
+    Break(row="RESPONSES-VERBATIM", file="src/routeproof/core/responses_route.py",
+          old="    out = {key: value for key, value in body.items() if key not in RESPONSES_ROUTER_OWNED}",
+          new="    out = {key: value for key, value in body.items() if key not in RESPONSES_ROUTER_OWNED"
+              " and not key.startswith('a_')}",
+          targets=("tests/gateway/test_responses_route.py", "tests/gateway/test_responses_passthrough.py"),
+          why="the verbatim Responses body drops a field this code does not know"),
+    Break(row="RESPONSES-COMMIT", file="src/routeproof/core/responses_upstream.py",
+          old='        if kind == "response.output_text.delta":',
+          new='        if kind in ("response.output_text.delta", "response.created"):',
+          targets=("tests/gateway/test_responses_passthrough.py",),
+          why="response.created counts as content: a stream cut before its first delta no longer fails over"),
+    Break(row="RESPONSES-RELAY-CUT", file="src/routeproof/gateway/responses_wire.py",
+          old="        if isinstance(event, StreamError) and not self._failed:",
+          new="        if False:  # planted",
+          targets=("tests/gateway/test_responses_passthrough.py",),
+          why="a relayed Responses stream cut after its first content ends silently, no response.failed"),
 )  # fmt: skip
 
 
