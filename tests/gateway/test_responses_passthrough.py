@@ -19,6 +19,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof.gateway import ATTEMPTS_HEADER, Backend
 from routeproof.mock import DEFAULT_TEXT, MockProviderServer, Scripted, Shape
+from routeproof.mock.responses import ResponsesBook
 from tests.gateway.conftest import ENVIRON, FAST_BACKOFF, GATEWAY_KEY, serve
 
 pytestmark = pytest.mark.asyncio
@@ -206,3 +207,47 @@ async def test_a_stream_cut_after_content_ends_in_one_response_failed(chain: Cha
     assert last.sequence_number == events[-2].sequence_number + 1
     assert last.response.id.startswith("resp_mock_")
     assert chain.sent()["anthropic"] == 0
+
+
+class Weather(pydantic.BaseModel):
+    """A structured answer."""
+
+    city: str
+    sunny: bool
+
+
+async def test_parse_with_a_pydantic_model_goes_verbatim(chain: Chain) -> None:
+    """responses.parse: text.format (the SDK's strict JSON schema) reaches OpenAI untouched, and the
+    provider's JSON text parses into the model."""
+    answer = ResponsesBook().turn({"model": "gpt-4o", "input": "x"}, 7).body()
+    answer["output"][0]["content"][0]["text"] = '{"city": "Oslo", "sunny": true}'
+    chain.responses.script(Scripted(body=answer))
+    parsed = await chain.client.responses.parse(model="chat", input="weather in Oslo?", text_format=Weather)
+    assert parsed.output_parsed == Weather(city="Oslo", sunny=True)
+    sent = chain.responses.journal[-1].body_json
+    assert isinstance(sent, dict)
+    assert sent["text"]["format"]["type"] == "json_schema"
+    assert sent["text"]["format"]["schema"]["properties"].keys() == {"city", "sunny"}
+
+
+async def test_the_agents_sdk_default_model_runs_a_tool_loop_verbatim(chain: Chain) -> None:
+    """The OpenAI Agents SDK's default (Responses) model with a function tool: OpenAI's function_call is
+    relayed, the tool runs, its output goes back verbatim, and the model's text ends the run."""
+    agents = pytest.importorskip("agents", reason="the opt-in 'agents' extra (openai-agents) is not installed")
+    calls: list[str] = []
+
+    def search(query: str) -> str:
+        """Look the query up."""
+        calls.append(query)
+        return "sunny"
+
+    model = agents.OpenAIResponsesModel(model="chat", openai_client=chain.client)
+    agent = agents.Agent(name="w", instructions="Answer briefly.", tools=[agents.function_tool(search)], model=model)
+    result = await agents.Runner.run(agent, "Weather in Oslo?", run_config=agents.RunConfig(tracing_disabled=True))
+    assert result.final_output == DEFAULT_TEXT
+    assert calls == ["routeproof mock"]
+    second = chain.responses.journal[1].body_json
+    assert isinstance(second, dict)
+    outputs = [i for i in second["input"] if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    assert outputs == [{"call_id": "call_mock_1", "output": "sunny", "type": "function_call_output"}]
+    assert chain.sent() == {"responses": 2, "anthropic": 0, "bedrock": 0, "chatonly": 0}
