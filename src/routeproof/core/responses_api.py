@@ -15,8 +15,9 @@ without one). A row says what happens to the field:
 - ``TRANSLATED``: rewritten to the named Chat Completions field (the Chat parser then decides per
   target, and refuses what the target cannot take, naming it);
 - ``STATEFUL``: needs state kept by OpenAI's Responses service (a stored response, a conversation,
-  a background job, a hosted tool): refused naming the field, never faked — no routeproof target
-  keeps that state, so answering as if it did would lie to the caller;
+  a background job, a hosted tool): it has no Chat Completions form, so it is carried only to a
+  provider with the Responses API, verbatim (``core/responses_route.py``), and refused naming the
+  field everywhere else, never faked;
 - ``ACCEPTED``: a value routeproof honours by what it does anyway (``store: false`` — nothing is
   stored; ``stream_options.include_obfuscation`` — no obfuscation field is sent).
 
