@@ -94,3 +94,13 @@ async def test_a_function_tool_is_called_then_answered(client: openai.AsyncOpenA
         input=[{"type": "function_call_output", "call_id": call.call_id, "output": "found"}],
     )
     assert done.output_text.startswith(DEFAULT_TEXT)
+
+
+async def test_credentials_and_method_come_first(mock: MockProviderServer) -> None:
+    """Without credentials the Responses route is the shape's 401 (even naming an unknown previous
+    response), and a GET is a 405; both journaled."""
+    async with httpx.AsyncClient(base_url=mock.base_url, timeout=10) as http:
+        unauthenticated = await http.post("/v1/responses", json={"input": "x", "previous_response_id": "resp_nope"})
+        wrong_method = await http.get("/v1/responses", headers={"authorization": "Bearer k"})
+    assert (unauthenticated.status_code, wrong_method.status_code) == (401, 405)
+    assert len(mock.journal) == 2

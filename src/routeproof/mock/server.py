@@ -249,20 +249,20 @@ class MockProviderServer:
         request = body if isinstance(body, dict) else {}
         self._served += 1
         rid = request_id(self.shape, self._served)
+        refused = 405 if req.method != "POST" else None
+        if refused is None and self.require_auth and not auth_present(self.shape, dict(req.headers)):
+            refused = auth_failure_status(self.shape)
+        if refused is not None:
+            self._record(req, connection_id, body, refused)
+            message = "POST only" if refused == 405 else "missing or malformed credentials"
+            return await self._send_error(writer, refused, message, keep_alive=req.keep_alive, rid=rid)
         try:
             turn = self.responses.turn(request, self._served)
         except UnknownPrevious as unknown:
             self._record(req, connection_id, body, 400)
             return await self._send_json(writer, 400, unknown.answer, keep_alive=req.keep_alive)
         view = responses_view(request, turn)
-        self._record(req, connection_id, body, view if req.method == "POST" else 405)
-        if req.method != "POST":
-            return await self._send_error(writer, 405, "POST only", keep_alive=req.keep_alive, rid=rid)
-        if self.require_auth and not auth_present(self.shape, dict(req.headers)):
-            status = auth_failure_status(self.shape)
-            return await self._send_error(
-                writer, status, "missing or malformed credentials", keep_alive=req.keep_alive, rid=rid
-            )
+        self._record(req, connection_id, body, view)
         step = self._queue.popleft() if self._queue else self._default
         if step.body is None and step.stream_events is None and 200 <= step.status < 300:
             self.responses.keep(turn)  # the answer is the turn's own: a later previous_response_id finds it
