@@ -4,10 +4,13 @@ body, and the reading of OpenAI's Responses answers and streams (``core/response
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from routeproof.config import load_config
 from routeproof.core.responses_route import (
     RESPONSES_ROUTER_OWNED,
     ResponsesPath,
@@ -20,6 +23,7 @@ from routeproof.core.responses_upstream import (
     wire_frames,
 )
 from routeproof.core.types import FinishReason, MessageStop, StreamError, TextDelta, ToolUseDelta, ToolUseStart
+from routeproof.errors import ConfigError
 from routeproof.mock.responses import ResponsesBook
 
 KEYS = st.sampled_from(("model", "stream", "stream_options", "input", "store", "a_future_field", "tools", "zz"))
@@ -114,3 +118,14 @@ def test_a_plain_response_normalises_text_usage_and_finish() -> None:
     assert (resp.usage.prompt_tokens, resp.usage.cached_input_tokens, resp.usage.completion_tokens) == (7, 5, 8)
     cut = {**body, "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
     assert normalize_responses(cut).finish_reason is FinishReason.LENGTH
+
+
+def test_responses_api_is_checked_at_load(tmp_path: Path) -> None:
+    """responses_api must be a boolean, and only openai/azure providers take it; the error names the key."""
+    path = tmp_path / "agent.toml"
+    for kind, value, why in (("anthropic", "true", "only"), ("openai", '"yes"', "true or false")):
+        path.write_text(f'[driver.providers.p]\nkind = "{kind}"\nmodel = "m"\nresponses_api = {value}\n')
+        with pytest.raises(ConfigError, match=rf"driver\.providers\.p\.responses_api.*{why}"):
+            load_config(path, environ={"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})
+    path.write_text('[driver.providers.p]\nkind = "openai"\nmodel = "m"\nresponses_api = true\n')
+    assert load_config(path, environ={"OPENAI_API_KEY": "k"}).providers[0].responses_api is True
