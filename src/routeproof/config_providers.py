@@ -52,7 +52,7 @@ _DEFAULT_BASE_URLS: Mapping[ProviderKind, str] = MappingProxyType(
 )
 AZURE_API_VERSION = "2024-10-21"
 """Azure OpenAI's GA data-plane api-version used when ``api_version`` is not set."""
-_AZURE_AUTH = {"api-key": False, "bearer": True}
+_AZURE_AUTH = {"api-key": False, "bearer": True, "azure-identity": True}
 _API_VERSION = re.compile(r"^(v1|\d{4}-\d{2}-\d{2}(-preview)?)$")
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 _PROFILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=,@/-]{0,63}$")  # an AWS config profile name
@@ -76,7 +76,9 @@ _PROVIDER_KEYS = (
     | {"profile"}
     | {"weight", "rpm", "tpm"}
     | {"api_version", "auth"}
-)  # profile: Bedrock's AWS config profile; weight/rpm/tpm: traffic; api_version, auth: Azure's
+    | {"responses_api"}
+)  # profile: Bedrock's AWS config profile; weight/rpm/tpm: traffic; api_version, auth: Azure's;
+# responses_api: an openai/azure endpoint serving OpenAI's Responses API (verbatim POST /v1/responses)
 
 
 def provider_kind(name: str, table: Mapping[str, object], where: str) -> ProviderKind:
@@ -140,6 +142,9 @@ def provider_config(
     api_version, bearer_auth = _azure_settings(kind, table, where)
     default_env = "AZURE_OPENAI_AD_TOKEN" if bearer_auth else DEFAULT_KEY_ENV.get(kind)
     key_env = read_str(table, "api_key_env", where) or default_env
+    azure_credential = _azure_identity(where) if table.get("auth") == "azure-identity" else None
+    if azure_credential is not None:
+        key_env = None  # azure-identity's own chain finds the credential
     api_key = None if key_env is None else read_secret(environ, key_env, f"{where}.api_key_env", missing)
     if kind is ProviderKind.LOCAL and api_key is not None:
         raise fail(f"{where}.api_key_env", key_env, "the local provider takes no key")
@@ -197,8 +202,34 @@ def provider_config(
         tpm=_limit(table, "tpm", where),
         api_version=api_version,
         bearer_auth=bearer_auth,
+        responses_api=_responses_api(kind, table, where),
+        azure_credential=azure_credential,
         **aws,
     )
+
+
+def _azure_identity(where: str) -> object:
+    """``auth = "azure-identity"``: azure-identity's ``DefaultAzureCredential`` (the ``azure`` extra)."""
+    try:
+        from azure.identity import DefaultAzureCredential  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError as exc:
+        message = f"{where}.auth: 'azure-identity' needs the package: pip install 'routeproof[azure]'"
+        raise ConfigError(message) from exc
+    credential: object = DefaultAzureCredential()
+    return credential
+
+
+_RESPONSES_KINDS = frozenset({ProviderKind.OPENAI, ProviderKind.AZURE})
+
+
+def _responses_api(kind: ProviderKind, table: Mapping[str, object], where: str) -> bool:
+    """``responses_api = true``: this OpenAI or Azure endpoint serves OpenAI's Responses API."""
+    raw = table.get("responses_api", False)
+    if not isinstance(raw, bool):
+        raise fail(f"{where}.responses_api", raw, "must be true or false")
+    if raw and kind not in _RESPONSES_KINDS:
+        raise fail(f"{where}.responses_api", raw, f"only {sorted(k.value for k in _RESPONSES_KINDS)} serve it")
+    return raw
 
 
 def _limit(table: Mapping[str, object], key: str, where: str) -> int | None:
@@ -282,9 +313,14 @@ def build_providers(config: RoutingConfig, client: httpx.AsyncClient) -> dict[st
             from routeproof.providers.azure import AzureOpenAIProvider
 
             assert p.base_url is not None, "parse_config guarantees an endpoint"
+            from routeproof.providers.azure import EnvironmentToken, TokenCredential
+
+            credential = cast("TokenCredential | None", p.azure_credential)
+            if credential is None and p.bearer_auth and p.api_key_env is not None:
+                credential = EnvironmentToken(p.api_key_env, fallback=p.api_key)  # read again when due
             built[p.name] = AzureOpenAIProvider(
-                endpoint=p.base_url, api_key=p.api_key, bearer_auth=p.bearer_auth,
-                api_version=p.api_version or "", client=client, name=p.name,
+                endpoint=p.base_url, api_key=p.api_key, bearer_auth=p.bearer_auth, credential=credential,
+                api_version=p.api_version or "", client=client, name=p.name, responses_api=p.responses_api,
             )  # fmt: skip
         elif p.kind is ProviderKind.GEMINI:
             from routeproof.providers.gemini import GeminiProvider
@@ -292,6 +328,7 @@ def build_providers(config: RoutingConfig, client: httpx.AsyncClient) -> dict[st
             built[p.name] = GeminiProvider(api_key=p.api_key, client=client, base_url=p.base_url, name=p.name)
         else:
             built[p.name] = OpenAIProvider(
-                kind=p.kind, api_key=p.api_key, client=client, base_url=p.base_url, name=p.name
-            )
+                kind=p.kind, api_key=p.api_key, client=client, base_url=p.base_url, name=p.name,
+                responses_api=p.responses_api,
+            )  # fmt: skip
     return built

@@ -90,6 +90,9 @@ class ProviderConfig:
     tpm: int | None = None  # declared tokens per minute
     api_version: str | None = None  # Azure only: the api-version query ("v1": the v1 API)
     bearer_auth: bool = False  # Azure only: the key is an Entra ID bearer token, not an api-key
+    azure_credential: object | None = field(default=None, repr=False, compare=False)
+    """Azure with ``auth = "azure-identity"``: the ``DefaultAzureCredential`` made at load."""
+    responses_api: bool = False  # OpenAI/Azure: serves OpenAI's Responses API (Responses requests go verbatim)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,8 +15,9 @@ import pytest
 from routeproof import ChatRequest, Message, ProviderCallFailed, ProviderKind
 from routeproof.config import load_config
 from routeproof.core.classify import Verdict, classify_failure
+from routeproof.core.types import MessageStop
 from routeproof.mock import DEFAULT_TEXT, MockProviderServer, Scripted, Shape
-from routeproof.providers.gemini import GEMINI_BASE_URL, GeminiProvider
+from routeproof.providers.gemini import GEMINI_BASE_URL, GeminiProvider, ThinkingCountedDecoder
 from routeproof.testing import Scenario, Subject, check_provider, wire_scenario
 
 KEY = "gemini-SECRET-key-0123456789"
@@ -111,6 +112,33 @@ async def test_thinking_tokens_left_out_of_completion_tokens_are_counted() -> No
         finally:
             await provider.aclose()
     assert (answer.usage.prompt_tokens, answer.usage.completion_tokens) == (20, 533)
+
+
+@pytest.mark.asyncio
+async def test_streamed_thinking_tokens_are_counted_too() -> None:
+    """A stream whose last usage chunk has the thinking tokens only in total_tokens ends in a MessageStop
+    counting them as output, as a plain answer does (the chunk split anywhere on the wire)."""
+    chunk = {"id": "g", "object": "chat.completion.chunk", "created": 1, "model": "gemini-2.5-flash"}
+    events = (
+        {"data": {**chunk, "choices": [{"index": 0, "delta": {"content": "4"}, "finish_reason": "stop"}]}},
+        {"data": {**chunk, "choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 151,
+                                                     "total_tokens": 553}}},
+        "data: [DONE]\n\n",
+    )  # fmt: skip
+    async with MockProviderServer(Shape.GEMINI) as mock:
+        mock.script(Scripted(stream_events=events))
+        provider = _provider(mock)
+        try:
+            got = [e async for e in provider.stream(HELLO, "gemini-2.5-flash", timeout_at=_deadline())]
+        finally:
+            await provider.aclose()
+    stop = got[-1]
+    assert isinstance(stop, MessageStop)
+    assert (stop.usage.prompt_tokens, stop.usage.completion_tokens) == (20, 533)
+    decoder = ThinkingCountedDecoder()
+    raw = b"".join(f"data: {json.dumps(e['data'])}\n\n".encode() for e in events[:2]) + b"data: [DONE]\n\n"
+    split = [e for i in range(0, len(raw), 7) for e in decoder.feed(raw[i : i + 7])] + decoder.finish()
+    assert split[-1] == stop
 
 
 def test_the_mock_speaks_what_the_official_openai_client_expects() -> None:

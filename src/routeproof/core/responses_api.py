@@ -15,8 +15,9 @@ without one). A row says what happens to the field:
 - ``TRANSLATED``: rewritten to the named Chat Completions field (the Chat parser then decides per
   target, and refuses what the target cannot take, naming it);
 - ``STATEFUL``: needs state kept by OpenAI's Responses service (a stored response, a conversation,
-  a background job, a hosted tool): refused naming the field, never faked — no routeproof target
-  keeps that state, so answering as if it did would lie to the caller;
+  a background job, a hosted tool): it has no Chat Completions form, so it is carried only to a
+  provider with the Responses API, verbatim (``core/responses_route.py``), and refused naming the
+  field everywhere else, never faked;
 - ``ACCEPTED``: a value routeproof honours by what it does anyway (``store: false`` — nothing is
   stored; ``stream_options.include_obfuscation`` — no obfuscation field is sent).
 
@@ -37,7 +38,15 @@ import icontract
 from routeproof.core.errors import TranslationError
 from routeproof.core.wire import compact_json
 
-__all__ = ["RESPONSES_FIELDS", "Handling", "ResponsesRequest", "responses_to_chat"]
+__all__ = [
+    "RESPONSES_FIELDS",
+    "Handling",
+    "ResponsesRefused",
+    "ResponsesRequest",
+    "responses_echo",
+    "responses_estimate",
+    "responses_to_chat",
+]
 
 
 class Handling(enum.Enum):
@@ -111,8 +120,20 @@ class ResponsesRequest:
     echo_json: str
 
 
-def _refuse(field: str, why: str) -> TranslationError:
-    return TranslationError(f"{field!r} {why}")
+class ResponsesRefused(TranslationError):
+    """A Responses request field that has no Chat Completions equivalent (``field`` names it, ``why`` says why).
+
+    Only OpenAI's own Responses API can take such a request (``core/responses_route.py``).
+    """
+
+    def __init__(self, field: str, why: str) -> None:
+        super().__init__(f"{field!r} {why}")
+        self.field = field
+        self.why = why
+
+
+def _refuse(field: str, why: str) -> ResponsesRefused:
+    return ResponsesRefused(field, why)
 
 
 def _obj(value: object, where: str) -> dict[str, Any]:
@@ -254,7 +275,9 @@ def _reasoning(raw: object, chat: dict[str, Any]) -> None:
         chat["reasoning_effort"] = reasoning["effort"]
 
 
-def _echo(request: dict[str, Any]) -> dict[str, Any]:
+@icontract.ensure(lambda result: result["tool_choice"] is not None and result["text"] is not None)
+def responses_echo(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The request fields a ``response`` object repeats, with the API's defaults."""
     return {
         "instructions": request.get("instructions"),
         "tools": request.get("tools") or [],
@@ -307,7 +330,7 @@ def _responses_to_chat(body: object) -> ResponsesRequest:
         chat["logprobs"] = True
         chat["top_logprobs"] = request["top_logprobs"]
     try:
-        return ResponsesRequest(chat_json=compact_json(chat), echo_json=compact_json(_echo(request)))
+        return ResponsesRequest(chat_json=compact_json(chat), echo_json=compact_json(responses_echo(request)))
     except ValueError as exc:  # NaN / Infinity in a number
         raise TranslationError(f"responses request: {exc}") from exc
 
@@ -319,3 +342,40 @@ def responses_to_chat(body: object) -> ResponsesRequest:
     :raises TranslationError: naming the field, when it is malformed, stateful or has no equivalent.
     """
     return _responses_to_chat(body)
+
+
+def _texts(value: object, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            _texts(item, out)
+    elif isinstance(value, dict):
+        for key in ("text", "content", "output", "arguments", "refusal"):
+            if key in value:
+                _texts(value[key], out)
+
+
+def _estimate(body: Mapping[str, Any]) -> ResponsesRequest:
+    texts: list[str] = []
+    _texts(body.get("input"), texts)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "\n".join(texts) or " "}]
+    if isinstance(body.get("instructions"), str):
+        messages.insert(0, {"role": "system", "content": body["instructions"]})
+    chat: dict[str, Any] = {"model": body.get("model", ""), "messages": messages}
+    if body.get("stream") is True:
+        chat["stream"] = True
+    cap = body.get("max_output_tokens")
+    if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0:
+        chat["max_completion_tokens"] = cap
+    return ResponsesRequest(chat_json=compact_json(chat), echo_json=compact_json(responses_echo(body)))
+
+
+@icontract.ensure(lambda result: result.chat_json.startswith("{") and result.echo_json.startswith("{"))
+def responses_estimate(body: Mapping[str, Any]) -> ResponsesRequest:
+    """A Chat body that sizes a Responses request with no Chat equivalent (its text as one user turn).
+
+    It is never sent: such a request goes only to providers with the Responses API, verbatim; the
+    router uses this body for what it decides before sending (input size, the output reservation).
+    """
+    return _estimate(body)

@@ -39,7 +39,8 @@ from routeproof.clock import s_of_ms
 from routeproof.core.constants import FAILOVER_BUDGET_MS, STREAM_INTERRUPTED
 from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
-from routeproof.core.responses_api import responses_to_chat
+from routeproof.core.responses_api import responses_estimate, responses_to_chat
+from routeproof.core.routing import build_chain
 from routeproof.core.translate import parse_anthropic_request, parse_openai_request
 from routeproof.core.types import AttemptRecord, ChatRequest, ProviderResponse, StreamError, StreamEvent
 from routeproof.errors import RouterError, TranslationError
@@ -58,7 +59,7 @@ from routeproof.gateway.edge import (
 )
 from routeproof.gateway.failures import Api, Failure, attempt_json, error_body, failure_for, failure_headers
 from routeproof.gateway.openai_wire import OpenAIStream, completion
-from routeproof.gateway.responses_wire import ResponsesStream, response_object
+from routeproof.gateway.responses_wire import ResponsesRelay, ResponsesStream, own_response, response_object
 from routeproof.gateway.settings import Tenant
 from routeproof.gateway.telemetry import MetricsSource, metrics_text, trace_context
 from routeproof.observe import tracing_is_noop
@@ -271,8 +272,9 @@ class GatewayApp:
         body = await self._body(headers, receive)
         echo_json = "{}"
         forward = tuple((h, headers[h]) for h in self.backend.settings.forward_headers if h in headers)
+        refusal: str | None = None  # Responses API: why the request has no Chat form (verbatim only)
         if api is Api.RESPONSES:
-            req, model, stream, echo_json = _parse_responses(body, forward)
+            req, model, stream, echo_json, refusal = _parse_responses(body, forward)
             include_usage = True
         else:
             req, model, stream, include_usage = _parse(api, body, forward)
@@ -280,7 +282,12 @@ class GatewayApp:
         if route is None:
             message_text = f"model {model!r} is not configured (known: {list(self.backend.aliases)!r})"
             raise _Reject(Failure(status=404, code="model_not_found", message=message_text))
+        if refusal is not None and not self._responses_capable(route):  # none can honour it: never faked
+            raise _Reject(Failure(status=400, code="invalid_request", message=refusal))
         req = self._fit_to_route(route, req)
+        if api is Api.RESPONSES:  # the caller's own Responses body: verbatim where the API is served
+            req = replace(req, origin=WireOrigin(protocol=WireFormat.OPENAI_RESPONSES, body_json=body.decode(),
+                                                 headers=forward))  # fmt: skip
         timeout_s = _timeout_s(headers.get(DEADLINE_HEADER))
         job = _Job(api=api, route=route, req=req, timeout_s=timeout_s, echo_json=echo_json)
 
@@ -314,6 +321,11 @@ class GatewayApp:
             # no cap set (OpenAI): none is sent; the ledger reserves the chain's documented maximum output
             req = replace(req, max_tokens=self.backend.output_reservation(route))
         return req
+
+    def _responses_capable(self, route: Route) -> bool:
+        """Whether a provider of ``route``'s chain serves OpenAI's Responses API (``responses_api = true``)."""
+        names = {p.name for p in self.backend.config.providers if p.responses_api}
+        return any(str(entry.provider) in names for entry in build_chain(route.resolved, route.policy))
 
     def _models(self, api: Api) -> dict[str, Any]:
         if api is Api.ANTHROPIC:
@@ -355,7 +367,9 @@ class GatewayApp:
             return
         if api is Api.RESPONSES:
             response_id, echo = f"resp_rp{uuid.uuid4().hex}", json.loads(job.echo_json)
-            body = response_object(resp, response_id=response_id, created_at=int(time.time()), echo=echo)
+            body = own_response(resp) or response_object(
+                resp, response_id=response_id, created_at=int(time.time()), echo=echo
+            )
         else:
             body = _own_answer(api, resp) or (
                 message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
@@ -372,8 +386,10 @@ class GatewayApp:
                 failure = failure_for(exc)
                 await _send_json(send, failure.status, error_body(api, failure), failure_headers(failure))
                 return
-            encoder: AnthropicStream | OpenAIStream | ResponsesStream
-            if api is Api.RESPONSES:
+            encoder: AnthropicStream | OpenAIStream | ResponsesStream | ResponsesRelay
+            if api is Api.RESPONSES and ResponsesRelay.relays(first):  # OpenAI's own events, verbatim
+                encoder = ResponsesRelay()
+            elif api is Api.RESPONSES:
                 encoder = ResponsesStream(
                     response_id=f"resp_rp{uuid.uuid4().hex}", model=stream.model,
                     created_at=int(time.time()), echo=json.loads(job.echo_json),
@@ -459,20 +475,30 @@ def _parse(api: Api, body: bytes, forward: tuple[tuple[str, str], ...] = ()) -> 
     return req, extras.model, extras.stream is True, include_usage
 
 
-def _parse_responses(body: bytes, forward: tuple[tuple[str, str], ...]) -> tuple[ChatRequest, str, bool, str]:
-    """A Responses API request: the request, its model alias, whether it streams, and its echo fields.
+def _parse_responses(
+    body: bytes, forward: tuple[tuple[str, str], ...]
+) -> tuple[ChatRequest, str, bool, str, str | None]:
+    """A Responses API request: the request, its model alias, whether it streams, its echo fields, and
+    why it has no Chat Completions form (None when it has one).
 
-    The body is rewritten to the equivalent Chat Completions body (``core/responses_api.py``), which
-    then takes the Chat Completions path (its origin is that body: an OpenAI-protocol provider is sent
-    it as a Chat Completions request); a stateful or untranslatable field is a 400 naming it.
+    The body is rewritten to the equivalent Chat Completions body (``core/responses_api.py``): the
+    router decides on it, and providers without the Responses API are sent it. A request with a field
+    only the Responses API carries (stateful, a hosted tool, a field newer than this code) is sized
+    by a text-only estimate; it goes only to providers with the API, verbatim (the caller refuses it
+    with a 400 naming the field when the route has none).
     """
     data: Any = read_json(body)  # edge.py: depth limit, surrogates, NaN, digit limit -> 400
+    if not isinstance(data, dict):
+        raise _Reject(
+            Failure(status=400, code="invalid_request", message=f"body must be a JSON object, got {data!r:.80}")
+        )
+    refusal = None
     try:
         rewritten = responses_to_chat(data)
     except TranslationError as exc:
-        raise _Reject(Failure(status=400, code="invalid_request", message=str(exc))) from exc
+        refusal, rewritten = str(exc), responses_estimate(data)
     req, model, stream, _ = _parse(Api.OPENAI, rewritten.chat_json.encode(), forward)
-    return req, model, stream, rewritten.echo_json
+    return req, model, stream, rewritten.echo_json, refusal
 
 
 def _timeout_s(raw: str | None) -> float:

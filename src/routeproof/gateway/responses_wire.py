@@ -15,6 +15,11 @@ A stream cut after its first event (``StreamError``) ends in one ``response.fail
 has ``status: "failed"`` and an ``error``, never a silent end; the SDKs' stream helpers raise on it.
 The ``openai`` SDK's own types (``Response``, the ``ResponseStreamEvent`` union) are the oracle for
 every body built here (``tests/responses``).
+
+An answer from a provider with OpenAI's Responses API (``core/responses_route.py``) is relayed as
+OpenAI sent it: the ``response`` object (:func:`own_response`), the typed events with their ids and
+sequence numbers (:class:`ResponsesRelay`). A relayed stream cut after its first content event ends
+in one ``response.failed`` that continues OpenAI's own: the same response id, the next sequence number.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from routeproof.core.responses_upstream import wire_frames
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -35,7 +41,7 @@ from routeproof.core.types import (
     Usage,
 )
 
-__all__ = ["ResponsesStream", "response_object", "responses_usage"]
+__all__ = ["ResponsesRelay", "ResponsesStream", "own_response", "response_object", "responses_usage"]
 
 _INCOMPLETE = {FinishReason.LENGTH: "max_output_tokens", FinishReason.CONTENT_FILTER: "content_filter"}
 """A finish reason that makes a response ``incomplete``, and the reason it names."""
@@ -212,4 +218,50 @@ class ResponsesStream:
             body = self._body("failed")
             body["error"] = {"code": "server_error", "message": event.message}
             out += self._event("response.failed", response=body)
+        return out
+
+
+def own_response(resp: ProviderResponse) -> dict[str, Any] | None:
+    """OpenAI's own ``response`` object when a provider with the Responses API answered, else None."""
+    if resp.wire_body_json is None:
+        return None
+    own = json.loads(resp.wire_body_json)
+    return own if isinstance(own, dict) and own.get("object") == "response" else None
+
+
+class ResponsesRelay:
+    """Relays the frames of OpenAI's own Responses stream (carried by the events, ``core/responses_upstream.py``)
+    byte for byte; a ``StreamError`` after them is one ``response.failed`` continuing the stream."""
+
+    def __init__(self) -> None:
+        self._seq = -1
+        self._response: dict[str, Any] = {}
+        self._failed = False
+
+    @staticmethod
+    def relays(event: StreamEvent) -> bool:
+        """Whether ``event`` was read from OpenAI's Responses stream (so the stream is relayed, not encoded)."""
+        return wire_frames(event) is not None
+
+    def _track(self, data: str) -> None:
+        payload = json.loads(data)
+        if isinstance(payload, dict):
+            seq = payload.get("sequence_number")
+            self._seq = seq if isinstance(seq, int) else self._seq + 1
+            if isinstance(payload.get("response"), dict):
+                self._response = payload["response"]
+
+    def encode(self, event: StreamEvent) -> bytes:
+        """The bytes for one event: its OpenAI frames, or the one ``response.failed`` for a cut."""
+        frames = wire_frames(event)
+        out = b""
+        for name, data in frames or ():
+            self._track(data)
+            out += b"event: " + name.encode() + b"\ndata: " + data.encode() + b"\n\n"
+        if isinstance(event, StreamError) and not self._failed:
+            self._failed = True
+            error = {"code": "server_error", "message": event.message}
+            body = {**self._response, "status": "failed", "error": error}
+            self._seq += 1
+            out += _sse("response.failed", {"type": "response.failed", "sequence_number": self._seq, "response": body})
         return out

@@ -15,6 +15,7 @@ from routeproof.mock.control import CONTROL_PREFIX, handle_control
 from routeproof.mock.features import Asks, asked, enrich_body, enrich_stream
 from routeproof.mock.http import LAST_CHUNK, BadRequest, HttpRequest, encode_chunk, read_request, response_head
 from routeproof.mock.journal import Bill, JournalEntry, parse_json_body, public_headers, reported_usage
+from routeproof.mock.responses import ResponsesBook, ResponsesTurn, UnknownPrevious, is_responses_path, responses_view
 from routeproof.mock.script import CutMode, Scripted, Shape
 from routeproof.mock.shapes import (
     RequestView,
@@ -74,6 +75,7 @@ class MockProviderServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
         self._journal_grew = asyncio.Event()
+        self.responses = ResponsesBook()  # the OpenAI shape's stored Responses (mock/responses.py)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -175,6 +177,7 @@ class MockProviderServer:
         self._queue.clear()
         self._journal.clear()
         self._bills.clear()
+        self.responses.clear()
         self._default = self._initial_default
         self._connections = 0
 
@@ -213,6 +216,8 @@ class MockProviderServer:
             status, payload = handle_control(self, req.method, req.target, req.body)
             return await self._send_json(writer, status, payload, keep_alive=req.keep_alive)
         body = parse_json_body(req.body)
+        if self.shape is Shape.OPENAI and is_responses_path(req.target):
+            return await self._serve_responses(req, connection_id, body, reader, writer)
         view = match_route(self.shape, req.method, req.target, body)
         self._record(req, connection_id, body, view)
         self._served += 1
@@ -231,6 +236,37 @@ class MockProviderServer:
             )
         step = self._queue.popleft() if self._queue else self._default
         return await self._perform(step, view, req, reader, writer, rid=rid)
+
+    async def _serve_responses(
+        self,
+        req: HttpRequest,
+        connection_id: int,
+        body: object,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        """``POST /v1/responses`` (mock/responses.py): OpenAI's Responses API with its store in memory."""
+        request = body if isinstance(body, dict) else {}
+        self._served += 1
+        rid = request_id(self.shape, self._served)
+        refused = 405 if req.method != "POST" else None
+        if refused is None and self.require_auth and not auth_present(self.shape, dict(req.headers)):
+            refused = auth_failure_status(self.shape)
+        if refused is not None:
+            self._record(req, connection_id, body, refused)
+            message = "POST only" if refused == 405 else "missing or malformed credentials"
+            return await self._send_error(writer, refused, message, keep_alive=req.keep_alive, rid=rid)
+        try:
+            turn = self.responses.turn(request, self._served)
+        except UnknownPrevious as unknown:
+            self._record(req, connection_id, body, 400)
+            return await self._send_json(writer, 400, unknown.answer, keep_alive=req.keep_alive)
+        view = responses_view(request, turn)
+        self._record(req, connection_id, body, view)
+        step = self._queue.popleft() if self._queue else self._default
+        if step.body is None and step.stream_events is None and 200 <= step.status < 300:
+            self.responses.keep(turn)  # the answer is the turn's own: a later previous_response_id finds it
+        return await self._perform(step, view, req, reader, writer, rid=rid, turn=turn)
 
     def _record(self, req: HttpRequest, connection_id: int, body: object, view: RequestView | int) -> None:
         headers = dict(req.headers)
@@ -267,13 +303,14 @@ class MockProviderServer:
         writer: asyncio.StreamWriter,
         *,
         rid: str,
+        turn: ResponsesTurn | None = None,
     ) -> bool:
         if step.hang:
             await _wait_for_eof(reader)
             return False
         keep_alive = req.keep_alive and not step.close_connection
         asks = asked(self.shape, parse_json_body(req.body))  # thinking, cache, reasoning, logprobs (features.py)
-        items = self._stream_items(step, view, asks)
+        items = self._stream_items(step, view, asks, turn)
         scripted_names = {name.lower() for name, _ in step.headers}
         # A request id on every JSON answer (success or error), as the APIs send it. Streamed answers
         # keep their head byte-for-byte as before: scripted cuts (cut_after_bytes) count head bytes.
@@ -283,7 +320,7 @@ class MockProviderServer:
             headers.append(("connection", "close"))
         pieces: list[_Piece] = []
         if items is None:
-            content_type, payload = self._body(step, view, rid, asks)
+            content_type, payload = self._body(step, view, rid, asks, turn)
             extra = () if step.body is not None or step.status < 400 else self._error_headers(step.status)
             head = [("content-type", content_type), ("content-length", str(len(payload))), *extra, *headers]
             pieces = [(step.delay_before_headers_s, response_head(step.status, head)), (0.0, payload)]
@@ -328,22 +365,30 @@ class MockProviderServer:
         usage = reported_usage(body, items) if 200 <= step.status < 300 else ()
         self._bills.append(Bill(index=len(self._journal) - 1, status=step.status, usage=usage, complete=whole))
 
-    def _stream_items(self, step: Scripted, view: RequestView, asks: Asks) -> tuple[bytes, ...] | None:
+    def _stream_items(
+        self, step: Scripted, view: RequestView, asks: Asks, turn: ResponsesTurn | None = None
+    ) -> tuple[bytes, ...] | None:
         """The encoded stream items to send, or None for a Content-Length answer."""
         if step.malformed_body:
             return malformed_stream(self.shape, view) if view.stream else None
         if step.stream_events is not None:
             return tuple(encode_stream_item(self.shape, i) for i in step.stream_events)
+        if view.stream and step.body is None and 200 <= step.status < 300 and turn is not None:
+            return tuple(encode_stream_item(self.shape, i) for i in turn.events())
         if view.stream and step.body is None and 200 <= step.status < 300:
             events = enrich_stream(self.shape, asks, default_stream(self.shape, view))
             return tuple(encode_stream_item(self.shape, i) for i in events)
         return None
 
-    def _body(self, step: Scripted, view: RequestView, rid: str, asks: Asks) -> tuple[str, bytes]:
+    def _body(
+        self, step: Scripted, view: RequestView, rid: str, asks: Asks, turn: ResponsesTurn | None = None
+    ) -> tuple[str, bytes]:
         if step.malformed_body:
             return "application/json", malformed_body(self.shape, view)
         body = step.body
         if body is None:
+            if step.status < 300 and turn is not None:
+                return "application/json", json.dumps(turn.body()).encode()
             if step.status < 300:
                 answer_body = enrich_body(self.shape, asks, default_body(self.shape, view))
                 return "application/json", json.dumps(answer_body).encode()

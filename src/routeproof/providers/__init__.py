@@ -19,7 +19,7 @@ from routeproof.core.frozen import FrozenMap
 from routeproof.core.types import AttemptFailure, AttemptFailureKind, CacheState, CacheStatus, ContentBlock
 from routeproof.errors import LocalCongestion, ProviderCallFailed, ProviderHTTPError, TranslationError
 from routeproof.providers.anthropic import AnthropicProvider
-from routeproof.providers.azure import AzureOpenAIProvider
+from routeproof.providers.azure import AzureOpenAIProvider, TokenCredential
 from routeproof.providers.bedrock import AwsCredentials, BedrockProvider
 from routeproof.providers.gemini import GeminiProvider
 from routeproof.providers.local import LocalProvider
@@ -47,5 +47,6 @@ __all__ = [
     "Provider",
     "ProviderCallFailed",
     "ProviderHTTPError",
+    "TokenCredential",
     "TranslationError",
 ]

@@ -18,14 +18,14 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from opentelemetry import metrics
 
 from routeproof.core.capabilities import FittedRequest, ModelCapabilities
 from routeproof.core.errors import TranslationError
-from routeproof.core.messages import WireFormat
+from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.passthrough import (
     OUTPUT_CAP_FIELDS,
     PassthroughPlan,
@@ -34,9 +34,19 @@ from routeproof.core.passthrough import (
     translation_drops,
     untranslated_fields,
 )
+from routeproof.core.responses_api import ResponsesRefused
+from routeproof.core.responses_route import ResponsesPath, responses_path_for
 from routeproof.core.types import ChatRequest, ProviderKind
 
-__all__ = ["DROPPED_METRIC", "HEADER_DROP_PREFIX", "Outgoing", "RefusedFields", "log_dropped", "outgoing_body"]
+__all__ = [
+    "DROPPED_METRIC",
+    "HEADER_DROP_PREFIX",
+    "Outgoing",
+    "RefusedFields",
+    "chat_view",
+    "log_dropped",
+    "outgoing_body",
+]
 
 logger = logging.getLogger("routeproof")
 
@@ -70,6 +80,22 @@ class Outgoing:
     max_tokens: int | None = None  # a translated body's output cap, when the router chose it (caller set none)
 
 
+def chat_view(request: ChatRequest) -> ChatRequest:
+    """``request`` as a provider without OpenAI's Responses API takes it: a Responses origin becomes its
+    Chat Completions rewriting (``core/responses_route.py``); any other request is unchanged.
+
+    :raises ResponsesRefused: the request has a field only the Responses API can carry (skip this provider).
+    """
+    origin = request.origin
+    if origin is None or origin.protocol is not WireFormat.OPENAI_RESPONSES:
+        return request
+    choice = responses_path_for(origin.body_json, responses_api=False)
+    if choice.path is ResponsesPath.SKIPPED:
+        raise ResponsesRefused(choice.field, choice.why)
+    chat = WireOrigin(protocol=WireFormat.OPENAI_CHAT, body_json=choice.chat_json, headers=origin.headers)
+    return replace(request, origin=chat)
+
+
 def outgoing_body(
     request: ChatRequest,
     fitted: FittedRequest,
@@ -84,6 +110,7 @@ def outgoing_body(
     Without an origin (a request built in Python) the body is translated and only the capability
     drops are reported. :raises RefusedFields: a field ``target`` cannot carry (skip this provider).
     """
+    request = chat_view(request)  # a Responses request reaching a provider without the Responses API
     origin = request.origin
     if origin is None:
         return Outgoing(body=None, headers=(), dropped=fitted.dropped)

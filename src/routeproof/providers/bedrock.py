@@ -44,7 +44,7 @@ from routeproof.core.types import (
 )
 from routeproof.errors import ConfigError, ProviderCallFailed
 from routeproof.providers._http import JSON_HEADERS, encode_json, normalize_or_fail, post_json, stamp
-from routeproof.providers._passthrough import HEADER_DROP_PREFIX, RefusedFields, log_dropped
+from routeproof.providers._passthrough import HEADER_DROP_PREFIX, RefusedFields, chat_view, log_dropped
 from routeproof.providers._stream import EVENT_STREAM, stream_events
 from routeproof.providers.bedrock_stream import ConverseStreamDecoder
 from routeproof.providers.capabilities import default_capabilities, fit_for
@@ -236,6 +236,7 @@ class BedrockProvider:
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Converse call, normalised; failures raise ``ProviderCallFailed``."""
         url = self.url_for(model)
+        request = chat_view(request)  # a Responses request with state only OpenAI keeps is skipped, never faked
         content, dropped = self._body(request, model)
         frozen, secrets = await self._frozen()
         reply = await post_json(
@@ -283,6 +284,7 @@ class BedrockProvider:
     ) -> AsyncGenerator[StreamEvent, None]:
         """One signed ConverseStream call as events; see ``providers._stream`` and ``bedrock_stream``."""
         url = self.url_for(model, stream=True)
+        request = chat_view(request)  # as in complete
         content, _ = self._body(request, model)
         frozen, secrets = await self._frozen()
         headers = {"content-type": "application/json", "accept": EVENT_STREAM}

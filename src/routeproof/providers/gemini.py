@@ -12,11 +12,15 @@ the rule lives:
   Retry-After (``core/provider_variants.py``);
 - parameters: ``models.toml`` rows (``provider = "gemini"``) say what each model takes;
 - usage: ``completion_tokens`` already includes the thinking tokens, and
-  ``completion_tokens_details.reasoning_tokens`` names them when Gemini reports them.
+  ``completion_tokens_details.reasoning_tokens`` names them when Gemini reports them; where an
+  answer has them only in ``total_tokens`` they are counted as output, in a plain answer and in a
+  stream's last usage chunk alike (:class:`ThinkingCountedDecoder`).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncGenerator
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -26,11 +30,13 @@ import httpx
 from routeproof.core.capabilities import CapabilityTable
 from routeproof.core.normalize import normalize_openai
 from routeproof.core.provider_variants import counted_output_tokens
-from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse
+from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
+from routeproof.core.types import ChatRequest, MessageStop, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._stream import stream_events
 from routeproof.providers.openai import OpenAIProvider
 
-__all__ = ["GEMINI_BASE_URL", "GeminiProvider"]
+__all__ = ["GEMINI_BASE_URL", "GeminiProvider", "ThinkingCountedDecoder"]
 
 GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai"
 
@@ -71,6 +77,57 @@ class GeminiProvider(OpenAIProvider):
         normalize = partial(normalize_openai, provider=self.kind)
         response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
         return replace(response, dropped_parameters=out.dropped) if out.dropped else response
+
+    def stream(
+        self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """One streamed Chat Completions call; its usage counts the thinking tokens as output (module doc)."""
+        body, out = self._body(request, model, stream=True)
+        return stream_events(
+            self._client, self._chat_url(model), content=encode_json(body), headers=self._headers(out),
+            timeout_at=timeout_at, decoder=ThinkingCountedDecoder(max_line_chars=self._max_sse_line_chars),
+            secrets=self._secrets(), idle_timeout_s=idle_timeout_s, max_error_bytes=self._max_response_bytes,
+        )  # fmt: skip
+
+
+class ThinkingCountedDecoder:
+    """OpenAI's SSE decoder, whose ``MessageStop`` usage counts the thinking tokens Gemini reported only
+    in a chunk's ``total_tokens`` (``core/provider_variants.counted_output_tokens``) as output."""
+
+    def __init__(self, *, max_line_chars: int | None = MAX_LINE_CHARS) -> None:
+        self._inner = StreamDecoder(WireProtocol.OPENAI, max_line_chars=max_line_chars)
+        self._line = b""
+        self._output_tokens: int | None = None
+
+    def _scan(self, chunk: bytes) -> None:
+        *lines, self._line = (self._line + chunk).split(b"\n")
+        for line in lines:
+            if line.startswith(b"data:") and b'"usage"' in line:
+                try:
+                    usage = json.loads(line[5:]).get("usage")
+                except (ValueError, AttributeError):
+                    continue  # the inner decoder names a malformed chunk
+                counted = counted_output_tokens(usage) if isinstance(usage, dict) else None
+                self._output_tokens = counted if counted is not None else self._output_tokens
+
+    def _counted(self, events: list[StreamEvent]) -> list[StreamEvent]:
+        output = self._output_tokens
+        return [
+            replace(e, usage=replace(e.usage, completion_tokens=output))
+            if isinstance(e, MessageStop) and output is not None and output > e.usage.completion_tokens
+            else e
+            for e in events
+        ]
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        """The events completed by ``chunk``."""
+        self._scan(chunk)
+        return self._counted(self._inner.feed(chunk))
+
+    def finish(self) -> list[StreamEvent]:
+        """The end of the body."""
+        self._scan(b"\n")
+        return self._counted(self._inner.finish())
 
 
 def _with_thinking_counted(body: dict[str, Any]) -> dict[str, Any]:

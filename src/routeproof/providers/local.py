@@ -43,6 +43,7 @@ from routeproof.core.types import (
     Usage,
 )
 from routeproof.errors import ProviderCallFailed
+from routeproof.providers._passthrough import chat_view
 
 __all__ = ["DEFAULT_MODEL", "LocalProvider", "answer", "count_tokens", "prompt_tokens"]
 
@@ -154,6 +155,7 @@ class LocalProvider:
 
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """Answer ``request`` in-process."""
+        chat_view(request)  # a Responses request with state only OpenAI keeps is skipped, never faked
         response_id = await self._attempt(request, model, timeout_at)
         choice, completion_tokens = answer(request, self.reply)
         return ProviderResponse(
@@ -173,6 +175,7 @@ class LocalProvider:
         ``idle_timeout_s`` is accepted for the protocol and unused: the answer is in memory.
         """
         del idle_timeout_s
+        chat_view(request)  # as in complete
         await self._attempt(request, model, timeout_at)
         choice, completion_tokens = answer(request, self.reply)
         for call in choice.tool_calls:

@@ -20,6 +20,8 @@ from routeproof.config_read import check_secret
 from routeproof.core.capabilities import CapabilityTable, fit_request
 from routeproof.core.messages import WireFormat
 from routeproof.core.normalize import normalize_openai
+from routeproof.core.responses_route import ResponsesPath, responses_passthrough_body, responses_path_for
+from routeproof.core.responses_upstream import ResponsesStreamDecoder, normalize_responses
 from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.translate import request_to_openai
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
@@ -59,6 +61,7 @@ class OpenAIProvider:
         "base_url",
         "kind",
         "name",
+        "responses_api",
     )
 
     def __init__(
@@ -72,6 +75,7 @@ class OpenAIProvider:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         capabilities: CapabilityTable | None = None,
         max_sse_line_chars: int | None = MAX_LINE_CHARS,
+        responses_api: bool = False,
     ) -> None:
         if kind not in OPENAI_COMPATIBLE_KINDS:
             raise ValueError(f"OpenAIProvider does not serve kind {kind!r}")
@@ -88,6 +92,7 @@ class OpenAIProvider:
         self._max_response_bytes = max_response_bytes
         self._max_sse_line_chars = max_sse_line_chars
         self._capabilities = capabilities if capabilities is not None else default_capabilities()
+        self.responses_api = responses_api  # it serves OpenAI's Responses API: Responses requests go verbatim
         self._owns_client = client is None
         self._client = adopt_client(client) if client is not None else make_client()  # measured default: transport.py
 
@@ -104,11 +109,44 @@ class OpenAIProvider:
         """Where ``model``'s Chat Completions requests go (Azure puts the deployment in the path)."""
         return f"{self.base_url}/chat/completions"
 
+    def _responses_url(self, model: str) -> str:
+        """Where ``model``'s Responses API requests go (``responses_api = true`` only)."""
+        return f"{self.base_url}/responses"
+
+    def _verbatim(self, request: ChatRequest, model: str, *, stream: bool) -> Outgoing | None:
+        """The caller's Responses body for ``model`` (and its allowed feature headers) when it goes
+        verbatim to this provider, else None."""
+        origin = request.origin
+        if origin is None or origin.protocol is not WireFormat.OPENAI_RESPONSES:
+            return None
+        if responses_path_for(origin.body_json, responses_api=self.responses_api).path is not ResponsesPath.VERBATIM:
+            return None  # the Chat rewriting, or a skip (providers._passthrough.chat_view)
+        body = responses_passthrough_body(json.loads(origin.body_json), model=model, stream=stream)
+        return Outgoing(body=body, headers=origin.headers, dropped=())
+
+    async def _responses_complete(self, out: Outgoing, model: str, *, timeout_at: float) -> ProviderResponse:
+        """One verbatim Responses API call; the caller gets OpenAI's own response object."""
+        secrets = self._secrets()
+        reply = await post_json(
+            self._client,
+            self._responses_url(model),
+            content=encode_json(out.body or {}),  # _verbatim always sets it
+            headers=self._headers(out),
+            timeout_at=timeout_at,
+            secrets=secrets,
+            max_response_bytes=self._max_response_bytes,
+        )
+        response = stamp(normalize_or_fail(normalize_responses, reply, secrets=secrets), self.kind, model)
+        return replace(response, wire_body_json=json.dumps(reply.body, separators=(",", ":")))
+
     def _secrets(self) -> tuple[str, ...]:
         return () if self._api_key is None else (self._api_key,)
 
     async def complete(self, request: ChatRequest, model: str, *, timeout_at: float) -> ProviderResponse:
         """One Chat Completions call, normalised; failures raise ``ProviderCallFailed``."""
+        verbatim = self._verbatim(request, model, stream=False)
+        if verbatim is not None:
+            return await self._responses_complete(verbatim, model, timeout_at=timeout_at)
         secrets = self._secrets()
         body, out = self._body(request, model, stream=False)
         dropped = out.dropped
@@ -149,6 +187,8 @@ class OpenAIProvider:
 
     def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
         """The parameters of ``request`` that ``model`` does not accept or this protocol cannot carry (left out)."""
+        if self._verbatim(request, model, stream=True) is not None:
+            return ()  # verbatim: nothing is left out
         caps = self._capabilities.lookup(self.kind, model)
         fitted = fit_request(request, caps)
         return outgoing_body(request, fitted, caps, target=WireFormat.OPENAI_CHAT, model=model, stream=True).dropped
@@ -156,7 +196,23 @@ class OpenAIProvider:
     def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
-        """One streamed Chat Completions call, usage included; see ``providers._stream``."""
+        """One streamed Chat Completions call, usage included; see ``providers._stream``.
+
+        A Responses request to a provider with the Responses API streams OpenAI's typed events verbatim.
+        """
+        verbatim = self._verbatim(request, model, stream=True)
+        if verbatim is not None:
+            return stream_events(
+                self._client,
+                self._responses_url(model),
+                content=encode_json(verbatim.body or {}),  # _verbatim always sets it
+                headers=self._headers(verbatim),
+                timeout_at=timeout_at,
+                decoder=ResponsesStreamDecoder(),
+                secrets=self._secrets(),
+                idle_timeout_s=idle_timeout_s,
+                max_error_bytes=self._max_response_bytes,
+            )
         body, out = self._body(request, model, stream=True)
         return stream_events(
             self._client,

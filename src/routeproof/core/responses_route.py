@@ -1,0 +1,131 @@
+"""Which way a Responses API request goes to one provider: OpenAI's own Responses API, verbatim, or
+the Chat Completions rewriting (``core/responses_api.py``), or not at all.
+
+=====================================  ==========================  ==================================
+the provider                           the request                 path
+=====================================  ==========================  ==================================
+declares the Responses API             anything                    ``VERBATIM``: the caller's body,
+(``responses_api = true``)                                         router fields set, to ``/responses``
+has no Responses API                   rewrites to Chat            ``TRANSLATED``: the Chat body
+has no Responses API                   a field with no Chat        ``SKIPPED``: a skip naming the field
+                                       equivalent (stateful,
+                                       hosted tool, unknown)
+=====================================  ==========================  ==================================
+
+So a stateful field (``previous_response_id``, ``store: true``, ``conversation``, ``background``,
+a hosted tool such as ``web_search``) is carried only to a provider that can honour it; a request
+with one is pinned to the Responses-capable providers of its chain (the others are skipped, never
+sent a body that pretends the state was kept). With none in the chain the gateway refuses it up
+front, naming the field.
+
+The verbatim body (:func:`responses_passthrough_body`) is the caller's with the router's fields
+set: ``model`` (the alias resolved), ``stream`` (set for a stream, removed for a plain call, with
+``stream_options``). Every other field, including fields newer than this code, goes as received;
+``max_output_tokens`` is the caller's (the ledger reserves it, or the chain's documented maximum
+when it is absent; none is invented).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import icontract
+
+from routeproof.core.errors import TranslationError
+from routeproof.core.responses_api import ResponsesRefused, responses_to_chat
+
+__all__ = [
+    "RESPONSES_ROUTER_OWNED",
+    "ResponsesChoice",
+    "ResponsesPath",
+    "choose_responses_path",
+    "responses_passthrough_body",
+    "responses_path_for",
+]
+
+RESPONSES_ROUTER_OWNED = frozenset({"model", "stream", "stream_options"})
+"""The top-level fields of a verbatim Responses body the router sets; every other one passes untouched."""
+
+
+class ResponsesPath(enum.Enum):
+    """How one provider is sent a Responses API request."""
+
+    VERBATIM = "verbatim"
+    TRANSLATED = "translated"
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResponsesChoice:
+    """The path for one provider; ``chat_json`` for TRANSLATED, ``field`` and ``why`` for SKIPPED."""
+
+    path: ResponsesPath
+    chat_json: str = ""
+    field: str = ""
+    why: str = ""
+
+
+def _choose(responses_api: bool, chat_json: str | None, refusal: ResponsesRefused | None) -> ResponsesChoice:
+    if responses_api:
+        return ResponsesChoice(path=ResponsesPath.VERBATIM)
+    if refusal is None and chat_json is not None:
+        return ResponsesChoice(path=ResponsesPath.TRANSLATED, chat_json=chat_json)
+    field, why = ("request", "has no Chat Completions form") if refusal is None else (refusal.field, refusal.why)
+    return ResponsesChoice(path=ResponsesPath.SKIPPED, field=field, why=why)
+
+
+@icontract.require(lambda chat_json, refusal: chat_json is None or refusal is None)
+@icontract.ensure(lambda responses_api, result: (result.path is ResponsesPath.VERBATIM) == responses_api)
+@icontract.ensure(
+    lambda responses_api, chat_json, result: (
+        responses_api or (result.path is ResponsesPath.SKIPPED) == (chat_json is None)
+    )
+)
+@icontract.ensure(lambda result: result.path is not ResponsesPath.SKIPPED or result.field != "")
+def choose_responses_path(
+    *, responses_api: bool, chat_json: str | None, refusal: ResponsesRefused | None
+) -> ResponsesChoice:
+    """The path for a provider that has (``responses_api``) or lacks OpenAI's Responses API, given the
+    request's Chat rewriting (``chat_json``) or why there is none (``refusal``)."""
+    return _choose(responses_api, chat_json, refusal)
+
+
+@icontract.ensure(lambda responses_api, result: (result.path is ResponsesPath.VERBATIM) == responses_api)
+def responses_path_for(body_json: str, *, responses_api: bool) -> ResponsesChoice:
+    """The path of the caller's Responses request (its JSON text) to a provider with or without the API."""
+    if responses_api:
+        return choose_responses_path(responses_api=True, chat_json=None, refusal=None)
+    try:
+        chat_json = responses_to_chat(json.loads(body_json)).chat_json
+    except ResponsesRefused as refused:
+        return choose_responses_path(responses_api=False, chat_json=None, refusal=refused)
+    except (TranslationError, ValueError) as exc:  # malformed: only OpenAI's API can say what it means
+        return choose_responses_path(
+            responses_api=False, chat_json=None, refusal=ResponsesRefused("request", f"has no Chat form: {exc}")
+        )
+    return choose_responses_path(responses_api=False, chat_json=chat_json, refusal=None)
+
+
+def _passthrough_body(body: Mapping[str, Any], model: str, stream: bool) -> dict[str, Any]:
+    out = {key: value for key, value in body.items() if key not in RESPONSES_ROUTER_OWNED}
+    out["model"] = model
+    if stream:
+        out["stream"] = True
+        if body.get("stream_options") is not None:
+            out["stream_options"] = body["stream_options"]
+    return out
+
+
+@icontract.ensure(
+    lambda body, result: all(result[k] is body[k] for k in body if k not in RESPONSES_ROUTER_OWNED),
+    "every field the router does not own is the caller's, untouched",
+)
+@icontract.ensure(lambda body, result: set(result) - RESPONSES_ROUTER_OWNED == set(body) - RESPONSES_ROUTER_OWNED)
+@icontract.ensure(lambda model, stream, result: result["model"] == model and ("stream" in result) == stream)
+def responses_passthrough_body(body: Mapping[str, Any], *, model: str, stream: bool) -> dict[str, Any]:
+    """The caller's Responses body for ``model`` with the router's fields set (see the module doc)."""
+    return _passthrough_body(body, model, stream)
