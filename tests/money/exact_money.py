@@ -171,7 +171,7 @@ async def run_path(path: Path_, backend: str, tmp: Path, redis_url: str | None, 
         config = load_config(agent, environ={"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})
         ledger_config, limits = load_ledger_config(agent, environ={})
         assert ledger_config.backend == backend, ledger_config
-        routers = [router_from_config(config, ledger=ledger_config) for _ in range(replicas)]
+        routers = [router_from_config(config) for _ in range(replicas)]  # [ledger] read from the file itself
         policy = tenant_policy(config, "chat")
         resolved = resolve("chat", policy)
         req = ChatRequest(messages=(Message.user("2+2?"),), max_tokens=64, alias="chat")
