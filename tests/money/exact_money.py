@@ -260,3 +260,43 @@ def _now_ms(router: object) -> int:
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+STORE_COLUMNS = ("memory", "sqlite", "redis", "sqlite x2 routers", "redis x2 routers")
+
+
+async def matrix(tmp: Path, redis_url: str | None) -> list[Row]:
+    """Every path on every store (one router), and on each shared store with two routers."""
+    stores = ["memory", "sqlite"] + (["redis"] if redis_url is not None else [])
+    rows = [
+        await run_path(path, store, tmp / f"{store}-{path.name.lower()}", redis_url)
+        for store in stores
+        for path in PATHS
+    ]
+    rows += [  # two routers sharing one store, each with its own connection
+        await run_path(path, store, tmp / f"{store}-x2-{path.name.lower()}", redis_url, replicas=2)
+        for store in stores
+        if store != "memory"
+        for path in PATHS
+    ]
+    return rows
+
+
+def render_matrix(rows: list[Row], extra: dict[str, dict[str, int]] | None = None) -> str:
+    """The path x store matrix as markdown: each cell the ledger - bill difference in pico-USD (the
+    largest in magnitude over the cell's scopes; 0 means every scope is exact and nothing is left open).
+    ``extra`` adds rows (name -> column -> difference), e.g. the two-process kill -9 run."""
+    cells: dict[str, dict[str, str]] = {}
+    for row in rows:
+        worst = max((diff for _, diff in row.differences), key=abs, default=0)
+        text = f"{worst:+,d}" if worst else "0"
+        if row.open_reservations:
+            text += f" ({row.open_reservations} open)"
+        cells.setdefault(row.path.value, {})[row.store] = text
+    for name, columns in (extra or {}).items():
+        cells[name] = {column: f"{diff:+,d}" if diff else "0" for column, diff in columns.items()}
+    head = "| path | " + " | ".join(STORE_COLUMNS) + " |\n|---|" + "---|" * len(STORE_COLUMNS) + "\n"
+    return head + "".join(
+        f"| {path} | " + " | ".join(columns.get(c, "-") for c in STORE_COLUMNS) + " |\n"
+        for path, columns in cells.items()
+    )
