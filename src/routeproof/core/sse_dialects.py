@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from routeproof.core.errors import InvalidResponse
-from routeproof.core.normalize import FieldReader, anthropic_usage, openai_usage
+from routeproof.core.normalize import FieldReader, anthropic_usage, openai_usage, with_service_tier
 from routeproof.core.stream_events import ThinkingDelta
 from routeproof.core.types import (
     BlockStop,
@@ -186,6 +186,7 @@ class OpenAIState:
     finish: FinishReason | None = None
     refusal: bool = False
     usage: Usage | None = None
+    service_tier: object = None  # the chunks' top-level service_tier: it prices the usage
 
 
 def _switch_block(state: OpenAIState, block: tuple[BlockKind, int]) -> list[StreamEvent]:
@@ -258,8 +259,11 @@ def openai_event(state: OpenAIState, data: str) -> list[StreamEvent]:
         error = payload["error"]
         detail = error.get("message") if isinstance(error, dict) else error
         return [StreamError(message=f"provider error: {detail}")]
+    if payload.get("service_tier") is not None:
+        state.service_tier = payload["service_tier"]
     if payload.get("usage") is not None:
-        state.usage = openai_usage(payload["usage"], FieldReader(ProviderKind.OPENAI))
+        usage = openai_usage(payload["usage"], FieldReader(ProviderKind.OPENAI))
+        state.usage = with_service_tier(usage, state.service_tier)
     events: list[StreamEvent] = []
     choices = payload.get("choices") or []
     if not isinstance(choices, list):
