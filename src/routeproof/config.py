@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from routeproof.config_providers import build_providers, provider_config, resolve_aws_credentials
 from routeproof.config_read import Missing, fail, read_int, read_micro, read_str, read_table, read_usd, secret_problem
@@ -49,6 +49,9 @@ from routeproof.core.identity import instance_ids
 from routeproof.core.retry_budget import DEFAULT_MAX_TOKENS, DEFAULT_TOKEN_RATIO_MILLI, RetryBudgetConfig
 from routeproof.errors import ConfigError
 from routeproof.hedge_config import parse_aliases
+
+if TYPE_CHECKING:
+    from routeproof.ledger_store.config import LedgerConfig
 
 __all__ = [
     "DEFAULT_KEY_ENV",
@@ -265,7 +268,18 @@ def parse_config(data: Mapping[str, object], *, environ: Mapping[str, str], base
         budget=budget_config(driver.get("budget", {}), environ),
         admission=_admission(driver.get("admission", {})),
         traffic=replace(_traffic(driver.get("traffic", {})), hedges=parse_aliases(top.get("aliases"))),
+        ledger=_ledger(top.get("ledger"), base_dir, environ),
     )
+
+
+def _ledger(raw: object, base_dir: Path, environ: Mapping[str, str]) -> LedgerConfig | None:
+    """The ``[ledger]`` table validated at load time, so ``router_from_config`` honours it (issue 26)."""
+    if raw is None:
+        return None
+    # imported here: routeproof.ledger_store.config reads agent.toml through this module
+    from routeproof.ledger_store.config import parse_ledger_table
+
+    return parse_ledger_table(raw, base_dir=base_dir, environ=environ)
 
 
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:

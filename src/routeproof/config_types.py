@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from routeproof.core.balance import Strategy
 from routeproof.core.constants import (
@@ -25,6 +26,9 @@ from routeproof.core.health import DEFAULT_COOLDOWN_MS
 from routeproof.core.hedge import HedgePolicy
 from routeproof.core.retry_budget import RetryBudgetConfig
 from routeproof.core.types import PrivacyTier, ProviderKind
+
+if TYPE_CHECKING:  # ledger_store.config imports this package's config: only the annotation is needed
+    from routeproof.ledger_store.config import LedgerConfig
 
 __all__ = [
     "DEFAULT_KEY_ENV",
@@ -164,6 +168,7 @@ class RoutingConfig:
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     admission: AdmissionConfig = field(default_factory=AdmissionConfig)
     traffic: TrafficSettings = field(default_factory=TrafficSettings)
+    ledger: LedgerConfig | None = None  # the [ledger] table; None: the file has none (memory)
 
     def provider(self, name: str) -> ProviderConfig:
         """The provider configured as ``name``."""

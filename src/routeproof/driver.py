@@ -26,8 +26,14 @@ from routeproof.admission import Slot
 from routeproof.call import Call
 from routeproof.clock import bounding_attempt, deadline_ms, loop_ms, sleep_until, timeout_at_ms
 from routeproof.core import kernel
-from routeproof.core.capabilities import CapabilityTable, lacking_capabilities, needed_capabilities
+from routeproof.core.capabilities import (
+    CapabilityTable,
+    ModelCapabilities,
+    lacking_capabilities,
+    needed_capabilities,
+)
 from routeproof.core.classify import HealthEffect, health_effect
+from routeproof.core.input_size import input_tokens_estimate
 from routeproof.core.kernel import (
     Action,
     AttemptFailed,
@@ -42,7 +48,7 @@ from routeproof.core.kernel import (
     Succeed,
 )
 from routeproof.core.ledger import Reservation
-from routeproof.core.routing import ChainPlan, build_chain, call_plan, plan_chain
+from routeproof.core.routing import ChainPlan, build_chain, call_plan, context_misfits, plan_chain
 from routeproof.core.types import (
     AttemptFailure,
     AttemptFailureKind,
@@ -103,20 +109,26 @@ class Committed:
     slot: Slot | None
 
 
+def _capabilities_of(ports: Ports, entry: ChainEntry) -> ModelCapabilities | None:
+    """What ``entry``'s model accepts: the provider's own table when it was given one, else the
+    shipped rows + the user's; None for a name with no registered kind."""
+    table = getattr(ports.providers.get(entry.provider), "_capabilities", None)
+    if not isinstance(table, CapabilityTable):
+        table = default_capabilities()
+    kind = entry.provider.kind
+    return None if kind is None else table.lookup(kind, entry.model)
+
+
 def _lacking(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> dict[ProviderId, str]:
     """Each chain entry whose model lacks a capability ``req`` needs (images, documents, ...), named."""
     if not needed_capabilities(req):
         return {}
     lacking: dict[ProviderId, str] = {}
     for entry in chain:
-        # the provider's own capability table when it was given one, else the shipped rows + the user's
-        table = getattr(ports.providers.get(entry.provider), "_capabilities", None)
-        if not isinstance(table, CapabilityTable):
-            table = default_capabilities()
-        kind = entry.provider.kind
-        if kind is None:
+        caps, kind = _capabilities_of(ports, entry), entry.provider.kind
+        if caps is None or kind is None:
             continue  # a name with no registered kind: nothing to look up
-        missing = lacking_capabilities(req, table.lookup(kind, entry.model), kind)
+        missing = lacking_capabilities(req, caps, kind)
         if missing:
             lacking[entry.provider] = ", ".join(cap.value for cap in missing)
     return lacking
@@ -126,6 +138,15 @@ def _bound(entry: ChainEntry, ids: Mapping[str, ProviderId]) -> ChainEntry:
     """``entry`` with its provider bound to the registered instance (itself when it already is)."""
     bound = ids.get(entry.provider, entry.provider)
     return entry if bound is entry.provider else replace(entry, provider=bound)
+
+
+def _misfits(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> dict[ProviderId, str]:
+    """Each chain entry whose model's context window cannot hold ``req`` (core/routing.context_misfits)."""
+    windows = {}
+    for entry in chain:
+        caps = _capabilities_of(ports, entry)
+        windows[entry.provider] = None if caps is None else caps.context_window_tokens
+    return context_misfits(chain, windows, input_tokens=input_tokens_estimate(req), output_tokens=req.max_tokens)
 
 
 def _plan(ports: Ports, req: ChatRequest, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
@@ -144,6 +165,7 @@ def _plan(ports: Ports, req: ChatRequest, resolved: ResolvedModel, policy: Tenan
         cooling_policy=planning.cooling,
         slow=ports.health.demote_slow(frozenset(e.provider for e in chain), now_ms),
         lacking=_lacking(ports, req, chain),
+        misfits=_misfits(ports, req, chain),
     )
 
 

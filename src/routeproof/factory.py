@@ -37,7 +37,9 @@ def router_from_config(
     traffic_store: TrafficStoreConfig | None = None,
 ) -> Router:
     """A Router over the configured providers, sharing one pooled client that the Router closes;
-    its budget ledger lives where ``ledger`` (the ``[ledger]`` table) says, in memory by default."""
+    its budget ledger lives where ``ledger`` says, by default where the file's ``[ledger]`` table
+    said (``config.ledger``), in memory when it has none."""
+    ledger = ledger if ledger is not None else config.ledger
     admission = config.admission
     pricing = None
     if config.pricing_path is not None:

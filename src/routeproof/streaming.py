@@ -9,7 +9,8 @@ malformed event or the deadline then ends the stream with ``StreamError("stream 
 
 Every stream ends with exactly one ``MessageStop`` (carrying usage) or exactly one ``StreamError``.
 Tool calls are held back until their block closes, so a consumer never sees partial tool JSON from
-an interrupted stream. Streamed usage is committed to the ledger; a stream cut before its usage
+an interrupted stream. Streamed usage is committed to the ledger; a stream cut after the provider
+reported its usage (and before its terminator) commits that usage, and one cut before its usage
 arrived commits the worst case that was reserved for it, never zero.
 
 With ``restart_on_interrupt=True`` the whole turn is held back until its ``MessageStop`` and, if
@@ -163,10 +164,15 @@ class ProviderStream:
         cut_by_deadline = False
         event: StreamEvent | None = opened.first
 
-        async def settle(end: StreamEnd, usage_cost_pico_usd: int = 0) -> None:
+        async def settle(end: StreamEnd, usage_cost_pico_usd: int = 0, reported: int | None = None) -> None:
             nonlocal settled
             reserved = 0 if reservation is None else reservation.amount_pico_usd
-            settlement = settle_stream(end, reserved_pico_usd=reserved, usage_cost_pico_usd=usage_cost_pico_usd)
+            settlement = settle_stream(
+                end,
+                reserved_pico_usd=reserved,
+                usage_cost_pico_usd=usage_cost_pico_usd,
+                reported_cost_pico_usd=reported,
+            )
             await ports.ledger.settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
             ports.health.apply(kind, settlement.health, now_ms())
             settled = True
@@ -201,7 +207,12 @@ class ProviderStream:
                     yield event
                     return
                 if isinstance(event, StreamError):
-                    await settle(StreamEnd.DEADLINE if cut_by_deadline else StreamEnd.INTERRUPTED)
+                    # a usage the provider reported before the cut is what it bills (core/stream_rules.py)
+                    if event.usage is not None:
+                        ports.metrics.usage(kind, entry_model, event.usage)
+                    reported = ports.ledger.known_cost(kind, entry_model, event.usage)
+                    end = StreamEnd.DEADLINE if cut_by_deadline else StreamEnd.INTERRUPTED
+                    await settle(end, reported=reported)
                     if hold_back:
                         raise StreamInterrupted(event.message)
                     self.interrupted = True

@@ -105,3 +105,13 @@ def test_no_partial_tool_call_is_ever_relayed(events: list[StreamEvent]) -> None
         elif isinstance(event, BlockStop):
             open_block = False
     assert not open_block
+
+
+@given(st.sampled_from(list(StreamEnd)), st.integers(0, 10**15), st.integers(0, 10**15), st.integers(0, 10**15))
+def test_a_usage_reported_before_the_cut_is_what_is_booked(
+    end: StreamEnd, reserved: int, cost: int, reported: int
+) -> None:
+    """Cut after the provider reported its usage (it bills it): that usage is booked, not the worst case."""
+    result = settle_stream(end, reserved_pico_usd=reserved, usage_cost_pico_usd=cost, reported_cost_pico_usd=reported)
+    assert result.booked_pico_usd == (cost if end is StreamEnd.COMPLETED else reported)
+    assert (result.health is HealthEffect.FAILURE) == (end is StreamEnd.INTERRUPTED)

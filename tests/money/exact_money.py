@@ -171,7 +171,7 @@ async def run_path(path: Path_, backend: str, tmp: Path, redis_url: str | None, 
         config = load_config(agent, environ={"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})
         ledger_config, limits = load_ledger_config(agent, environ={})
         assert ledger_config.backend == backend, ledger_config
-        routers = [router_from_config(config, ledger=ledger_config) for _ in range(replicas)]
+        routers = [router_from_config(config) for _ in range(replicas)]  # [ledger] read from the file itself
         policy = tenant_policy(config, "chat")
         resolved = resolve("chat", policy)
         req = ChatRequest(messages=(Message.user("2+2?"),), max_tokens=64, alias="chat")
@@ -260,3 +260,43 @@ def _now_ms(router: object) -> int:
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+STORE_COLUMNS = ("memory", "sqlite", "redis", "sqlite x2 routers", "redis x2 routers")
+
+
+async def matrix(tmp: Path, redis_url: str | None) -> list[Row]:
+    """Every path on every store (one router), and on each shared store with two routers."""
+    stores = ["memory", "sqlite"] + (["redis"] if redis_url is not None else [])
+    rows = [
+        await run_path(path, store, tmp / f"{store}-{path.name.lower()}", redis_url)
+        for store in stores
+        for path in PATHS
+    ]
+    rows += [  # two routers sharing one store, each with its own connection
+        await run_path(path, store, tmp / f"{store}-x2-{path.name.lower()}", redis_url, replicas=2)
+        for store in stores
+        if store != "memory"
+        for path in PATHS
+    ]
+    return rows
+
+
+def render_matrix(rows: list[Row], extra: dict[str, dict[str, int]] | None = None) -> str:
+    """The path x store matrix as markdown: each cell the ledger - bill difference in pico-USD (the
+    largest in magnitude over the cell's scopes; 0 means every scope is exact and nothing is left open).
+    ``extra`` adds rows (name -> column -> difference), e.g. the two-process kill -9 run."""
+    cells: dict[str, dict[str, str]] = {}
+    for row in rows:
+        worst = max((diff for _, diff in row.differences), key=abs, default=0)
+        text = f"{worst:+,d}" if worst else "0"
+        if row.open_reservations:
+            text += f" ({row.open_reservations} open)"
+        cells.setdefault(row.path.value, {})[row.store] = text
+    for name, columns in (extra or {}).items():
+        cells[name] = {column: f"{diff:+,d}" if diff else "0" for column, diff in columns.items()}
+    head = "| path | " + " | ".join(STORE_COLUMNS) + " |\n|---|" + "---|" * len(STORE_COLUMNS) + "\n"
+    return head + "".join(
+        f"| {path} | " + " | ".join(columns.get(c, "-") for c in STORE_COLUMNS) + " |\n"
+        for path, columns in cells.items()
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -119,7 +120,7 @@ def test_image_and_document_rows_are_priced_apart() -> None:
         ({"prompt_tokens": 1, "image_input_tokens": 1, "document_input_tokens": 1}, "= 2"),
     ],
 )
-def test_a_part_larger_than_its_whole_is_refused_naming_it(kwargs: dict[str, int], named: str) -> None:
+def test_a_part_larger_than_its_whole_is_refused_naming_it(kwargs: dict[str, Any], named: str) -> None:
     """A usage whose reasoning, 1-hour write or image+document part exceeds its whole is a ValueError."""
     with pytest.raises(ValueError, match=named):
         Usage(**kwargs)

@@ -17,6 +17,7 @@ MISS when tokens were only written to it, NONE otherwise.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import icontract
@@ -176,6 +177,7 @@ def anthropic_usage(raw: object, read: FieldReader) -> Usage:
         if written_1h > written:
             raise read.fail(f"{where}={written_1h!r} exceeds usage.cache_creation_input_tokens={written!r}")
     return Usage(
+        service_tier=usage.get("service_tier") if isinstance(usage.get("service_tier"), str) else None,
         prompt_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens"),
         completion_tokens=read.count(usage.get("output_tokens"), "usage.output_tokens"),
         cached_input_tokens=read.count(
@@ -236,6 +238,12 @@ def normalize_anthropic(body: object) -> ProviderResponse:
 
 
 # --- OpenAI Chat Completions (OpenAI, OpenRouter, Ollama, vLLM) -------------------------------------
+
+
+def with_service_tier(usage: Usage, tier: object) -> Usage:
+    """``usage`` with the service tier the answer says it was served on (OpenAI's top-level
+    ``service_tier``, Anthropic's ``usage.service_tier``); a missing or non-text value says nothing."""
+    return replace(usage, service_tier=tier) if isinstance(tier, str) and tier else usage
 
 
 def openai_usage(raw: object, read: FieldReader) -> Usage:
@@ -306,7 +314,7 @@ def _normalize_openai(body: object, provider: ProviderKind) -> ProviderResponse:
         text=text,
         tool_calls=tuple(calls),
         finish_reason=finish,
-        usage=openai_usage(response.get("usage"), read),
+        usage=with_service_tier(openai_usage(response.get("usage"), read), response.get("service_tier")),
         refusal=refusal,
     )
 

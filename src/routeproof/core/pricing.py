@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
 
@@ -79,6 +79,18 @@ class Price:
     cache_write_1h_micro_usd_per_mtok: int | None = None
     image_input_micro_usd_per_mtok: int | None = None
     document_input_micro_usd_per_mtok: int | None = None
+    # Prices of the service tiers that change it (OpenAI's priority, flex), by the name the provider's
+    # answer gives the tier it used; a tier not listed is billed at this (the standard) price.
+    service_tiers: tuple[tuple[str, Price], ...] = ()
+
+    def for_tier(self, tier: str | None) -> Price:
+        """The price of a call the provider says it served on ``tier`` (this price when unlisted)."""
+        return next((price for name, price in self.service_tiers if name == tier), self)
+
+    @property
+    def every_tier(self) -> tuple[Price, ...]:
+        """This price and each service tier's: what a reservation must bound before the answer says."""
+        return (self, *(price for _, price in self.service_tiers))
 
     @property
     def cache_write_1h_rate(self) -> int:
@@ -135,8 +147,10 @@ def price_well_formed(price: Price) -> bool:
         price.image_input_micro_usd_per_mtok,
         price.document_input_micro_usd_per_mtok,
     )
-    return all(type(r) is int and r >= 0 for r in rates) and all(
-        r is None or (type(r) is int and r >= 0) for r in derived
+    return (
+        all(type(r) is int and r >= 0 for r in rates)
+        and all(r is None or (type(r) is int and r >= 0) for r in derived)
+        and all(isinstance(name, str) and price_well_formed(tier) for name, tier in price.service_tiers)
     )
 
 
@@ -212,10 +226,14 @@ def _load_pricing(toml_text: str) -> PricingTable:
             raise ConfigError(f"pricing: unknown provider {provider_name!r}; expected one of {sorted(by_value)}")
         if not isinstance(models, dict):
             raise ConfigError(f"pricing: [{provider_name}] must be a table of models, got {models!r}")
-        for model, fields in models.items():
+        for model, raw_fields in models.items():
             where = f"pricing: model {model!r} of provider {provider_name!r}"
-            if not isinstance(fields, dict):
-                raise ConfigError(f"{where}: must be a table of prices, got {fields!r}")
+            if not isinstance(raw_fields, dict):
+                raise ConfigError(f"{where}: must be a table of prices, got {raw_fields!r}")
+            fields = dict(raw_fields)
+            tiers = fields.pop("service_tier", {})
+            if not isinstance(tiers, dict) or not all(isinstance(t, dict) for t in tiers.values()):
+                raise ConfigError(f"{where}: service_tier must be a table of tier price tables, got {tiers!r}")
             unknown = sorted(set(fields) - set(PRICE_FIELDS))
             if unknown:
                 raise ConfigError(f"{where}: unknown keys {unknown!r}; expected {list(PRICE_FIELDS)}")
@@ -227,8 +245,29 @@ def _load_pricing(toml_text: str) -> PricingTable:
                 for name in PRICE_FIELDS
                 if name in fields
             }
-            prices[(kind, model)] = _with_default_cache_prices(rates, kind)
+            base = _with_default_cache_prices(rates, kind)
+            prices[(kind, model)] = replace(
+                base,
+                service_tiers=tuple(
+                    (str(tier), _tier_price(tier_fields, kind, f"{where}: service_tier.{tier}"))
+                    for tier, tier_fields in tiers.items()
+                ),
+            )
     return PricingTable(prices=prices)
+
+
+def _tier_price(fields: Mapping[str, object], kind: ProviderKind, where: str) -> Price:
+    """One service tier's price table: the same keys as a model's, input and output required."""
+    unknown = sorted(set(fields) - set(PRICE_FIELDS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown keys {unknown!r}; expected {list(PRICE_FIELDS)}")
+    missing = [name for name in REQUIRED_PRICE_FIELDS if name not in fields]
+    if missing:
+        raise ConfigError(f"{where}: missing price(s) {missing!r}")
+    rates = {
+        name: _exact_units(fields[name], _MICRO_PER_USD, f"{where}: {name}") for name in PRICE_FIELDS if name in fields
+    }
+    return _with_default_cache_prices(rates, kind)
 
 
 def _with_default_cache_prices(rates: Mapping[str, int], kind: ProviderKind) -> Price:
@@ -305,7 +344,7 @@ def _cost_lines(price: Price, usage: Usage) -> tuple[CostLine, ...]:
 
 
 def _cost_pico_usd(price: Price, usage: Usage) -> int:
-    return sum(line.cost_pico_usd for line in _cost_lines(price, usage))
+    return sum(line.cost_pico_usd for line in _cost_lines(price.for_tier(usage.service_tier), usage))
 
 
 @icontract.require(price_well_formed)
@@ -313,13 +352,15 @@ def _cost_pico_usd(price: Price, usage: Usage) -> int:
 @icontract.ensure(
     lambda price, usage, result: (
         result
-        <= (usage.prompt_tokens + usage.cached_input_tokens + usage.cache_creation_tokens) * price.max_prompt_rate
-        + usage.completion_tokens * price.output_micro_usd_per_mtok
+        <= (usage.prompt_tokens + usage.cached_input_tokens + usage.cache_creation_tokens)
+        * price.for_tier(usage.service_tier).max_prompt_rate
+        + usage.completion_tokens * price.for_tier(usage.service_tier).output_micro_usd_per_mtok
     ),
     "a usage never costs more than its prompt at the dearest prompt rate plus its completion",
 )
 def cost_pico_usd(price: Price, usage: Usage) -> int:
-    """The exact cost of ``usage`` in pico-USD (``cost_budget``, cache read and write included)."""
+    """The exact cost of ``usage`` in pico-USD (``cost_budget``, cache read and write included), at
+    the price of the service tier the answer says it used (``usage.service_tier``, :meth:`Price.for_tier`)."""
     return _cost_pico_usd(price, usage)
 
 
@@ -353,8 +394,8 @@ COST_ITEMS = (
 )
 def cost_lines(price: Price, usage: Usage) -> tuple[CostLine, ...]:
     """The bill of ``usage`` line by line (:data:`COST_ITEMS`): every token on exactly one line,
-    each line its tokens times its rate; the lines sum to :func:`cost_pico_usd`."""
-    return _cost_lines(price, usage)
+    each line its tokens times its rate (the answer's service tier's); the lines sum to :func:`cost_pico_usd`."""
+    return _cost_lines(price.for_tier(usage.service_tier), usage)
 
 
 def _format_usd(pico_usd: int) -> str:
@@ -441,7 +482,8 @@ def worst_case_prompt_tokens(req: ChatRequest) -> int:
 
 
 def _worst_case_cost_pico_usd(price: Price, req: ChatRequest) -> int:
-    return _worst_case_prompt_tokens(req) * price.max_prompt_rate + req.max_tokens * price.output_micro_usd_per_mtok
+    prompt = _worst_case_prompt_tokens(req)  # at the dearest tier: the answer says which it used only afterwards
+    return max(prompt * p.max_prompt_rate + req.max_tokens * p.output_micro_usd_per_mtok for p in price.every_tier)
 
 
 @icontract.require(price_well_formed)

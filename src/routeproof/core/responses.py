@@ -97,8 +97,13 @@ class Usage:
     cache_creation_1h_tokens: int = 0  # of cache_creation_tokens: written with the 1-hour TTL
     image_input_tokens: int = 0  # of prompt_tokens: image input
     document_input_tokens: int = 0  # of prompt_tokens: document (PDF) input
+    # The service tier the provider's answer says it used (OpenAI "default"/"flex"/"priority",
+    # Anthropic usage.service_tier); it picks the price (core/pricing.py Price.for_tier). None: not said.
+    service_tier: str | None = None
 
     def __post_init__(self) -> None:
+        if self.service_tier is not None and not isinstance(self.service_tier, str):
+            raise ValueError(f"Usage.service_tier must be a str or None, got {self.service_tier!r}")
         for name in _USAGE_COUNTS:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:

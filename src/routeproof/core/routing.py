@@ -28,7 +28,17 @@ from routeproof.core.types import (
     TenantPolicy,
 )
 
-__all__ = ["ChainPlan", "CoolingPolicy", "SkipReason", "Skipped", "build_chain", "call_plan", "plan_chain", "resolve"]
+__all__ = [
+    "ChainPlan",
+    "CoolingPolicy",
+    "SkipReason",
+    "Skipped",
+    "build_chain",
+    "call_plan",
+    "context_misfits",
+    "plan_chain",
+    "resolve",
+]
 
 
 class CoolingPolicy(enum.Enum):
@@ -47,6 +57,7 @@ class SkipReason(enum.Enum):
     COOLING = "cooling"  # too many consecutive failures in earlier calls: cooling down
     LATENCY_SLA = "latency_sla"  # its recent p99 latency exceeds the SLA (core/latency.py)
     CAPABILITY = "capability"  # its model lacks what the request needs (images, documents, ...): never sent
+    CONTEXT_WINDOW = "context_window"  # the request's input estimate + output cap exceed its model's window
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,7 +66,7 @@ class Skipped:
 
     entry: ChainEntry
     reason: SkipReason
-    detail: str = ""  # CAPABILITY: the capability the model lacks ("images")
+    detail: str = ""  # CAPABILITY: the capability the model lacks ("images"); CONTEXT_WINDOW: the sizes
 
     def as_record(self) -> SkipRecord:
         """The public record of this skip (a capability skip names the capability: ``capability: images``)."""
@@ -128,11 +139,14 @@ def _plan_chain(
     cooling_policy: CoolingPolicy,
     slow: frozenset[ProviderId],
     lacking: Mapping[ProviderId, str] | None = None,
+    misfits: Mapping[ProviderId, str] | None = None,
 ) -> ChainPlan:
-    if lacking:  # a model without a capability the request needs: skipped before anything is sent
-        skipped_early = [Skipped(entry=e, reason=SkipReason.CAPABILITY, detail=lacking[e.provider]) for e in chain
-                         if e.provider in lacking]  # fmt: skip
-        rest = tuple(e for e in chain if e.provider not in lacking)
+    if lacking or misfits:  # a model the request cannot go to: skipped before anything is sent
+        lacking, misfits = lacking or {}, misfits or {}
+        skipped_early = [Skipped(entry=e, reason=SkipReason.CAPABILITY, detail=lacking[e.provider]) if e.provider
+                         in lacking else Skipped(entry=e, reason=SkipReason.CONTEXT_WINDOW, detail=misfits[e.provider])
+                         for e in chain if e.provider in lacking or e.provider in misfits]  # fmt: skip
+        rest = tuple(e for e in chain if e.provider not in lacking and e.provider not in misfits)
         plan = _plan_chain(rest, tier, endpoint_tiers=endpoint_tiers, configured=configured, health=health,
                            now_ms=now_ms, cooling_policy=cooling_policy, slow=slow)  # fmt: skip
         order = {id(e): i for i, e in enumerate(chain)}
@@ -191,6 +205,7 @@ def plan_chain(
     cooling_policy: CoolingPolicy = CoolingPolicy.DEMOTE,
     slow: frozenset[ProviderId] = frozenset(),
     lacking: Mapping[ProviderId, str] | None = None,
+    misfits: Mapping[ProviderId, str] | None = None,
 ) -> ChainPlan:
     """Filter ``chain`` by tier and configuration, keeping its order, and put cooling providers last
     (DEMOTE) or leave them out (SKIP); list what was skipped. Providers in ``slow`` (in breach of
@@ -201,7 +216,8 @@ def plan_chain(
     every provider cooling would fail without trying any (FALSIFY-MPA-007 measured 73 % completion).
 
     A provider in ``lacking`` (its model lacks a capability the request needs, named by the value;
-    ``core/capabilities.lacking_capabilities``) is skipped first, its record naming the capability.
+    ``core/capabilities.lacking_capabilities``) is skipped first, its record naming the capability;
+    so is one in ``misfits`` (:func:`context_misfits`), its record naming the sizes.
     """
     return _plan_chain(
         chain,
@@ -213,7 +229,42 @@ def plan_chain(
         cooling_policy=cooling_policy,
         slow=slow,
         lacking=lacking,
+        misfits=misfits,
     )
+
+
+def _context_misfits(
+    chain: tuple[ChainEntry, ...], windows: Mapping[ProviderId, int | None], input_tokens: int, output_tokens: int
+) -> dict[ProviderId, str]:
+    needed = input_tokens + output_tokens
+    misfits: dict[ProviderId, str] = {}
+    for entry in chain:
+        window = windows.get(entry.provider)
+        if window is not None and needed > window:
+            misfits[entry.provider] = (
+                f"input ~{input_tokens} + max_tokens {output_tokens} = {needed} tokens > {entry.model}'s "
+                f"context window of {window}"
+            )
+    return misfits
+
+
+@icontract.require(lambda input_tokens, output_tokens: input_tokens >= 0 and output_tokens >= 0)
+@icontract.ensure(
+    lambda chain, windows, input_tokens, output_tokens, result: all(
+        (e.provider in result)
+        == (windows.get(e.provider) is not None and input_tokens + output_tokens > (windows.get(e.provider) or 0))
+        for e in chain
+    ),
+    "a model is left out exactly when its known window cannot hold the input estimate plus the output cap",
+)
+def context_misfits(
+    chain: tuple[ChainEntry, ...], windows: Mapping[ProviderId, int | None], *, input_tokens: int, output_tokens: int
+) -> dict[ProviderId, str]:
+    """The chain entries whose model's context window (``windows``; None: not known, never skipped)
+    cannot hold ``input_tokens`` (``core/input_size.input_tokens_estimate``) plus the output cap
+    ``output_tokens``, each with a detail naming the sizes. Such a model would answer with a
+    context-overflow error; it is skipped before anything is sent, with a ``SkipRecord``."""
+    return _context_misfits(chain, windows, input_tokens, output_tokens)
 
 
 def _call_plan(

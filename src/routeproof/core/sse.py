@@ -29,6 +29,7 @@ from routeproof.core.sse_dialects import (
     OpenAIState,
     WireProtocol,
     map_event,
+    reported_usage,
 )
 from routeproof.core.types import (
     MessageStop,
@@ -40,6 +41,7 @@ from routeproof.core.types import (
     ToolCall,
     ToolUseDelta,
     ToolUseStart,
+    Usage,
 )
 from routeproof.core.wire import as_json_object, compact_json
 
@@ -85,6 +87,11 @@ class StreamDecoder:
     def done(self) -> bool:
         """Whether a MessageStop or StreamError has been emitted."""
         return self._done
+
+    @property
+    def reported_usage(self) -> Usage | None:
+        """The final usage the provider has reported so far (billed even if the stream is then cut)."""
+        return reported_usage(self.protocol, self._anthropic, self._openai)
 
     # The contracts sit on the text-level methods: ``feed``/``finish`` only UTF-8-decode and delegate,
     # so every call is still checked at run time, while CrossHair (whose symbolic model of the

@@ -14,7 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from routeproof.core.normalize import FieldReader, anthropic_usage, openai_usage
+from routeproof.core.errors import InvalidResponse
+from routeproof.core.normalize import FieldReader, anthropic_usage, openai_usage, with_service_tier
 from routeproof.core.stream_events import ThinkingDelta
 from routeproof.core.types import (
     BlockStop,
@@ -40,6 +41,7 @@ __all__ = [
     "anthropic_event",
     "map_event",
     "openai_event",
+    "reported_usage",
 ]
 
 INCOMPLETE = "stream incomplete"
@@ -87,6 +89,7 @@ class AnthropicState:
     blocks: dict[int, tuple[BlockKind, str, list[str]]] = field(default_factory=dict)  # index -> (kind, id, json)
     usage: dict[str, Any] = field(default_factory=dict)
     stop_reason: str | None = None
+    usage_reported: bool = False  # a message_delta carried the final (cumulative) usage
 
 
 def _merge_usage(into: dict[str, Any], usage: dict[str, Any]) -> None:
@@ -161,6 +164,7 @@ def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[Stre
             state.stop_reason = _get(delta, "stop_reason", str, "delta")
         if payload.get("usage") is not None:
             _merge_usage(state.usage, _get(payload, "usage", dict, kind))
+            state.usage_reported = True
         return []
     if kind == "message_stop":
         if state.stop_reason is None:
@@ -182,6 +186,7 @@ class OpenAIState:
     finish: FinishReason | None = None
     refusal: bool = False
     usage: Usage | None = None
+    service_tier: object = None  # the chunks' top-level service_tier: it prices the usage
 
 
 def _switch_block(state: OpenAIState, block: tuple[BlockKind, int]) -> list[StreamEvent]:
@@ -265,8 +270,11 @@ def openai_event(state: OpenAIState, data: str) -> list[StreamEvent]:
         error = payload["error"]
         detail = error.get("message") if isinstance(error, dict) else error
         return [StreamError(message=f"provider error: {detail}")]
+    if payload.get("service_tier") is not None:
+        state.service_tier = payload["service_tier"]
     if payload.get("usage") is not None:
-        state.usage = openai_usage(payload["usage"], FieldReader(ProviderKind.OPENAI))
+        usage = openai_usage(payload["usage"], FieldReader(ProviderKind.OPENAI))
+        state.usage = with_service_tier(usage, state.service_tier)
     events: list[StreamEvent] = []
     choices = payload.get("choices") or []
     if not isinstance(choices, list):
@@ -286,6 +294,23 @@ def _json_object(data: str) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise EventShapeError(f"event data is not a JSON object: {data[:80]!r}")
     return payload
+
+
+def reported_usage(protocol: WireProtocol, anthropic: AnthropicState, openai: OpenAIState) -> Usage | None:
+    """The final usage the provider reported so far (what it bills), or None before it arrived.
+
+    Anthropic's is the cumulative usage of its ``message_delta`` (``message_start``'s output count
+    is a placeholder); OpenAI's is the ``usage`` chunk sent before ``[DONE]``. A stream cut after
+    it and before its terminator is billed this usage (``core/stream_rules.settle_stream``).
+    """
+    if protocol is WireProtocol.OPENAI:
+        return openai.usage
+    if not anthropic.usage_reported:
+        return None
+    try:
+        return anthropic_usage(anthropic.usage, FieldReader(ProviderKind.ANTHROPIC))
+    except (InvalidResponse, ValueError):  # unreadable counts: the worst case is booked instead
+        return None
 
 
 def map_event(

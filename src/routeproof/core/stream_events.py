@@ -72,9 +72,14 @@ class MessageStop:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamError:
-    """The stream failed; no MessageStop follows."""
+    """The stream failed; no MessageStop follows.
+
+    ``usage`` is the final usage the provider reported before the stream was cut (Anthropic's
+    ``message_delta``, OpenAI's usage chunk), which it bills; None when none arrived.
+    """
 
     message: str
+    usage: Usage | None = None
 
 
 StreamEvent = TextDelta | ThinkingDelta | ToolUseStart | ToolUseDelta | BlockStop | MessageStop | StreamError

@@ -49,29 +49,54 @@ class Settlement:
     health: HealthEffect
 
 
-def _settle_stream(end: StreamEnd, reserved_pico_usd: int, usage_cost_pico_usd: int) -> Settlement:
+def _settle_stream(
+    end: StreamEnd, reserved_pico_usd: int, usage_cost_pico_usd: int, reported_cost_pico_usd: int | None
+) -> Settlement:
+    # Only the provider's own failure counts against its health.
+    health = {StreamEnd.COMPLETED: HealthEffect.SUCCESS, StreamEnd.INTERRUPTED: HealthEffect.FAILURE}.get(
+        end, HealthEffect.NEUTRAL
+    )
     if end is StreamEnd.COMPLETED:
-        return Settlement(booked_pico_usd=usage_cost_pico_usd, health=HealthEffect.SUCCESS)
+        return Settlement(booked_pico_usd=usage_cost_pico_usd, health=health)
+    if reported_cost_pico_usd is not None:
+        # The provider reported its usage (Anthropic's message_delta, OpenAI's usage chunk) before the
+        # cut: that is what it bills, so that is what is booked, not the worst case.
+        return Settlement(booked_pico_usd=reported_cost_pico_usd, health=health)
     # The usage never arrived and the provider may bill what it generated: book the worst case that
-    # was reserved for the call, never zero. Only the provider's own failure counts against it.
-    health = HealthEffect.FAILURE if end is StreamEnd.INTERRUPTED else HealthEffect.NEUTRAL
+    # was reserved for the call, never zero.
     return Settlement(booked_pico_usd=reserved_pico_usd, health=health)
 
 
 @icontract.require(lambda reserved_pico_usd, usage_cost_pico_usd: reserved_pico_usd >= 0 and usage_cost_pico_usd >= 0)
+@icontract.require(lambda reported_cost_pico_usd: reported_cost_pico_usd is None or reported_cost_pico_usd >= 0)
 @icontract.ensure(
     lambda end, usage_cost_pico_usd, result: (
         end is not StreamEnd.COMPLETED or result.booked_pico_usd == usage_cost_pico_usd
     )
 )
 @icontract.ensure(
-    lambda end, reserved_pico_usd, result: end is StreamEnd.COMPLETED or result.booked_pico_usd == reserved_pico_usd,
+    lambda end, reported_cost_pico_usd, result: (
+        end is StreamEnd.COMPLETED or reported_cost_pico_usd is None or result.booked_pico_usd == reported_cost_pico_usd
+    ),
+    "a stream cut after the provider reported its usage books that usage, not the worst case",
+)
+@icontract.ensure(
+    lambda end, reserved_pico_usd, reported_cost_pico_usd, result: (
+        end is StreamEnd.COMPLETED or reported_cost_pico_usd is not None or result.booked_pico_usd == reserved_pico_usd
+    ),
     "a stream cut before its usage books the reserved worst case, not zero",
 )
 @icontract.ensure(lambda end, result: (result.health is HealthEffect.FAILURE) == (end is StreamEnd.INTERRUPTED))
-def settle_stream(end: StreamEnd, *, reserved_pico_usd: int, usage_cost_pico_usd: int) -> Settlement:
-    """The settlement of a committed stream that ended as ``end``."""
-    return _settle_stream(end, reserved_pico_usd, usage_cost_pico_usd)
+def settle_stream(
+    end: StreamEnd, *, reserved_pico_usd: int, usage_cost_pico_usd: int, reported_cost_pico_usd: int | None = None
+) -> Settlement:
+    """The settlement of a committed stream that ended as ``end``.
+
+    ``usage_cost_pico_usd`` is the cost of a completed stream's usage; ``reported_cost_pico_usd`` the
+    cost of a usage the provider reported before a stream that did not complete was cut (None: none
+    arrived, or it could not be priced).
+    """
+    return _settle_stream(end, reserved_pico_usd, usage_cost_pico_usd, reported_cost_pico_usd)
 
 
 def _may_restart_turn(restarts_done: int, now_ms: int, deadline_at_ms: int) -> bool:

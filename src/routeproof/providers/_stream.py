@@ -51,7 +51,7 @@ import httpx
 
 from routeproof.clock import attempt_bound
 from routeproof.core.constants import STREAM_INTERRUPTED
-from routeproof.core.types import AttemptFailureKind, MessageStop, StreamError, StreamEvent
+from routeproof.core.types import AttemptFailureKind, MessageStop, StreamError, StreamEvent, Usage
 
 # The status and exception mappings are _http's; importing its private helpers keeps them in one place.
 from routeproof.providers._http import (
@@ -91,19 +91,29 @@ class EventDecoder(Protocol):
         ...
 
 
-def interrupted(detail: str, secrets: Iterable[str] = ()) -> StreamError:
-    """``StreamError("stream interrupted: <detail>")``, redacted and truncated."""
+def interrupted(detail: str, secrets: Iterable[str] = (), usage: Usage | None = None) -> StreamError:
+    """``StreamError("stream interrupted: <detail>")``, redacted and truncated, with the usage the
+    provider reported before the cut (None: none arrived)."""
     text = detail if detail.startswith(STREAM_INTERRUPTED) else f"{STREAM_INTERRUPTED}: {detail}"
-    return StreamError(message=redact(text, secrets)[:MAX_MESSAGE_CHARS])
+    return StreamError(message=redact(text, secrets)[:MAX_MESSAGE_CHARS], usage=usage)
+
+
+def _reported_usage(decoder: EventDecoder) -> Usage | None:
+    """The final usage the decoder has seen (``core.sse.StreamDecoder.reported_usage``); None for a
+    decoder that does not track one (Bedrock reports its usage with its end event)."""
+    usage = getattr(decoder, "reported_usage", None)
+    return usage if isinstance(usage, Usage) else None
 
 
 def _is_terminal(event: StreamEvent) -> bool:
     return isinstance(event, MessageStop | StreamError)
 
 
-def _committed(event: StreamEvent, secrets: tuple[str, ...]) -> StreamEvent:
+def _committed(event: StreamEvent, secrets: tuple[str, ...], decoder: EventDecoder) -> StreamEvent:
     """An event as yielded after the first one: a StreamError says the stream was interrupted."""
-    return interrupted(event.message, secrets) if isinstance(event, StreamError) else event
+    if isinstance(event, StreamError):
+        return interrupted(event.message, secrets, _reported_usage(decoder))
+    return event
 
 
 async def _first_events(chunks: AsyncIterator[bytes], decoder: EventDecoder) -> list[StreamEvent]:
@@ -191,26 +201,26 @@ async def stream_events(
         # --- committed: from here on nothing is raised, the stream ends in one terminal event ---
         for event in first:
             completed = isinstance(event, MessageStop)
-            yield _committed(event, secret_values)
+            yield _committed(event, secret_values, decoder)
             if _is_terminal(event):
                 return
         while True:
             try:
                 chunk = await _next_chunk(chunks, idle_timeout_s)
             except TimeoutError:
-                yield interrupted(f"no data for {idle_timeout_s}s", secret_values)
+                yield interrupted(f"no data for {idle_timeout_s}s", secret_values, _reported_usage(decoder))
                 return
             except (httpx.HTTPError, httpx.StreamError) as exc:
-                yield interrupted(f"{type(exc).__name__}: {exc}", secret_values)
+                yield interrupted(f"{type(exc).__name__}: {exc}", secret_values, _reported_usage(decoder))
                 return
             events = decoder.finish() if chunk is None else decoder.feed(chunk)
             for event in events:
                 completed = isinstance(event, MessageStop)
-                yield _committed(event, secret_values)
+                yield _committed(event, secret_values, decoder)
                 if _is_terminal(event):
                     return
             if chunk is None:  # a decoder that broke its promise still ends the stream visibly
-                yield interrupted("the body ended before the terminator", secret_values)
+                yield interrupted("the body ended before the terminator", secret_values, _reported_usage(decoder))
                 return
     finally:
         await _close(chunks, response, drain=completed)
