@@ -45,6 +45,7 @@ ROWS = (
     "TRAFFIC-LEAST-OUTSTANDING",
     "TRAFFIC-RATE-LIMIT",
     "TRAFFIC-RETRY-BUDGET",
+    "TRAFFIC-HEADER-LIMITS",  # issue 32, second stop
 )
 TIMEOUT_S = 900
 
@@ -539,6 +540,17 @@ BREAKS: tuple[Break, ...] = (
           new="    lacking: list[Capability] = []  # planted",
           targets=("tests/router/test_capability_failover.py",),
           why="an image request is sent to a text-only model instead of skipping it (capability: images)"),
+    # --- workstream traffic, second stop (issue 32): provider headers, tenant limits, affinity ---
+    Break(row="TRAFFIC-HEADER-LIMITS", file="src/routeproof/core/ratelimit_headers.py",
+          old="        if limit.remaining > 0 or limit.reset_at_ms is None or limit.reset_at_ms <= now_ms:",
+          new="        if limit.remaining >= 0 or limit.reset_at_ms is None or limit.reset_at_ms <= now_ms:",
+          targets=("tests/traffic/test_header_limits.py",),
+          why="a provider's 0-remaining header is read but never blocks: the next call gets the provider's 429"),
+    Break(row="TRAFFIC-HEADER-LIMITS", file="src/routeproof/call.py",
+          old="        if block is not None:  # its provider said 0 left until a reset (core/ratelimit_headers.py)",
+          new="        if block is None:  # planted",
+          targets=("tests/traffic/test_header_limits.py",),
+          why="the shell ignores the block the headers imposed: the deployment is sent to anyway"),
 )  # fmt: skip
 
 

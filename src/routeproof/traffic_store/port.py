@@ -21,12 +21,13 @@ from routeproof.core.affinity import pin_first, pin_live
 from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_needed, ewma_ms, order_chain
 from routeproof.core.pricing import worst_case_prompt_tokens
 from routeproof.core.rate_limit import CapacityWait, DeploymentLimits, RateVerdict, capacity_wait
+from routeproof.core.ratelimit_headers import HeaderBlock, block_from, header_limits, is_blocked, merge_blocks
 from routeproof.core.retry_budget import RetryBudgetConfig, costs_token
 from routeproof.core.types import AttemptFailure, ChainEntry, ChatRequest, ProviderId, Usage
 from routeproof.traffic_store.memory import MemoryTrafficStore
 from routeproof.traffic_store.protocol import RateTicket, TrafficStore
 
-__all__ = ["MAX_PINS", "Traffic", "TrafficConfig", "rate_limit_reason"]
+__all__ = ["MAX_PINS", "Traffic", "TrafficConfig", "header_limit_reason", "rate_limit_reason"]
 
 MAX_PINS = 10_000
 """Cache-affinity pins kept before the expired ones are swept (per process)."""
@@ -71,10 +72,15 @@ def rate_limit_reason(verdict: RateVerdict) -> str:
     return f"rate_limit_{verdict.limit.value}"
 
 
+def header_limit_reason(block: HeaderBlock) -> str:
+    """The ``SkipRecord`` reason of a deployment its provider reported at 0 remaining."""
+    return f"rate_limit_header:{block.header}"
+
+
 class Traffic:
     """The traffic port of one Router (see the module docstring)."""
 
-    __slots__ = ("_ewma", "_in_flight", "_pins", "_store", "_waiters", "config")
+    __slots__ = ("_blocks", "_ewma", "_in_flight", "_pins", "_store", "_waiters", "config")
 
     def __init__(self, config: TrafficConfig | None = None, store: TrafficStore | None = None) -> None:
         self.config = config or TrafficConfig()
@@ -83,6 +89,7 @@ class Traffic:
         self._ewma: dict[str, int] = {}
         self._pins: dict[str, tuple[str, int]] = {}  # cacheable prefix -> (deployment, pinned at ms)
         self._waiters = asyncio.Lock()  # FIFO: asyncio.Lock wakes its waiters in arrival order
+        self._blocks: dict[str, HeaderBlock] = {}  # deployment -> held back by its provider's headers
 
     @property
     def store(self) -> TrafficStore:
@@ -139,6 +146,24 @@ class Traffic:
     def record_latency(self, provider: ProviderId, latency_ms: int) -> None:
         """One answered attempt's time to first token (or to answer): the latency EWMA's sample."""
         self._ewma[provider.value] = ewma_ms(self._ewma.get(provider.value), max(0, latency_ms))
+
+    # --- provider-side limits, from the answers' headers (process-local) ------------------------
+
+    def observe_headers(self, provider: ProviderId, headers: Mapping[str, str], now_ms: int) -> None:
+        """An answer's rate-limit headers: a limit at 0 holds the deployment back until its reset
+        (core/ratelimit_headers.py); blocks only grow."""
+        new = block_from(header_limits(headers, now_ms), now_ms)
+        merged = merge_blocks(self._blocks.get(provider.value), new)
+        if merged is not None:
+            self._blocks[provider.value] = merged
+
+    def header_block(self, provider: ProviderId, now_ms: int) -> HeaderBlock | None:
+        """The block that holds ``provider`` back at ``now_ms``, or None (an ended one is forgotten)."""
+        block = self._blocks.get(provider.value)
+        if block is not None and not is_blocked(block, now_ms):
+            del self._blocks[provider.value]
+            return None
+        return block
 
     # --- rate limits (the store) ----------------------------------------------------------------
 
