@@ -20,7 +20,7 @@ from routeproof.mock import MockProviderServer, Shape
 from routeproof.traffic_store.redis_store import RedisTrafficStore
 from routeproof.traffic_store.tenant_limits import StoreTenantRateLimit
 from tests.gateway.conftest import ENVIRON, GATEWAY_KEY, OTHER_KEY, serve
-from tests.ledger_store.conftest import RedisServer
+from tools.redis_server import RedisServer
 
 pytestmark = [pytest.mark.looptime(False)]
 
