@@ -189,6 +189,7 @@ class Call:
         ticket, self.ticket = self.ticket, None
         await self.ports.traffic.settle(ticket, usage, self.ports.ledger.wall_ms())
         if succeeded:
+            self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms())  # cache affinity
             await self.ports.traffic.succeeded(action.entry.provider)
 
     async def release_preset(self) -> None:

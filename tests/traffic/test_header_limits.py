@@ -32,6 +32,7 @@ from routeproof.providers.anthropic import AnthropicProvider
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.providers.protocol import Provider
 from routeproof.router import Router
+from routeproof.traffic import Member, TrafficConfig
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.looptime(False)]
 
@@ -105,3 +106,30 @@ async def test_without_the_headers_the_provider_answers_429() -> None:
                 break
         assert limited.rate_window is not None
         assert limited.rate_window.refused == 1
+
+
+@pytest.mark.asyncio
+async def test_an_affinity_pin_moves_to_the_deployment_that_answered() -> None:
+    """Reserve-then-confirm: prefix P is pinned to dep-a when ordered, but dep-a is held back by its
+    headers, so dep-b answers and the pin is confirmed there; after dep-a's reset, P still goes to dep-b."""
+    limited = MockProviderServer(Shape.OPENAI, name="dep-a", rate_limit=MockRateLimit(requests=1, window_s=WINDOW_S))
+    spare = MockProviderServer(Shape.OPENAI, name="dep-b")
+    members = {n: Member(priority=0) for n in ("dep-a", "dep-b")}
+    traffic = TrafficConfig(members=members, affinity_ttl_ms=300_000)
+    async with limited, spare, httpx.AsyncClient() as client:
+        providers = [_provider(Shape.OPENAI, client, s, n) for s, n in ((limited, "dep-a"), (spare, "dep-b"))]
+        router = Router(providers, traffic=traffic)
+        tenant = _tenant("m")
+        resolved = resolve(ALIAS, tenant)
+        loop = asyncio.get_running_loop()
+
+        def prefixed(prefix: str, turn: int) -> ChatRequest:
+            return ChatRequest(messages=(Message.user(prefix), Message.user(f"q{turn}")), max_tokens=8, alias=ALIAS)
+
+        started = time.time()
+        other = await router.call_provider(prefixed("X", 0), resolved, loop.time() + 10, tenant)
+        moved = await router.call_provider(prefixed("P", 0), resolved, loop.time() + 10, tenant)
+        await asyncio.sleep(max(0.0, started + WINDOW_S + 1.05 - time.time()))  # dep-a is free again
+        again = await router.call_provider(prefixed("P", 1), resolved, loop.time() + 10, tenant)
+        await router.aclose()
+    assert [_name(r) for r in (other, moved, again)] == ["dep-a", "dep-b", "dep-b"]

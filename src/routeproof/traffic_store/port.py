@@ -72,6 +72,12 @@ def rate_limit_reason(verdict: RateVerdict) -> str:
     return f"rate_limit_{verdict.limit.value}"
 
 
+def _prefix_key(req: ChatRequest) -> str:
+    """The cacheable prefix's key: the alias, system, tools and every message but the last."""
+    prefix = repr((req.alias, req.system, req.tools, req.messages[:-1]))
+    return hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+
+
 def header_limit_reason(block: HeaderBlock) -> str:
     """The ``SkipRecord`` reason of a deployment its provider reported at 0 remaining."""
     return f"rate_limit_header:{block.header}"
@@ -114,8 +120,7 @@ class Traffic:
         ttl_ms = self.config.affinity_ttl_ms
         if ttl_ms is None or req is None or not chain:
             return chain
-        prefix = repr((req.alias, req.system, req.tools, req.messages[:-1]))  # the cacheable prefix
-        key = hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+        key = _prefix_key(req)
         pin = self._pins.get(key)
         if pin is not None and pin_live(pin[1], ttl_ms, now_ms):
             return pin_first(chain, dict(self.config.members), pin[0])
@@ -123,6 +128,18 @@ class Traffic:
             self._pins = {k: v for k, v in self._pins.items() if pin_live(v[1], ttl_ms, now_ms)}
         self._pins[key] = (chain[0].provider.value, now_ms)
         return chain
+
+    def confirm_pin(self, req: ChatRequest, provider: ProviderId, now_ms: int) -> None:
+        """Reserve-then-confirm: the deployment that answered is the prefix's pin from now on. A pin
+        taken at ordering for a deployment that was then skipped (cooling, at a limit) moves to the
+        one whose cache now holds the prefix; a confirmed pin keeps its instant."""
+        ttl_ms = self.config.affinity_ttl_ms
+        if ttl_ms is None:
+            return
+        key = _prefix_key(req)
+        pin = self._pins.get(key)
+        if pin is None or pin[0] != provider.value or not pin_live(pin[1], ttl_ms, now_ms):
+            self._pins[key] = (provider.value, now_ms)
 
     def draws(self, draw: Callable[[], float], chain: tuple[ChainEntry, ...]) -> tuple[float, ...]:
         """The draws ``order`` needs for ``chain`` (none when nothing is balanced: the router's
