@@ -47,6 +47,7 @@ ROWS = (
     "TRAFFIC-RETRY-BUDGET",
     "TRAFFIC-HEADER-LIMITS",  # issue 32, second stop
     "TRAFFIC-TENANT-LIMITS",
+    "TRAFFIC-AFFINITY",
 )
 TIMEOUT_S = 900
 
@@ -567,6 +568,11 @@ BREAKS: tuple[Break, ...] = (
           new="            pass  # planted",
           targets=("tests/traffic/test_header_limits.py::test_an_affinity_pin_moves_to_the_deployment_that_answered",),
           why="the pin reserved at ordering is never confirmed: a prefix stays pinned to a deployment that never served it"),
+    Break(row="TRAFFIC-AFFINITY", file="src/routeproof/traffic_store/port.py",
+          old="        self._pins[key] = (chain[0].provider.value, now_ms)\n        return chain",
+          new="        return chain  # planted: pinned only once an answer confirms it",
+          targets=("falsification/test_traffic_affinity.py",),
+          why="no pin before the first request of a prefix is sent (LiteLLM's bug): a burst of one prefix scatters"),
 )  # fmt: skip
 
 
