@@ -133,3 +133,11 @@ def test_blocks_only_grow(current: HeaderBlock | None, new: HeaderBlock | None) 
 def test_any_headers_parse_without_raising(headers: dict[str, str], now_ms: int) -> None:
     """Whatever a provider sends, parsing never raises; unknown names are ignored."""
     block_from(header_limits(headers, now_ms), now_ms)
+
+
+@given(st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)))
+def test_rfc3339_agrees_with_the_standard_library(when: datetime) -> None:
+    """Core's own RFC 3339 reader (core may not import datetime) agrees with datetime, to the ms rounded up."""
+    text = when.isoformat().replace("+00:00", "Z")
+    expected = -(-when.timestamp() * 1000 // 1)
+    assert parse_rfc3339_ms(text) == int(expected)

@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 
 import icontract
 
@@ -105,17 +104,33 @@ def parse_duration_ms(text: str) -> int | None:
     return _duration_ms(text)
 
 
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+)
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm; no datetime in core)."""
+    year -= month <= 2
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146_097 + doe - 719_468
+
+
 def _rfc3339_ms(text: str) -> int | None:
-    text = text.strip()
-    if not text or len(text) > _MAX_TEXT:
+    match = _RFC3339.fullmatch(text.strip())
+    if match is None:
+        return None  # also an instant without a zone: not RFC 3339
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    fraction, zulu, sign, off_h, off_m = match.groups()[6:]
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour <= 23 and minute <= 59 and second <= 60):
         return None
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        return None  # an instant without a zone is not RFC 3339
-    return int(-(-when.timestamp() * 1000 // 1))
+    offset_min = 0 if zulu else (int(off_h) * 60 + int(off_m)) * (1 if sign == "+" else -1)
+    seconds = _days_from_civil(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second - offset_min * 60
+    frac_ms = 0 if fraction is None else -(-int(fraction.ljust(9, "0")) // 1_000_000)  # rounded up
+    return seconds * 1000 + frac_ms
 
 
 def parse_rfc3339_ms(text: str) -> int | None:
