@@ -160,6 +160,10 @@ KEYS: dict[tuple[str, str], str] = {
     ("gateway.tenants.NAME", "key"): "the key inline (tests only; prefer `key_env`).",
     ("gateway.tenants.NAME", "privacy_tier"): "`sovereign`, `private` or `standard` (default) for this tenant's calls.",
     ("gateway.tenants.NAME", "weight"): "this tenant's share of `max_in_flight` (default 1).",
+    ("gateway.tenants.NAME", "rpm"): "this tenant's requests per minute, counted across replicas in the `[traffic]` "
+    "store; past it a call is refused 429 with `Retry-After`, naming the limit (default: unlimited).",
+    ("gateway.tenants.NAME", "tpm"): "this tenant's tokens per minute, each call counted at its worst-case estimate "
+    "(prompt upper bound + output cap); past it, 429 as for `rpm` (default: unlimited).",
     ("ledger", "backend"): "`memory` (default), `sqlite` or `redis`.",
     ("ledger", "path"): "sqlite: the file, relative to this file.",
     ("ledger", "url"): "redis: the URL (prefer `url_env`).",

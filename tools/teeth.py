@@ -46,6 +46,11 @@ ROWS = (
     "TRAFFIC-RATE-LIMIT",
     "TRAFFIC-RETRY-BUDGET",
     "TRAFFIC-HEDGE",  # issue 32 item 4 (workstream hedge)
+    "TRAFFIC-HEADER-LIMITS",  # issue 32, second stop
+    "TRAFFIC-TENANT-LIMITS",
+    "TRAFFIC-AFFINITY",
+    "TRAFFIC-WEIGHTED-2P",
+    "TRAFFIC-RATE-LIMIT-2P",
 )
 TIMEOUT_S = 900
 
@@ -715,6 +720,46 @@ BREAKS: tuple[Break, ...] = (
           old="for p in price.every_tier)", new="for p in (price,))",
           targets=("tests/money/test_service_tiers.py::test_the_reservation_bounds_the_dearest_tier",),
           why="the reservation bounds only the standard tier: a priority answer overruns it"),
+    # --- workstream traffic, second stop (issue 32): provider headers, tenant limits, affinity ---
+    Break(row="TRAFFIC-HEADER-LIMITS", file="src/routeproof/core/ratelimit_headers.py",
+          old="        if limit.remaining > 0 or limit.reset_at_ms is None or limit.reset_at_ms <= now_ms:",
+          new="        if limit.remaining >= 0 or limit.reset_at_ms is None or limit.reset_at_ms <= now_ms:",
+          targets=("tests/traffic/test_header_limits.py",),
+          why="a provider's 0-remaining header is read but never blocks: the next call gets the provider's 429"),
+    Break(row="TRAFFIC-HEADER-LIMITS", file="src/routeproof/call.py",
+          old="        if block is not None:  # its provider said 0 left until a reset (core/ratelimit_headers.py)",
+          new="        if block is None:  # planted",
+          targets=("tests/traffic/test_header_limits.py",),
+          why="the shell ignores the block the headers imposed: the deployment is sent to anyway"),
+    Break(row="TRAFFIC-TENANT-LIMITS", file="src/routeproof/traffic_store/tenant_limits.py",
+          old="        if isinstance(outcome, RateTicket):\n            return None",
+          new="        if outcome is not None:  # planted\n            return None",
+          targets=("tests/traffic/test_tenant_limits.py::test_a_tenant_hammering_gets_429s_and_the_other_tenant_all_succeeds",),
+          why="a tenant over its rpm is let through: its calls reach the providers past its limit"),
+    Break(row="TRAFFIC-TENANT-LIMITS", file="src/routeproof/traffic_store/tenant_limits.py",
+          old="await self._store.try_reserve(TENANT_KEY_PREFIX + tenant, limits,",
+          new="await self._store.try_reserve(TENANT_KEY_PREFIX, limits,",
+          targets=("tests/traffic/test_tenant_limits.py::test_a_tenant_hammering_gets_429s_and_the_other_tenant_all_succeeds",),
+          why="every tenant counts in one window: one tenant's burst spends the others' limits"),
+    Break(row="TRAFFIC-AFFINITY", file="src/routeproof/call.py",
+          old="            self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms())",
+          new="            pass  # planted",
+          targets=("tests/traffic/test_header_limits.py::test_an_affinity_pin_moves_to_the_deployment_that_answered",),
+          why="the pin reserved at ordering is never confirmed: a prefix stays pinned to one that never served it"),
+    Break(row="TRAFFIC-AFFINITY", file="src/routeproof/traffic_store/port.py",
+          old="        self._pins[key] = (chain[0].provider.value, now_ms)\n        return chain",
+          new="        return chain  # planted: pinned only once an answer confirms it",
+          targets=("falsification/test_traffic_affinity.py",),
+          why="no pin before the first request of a prefix is sent (LiteLLM's bug): a burst of one prefix scatters"),
+    Break(row="TRAFFIC-RATE-LIMIT-2P", file="src/routeproof/traffic_store/redis_store.py",
+          old="if rpm >= 0 and n >= rpm then", new="if rpm >= 0 and n > rpm then",
+          targets=("falsification/test_traffic_two_processes.py::test_traffic_rate_limit_with_two_processes_on_one_redis",),
+          why="the shared Redis window admits one request past rpm: the provider answers 429"),
+    Break(row="TRAFFIC-WEIGHTED-2P", file="src/routeproof/core/balance.py",
+          old="        ordered.append(rest.pop(_pick(weights, draws.pop(0) if draws else 0.0)))",
+          new="        ordered.append(rest.pop(_pick([MICRO] * len(rest), draws.pop(0) if draws else 0.0)))",
+          targets=("falsification/test_traffic_two_processes.py::test_traffic_weighted_with_two_processes_on_one_redis",),
+          why="weights are ignored in each gateway process: shares drift to uniform"),
 )  # fmt: skip
 
 

@@ -1,6 +1,6 @@
 """LiteLLM's router on one traffic scenario, against mock servers given on the command line.
 
-Run with LiteLLM's own virtualenv (never routeproof's): ``/work/venv-litellm/bin/python
+Run with LiteLLM's own virtualenv (never routeproof's): ``/work/peers/litellm-venv/bin/python
 benchmarks/traffic/litellm_side.py weighted URL_A URL_B URL_C``. Prints one JSON line of outcomes.
 """
 
@@ -47,6 +47,23 @@ async def weighted(urls: list[str]) -> dict[str, object]:
     return {"failures": failures}
 
 
+async def least_busy(urls: list[str]) -> dict[str, object]:
+    router = Router(model_list=deployments(urls, {}), routing_strategy="least-busy", num_retries=0)
+    gate = asyncio.Semaphore(30)
+    failures = 0
+
+    async def one() -> None:
+        nonlocal failures
+        async with gate:
+            try:
+                await router.acompletion(model="chat", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
+            except Exception:
+                failures += 1
+
+    await asyncio.gather(*(one() for _ in range(400)))
+    return {"failures": failures}
+
+
 async def rate_limit(urls: list[str]) -> dict[str, object]:
     rpm = 30
     router = Router(
@@ -78,5 +95,5 @@ async def rate_limit(urls: list[str]) -> dict[str, object]:
 
 if __name__ == "__main__":
     scenario, *urls = sys.argv[1:]
-    result = asyncio.run({"weighted": weighted, "rate_limit": rate_limit}[scenario](urls))
+    result = asyncio.run({"weighted": weighted, "least_busy": least_busy, "rate_limit": rate_limit}[scenario](urls))
     print(json.dumps(result))

@@ -42,6 +42,7 @@ __all__ = [
     "Slot",
     "TenantAdmission",
     "TenantRateLimit",
+    "TenantRateLimited",
     "TenantSaturated",
 ]
 
@@ -249,14 +250,19 @@ class TenantSaturated(Exception):
         self.retry_after_s = retry_after_s
 
 
+class TenantRateLimited(TenantSaturated):
+    """A tenant's own rate limit (``rpm``/``tpm``) refused the call: 429 with ``Retry-After``."""
+
+
 class TenantRateLimit(Protocol):
-    """The hook for per-tenant rate limits (the traffic store implements it; none is built in here).
+    """The hook for per-tenant rate limits (``routeproof.traffic_store.tenant_limits`` implements it).
 
-    ``try_take`` is asked before a tenant's call is admitted: None lets it through, an integer refuses
-    it with ``Retry-After`` of that many seconds."""
+    ``try_take`` is asked before a tenant's call is admitted, with the call's token estimate: None
+    lets it through, a ``(seconds, limit)`` pair refuses it with ``Retry-After`` of that many
+    seconds, naming the limit (``rpm``/``tpm``)."""
 
-    async def try_take(self, tenant: str) -> int | None:
-        """None: go on; seconds: refuse, and say when to retry."""
+    async def try_take(self, tenant: str, tokens: int) -> tuple[int, str] | None:
+        """None: go on; (seconds, limit): refuse, and say when to retry."""
         ...
 
 
@@ -295,13 +301,15 @@ class TenantAdmission:
         """The tenants whose every slot is held now."""
         return tuple(name for name, t in self._tenants.items() if t.in_flight >= t.max_in_flight)
 
-    async def acquire(self, tenant: str, end_s: float) -> None:
+    async def acquire(self, tenant: str, end_s: float, tokens: int = 0) -> None:
         """Take one of ``tenant``'s slots, queueing until loop time ``end_s``; ``TenantSaturated`` when its
-        slots and queue are full (at once), ``TimeoutError`` when ``end_s`` passes while it queues."""
+        slots and queue are full (at once), ``TenantRateLimited`` when its rate limit refuses a call of
+        ``tokens`` (estimated), ``TimeoutError`` when ``end_s`` passes while it queues."""
         if self._rate_limit is not None:
-            wait_s = await self._rate_limit.try_take(tenant)
-            if wait_s is not None:
-                raise TenantSaturated(tenant, f"tenant {tenant!r} is over its rate limit", wait_s)
+            refused = await self._rate_limit.try_take(tenant, tokens)
+            if refused is not None:
+                wait_s, limit = refused
+                raise TenantRateLimited(tenant, f"tenant {tenant!r} is over its {limit} limit", wait_s)
         state = self._tenants[tenant]
         verdict = tenant_verdict(state.in_flight, len(state.waiters), state.max_in_flight, state.max_queued)
         if verdict is TenantVerdict.ADMIT:

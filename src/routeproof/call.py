@@ -62,7 +62,7 @@ from routeproof.observe import (
     log_turn_warning,
 )
 from routeproof.ports import Ports
-from routeproof.traffic_store.port import rate_limit_reason
+from routeproof.traffic_store.port import header_limit_reason, rate_limit_reason
 from routeproof.traffic_store.protocol import RateTicket
 
 __all__ = ["Call"]
@@ -119,6 +119,9 @@ class Call:
             ports.ledger.price(entry.provider, entry.model)
         except Exception as exc:  # pricing belongs to the attempt boundary: core's table classifies it
             return await self.boundary(action, None, exc)
+        block = ports.traffic.header_block(entry.provider, ports.ledger.wall_ms())
+        if block is not None:  # its provider said 0 left until a reset (core/ratelimit_headers.py)
+            return self.skip(action, header_limit_reason(block))
         ticket: RateTicket | RateVerdict | None
         if self.preset is not None and self.preset.deployment == entry.provider.value:
             ticket, self.preset = self.preset, None  # reserved at admission (driver.begin_admitted)
@@ -197,6 +200,7 @@ class Call:
         ticket, self.ticket = self.ticket, None
         await self.ports.traffic.settle(ticket, usage, self.ports.ledger.wall_ms())
         if succeeded:
+            self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms())  # cache affinity
             await self.ports.traffic.succeeded(action.entry.provider)
 
     async def release_preset(self) -> None:

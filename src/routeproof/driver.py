@@ -68,6 +68,7 @@ from routeproof.hedging import hedge_applies, hedged
 from routeproof.observe import attempt_span, genai_usage_attributes
 from routeproof.ports import Ports
 from routeproof.providers.capabilities import default_capabilities
+from routeproof.traffic_store.answer_headers import HeaderSink, collecting
 
 __all__ = [
     "Committed",
@@ -304,6 +305,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
     keep_open = False
     settled = False
     ports.traffic.started(entry.provider)  # least-outstanding's in-flight count
+    sink: HeaderSink | None = None
     try:
         try:
             provider = ports.providers[entry.provider]
@@ -312,7 +314,10 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 events = provider.stream(
                     call.req, entry.model, timeout_at=at_s.when, idle_timeout_s=ports.timeouts.idle_timeout_s
                 )
-            with attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context) as span:
+            with (
+                attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context) as span,
+                collecting() as sink,  # the answer's rate-limit headers (core/ratelimit_headers.py)
+            ):
                 async with at_s:  # the final wake-up is short
                     if events is not None:
                         with bounding_attempt(at_s.when):  # up to the first event, as the provider's own bound
@@ -349,6 +354,8 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
         return await call.failed(action, reservation, failure), None
     finally:
         ports.traffic.finished(entry.provider)
+        if sink is not None and sink.headers:  # a provider-side limit at 0 holds the deployment back
+            ports.traffic.observe_headers(entry.provider, sink.headers, ports.ledger.wall_ms())
         if not settled:  # cancelled: never leak the reservation (a hedge race's loser books it: call.py)
             await ports.ledger.settle(reservation, booked_pico_usd=call.cancelled_booking(reservation), succeeded=False)
             await call.traffic_settled(action, usage=None, succeeded=False)

@@ -246,6 +246,11 @@ class Router:
         return self._health_book.snapshot()
 
     @property
+    def traffic_store(self) -> TrafficStore:
+        """The store rate-limit windows and retry buckets live in (the gateway's tenant limits too)."""
+        return self._ports.traffic.store
+
+    @property
     def health_store(self) -> HealthStore:
         """The store provider health lives in (memory unless a shared one was given)."""
         return self._health_store

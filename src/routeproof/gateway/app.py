@@ -63,6 +63,8 @@ from routeproof.gateway.responses_wire import ResponsesRelay, ResponsesStream, o
 from routeproof.gateway.settings import Tenant
 from routeproof.gateway.telemetry import MetricsSource, metrics_text, trace_context
 from routeproof.observe import tracing_is_noop
+from routeproof.traffic_store.port import Traffic
+from routeproof.traffic_store.tenant_limits import tenant_rate_limit
 
 __all__ = ["ATTEMPTS_HEADER", "DEADLINE_HEADER", "DEFAULT_MAX_TOKENS", "DROPPED_HEADER", "GatewayApp"]
 
@@ -187,7 +189,8 @@ class GatewayApp:
         self.ready = False
         self.in_flight = 0
         self._metrics_reader = metrics_reader
-        self.tenancy = tenant_admission(backend.settings)  # edge.py: each tenant's share of in-flight calls
+        limits = {t.name: (t.rpm, t.tpm) for t in backend.settings.tenants}  # per-tenant rpm/tpm (issue 32)
+        self.tenancy = tenant_admission(backend.settings, tenant_rate_limit(limits, backend.router.traffic_store))
         self.shutting_down: Callable[[], bool] = lambda: False  # server.py: True once uvicorn is stopping
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -305,7 +308,7 @@ class GatewayApp:
         self, tenant: Tenant, job: _Job, answer_for: Callable[[_Job], Coroutine[Any, Any, None]]
     ) -> None:
         """Answer ``job`` within one of ``tenant``'s slots (edge.py's ``admitted``), its deadline less the wait."""
-        async with admitted(self.tenancy, tenant.name, job.timeout_s) as timeout_s:
+        async with admitted(self.tenancy, tenant.name, job.timeout_s, Traffic.estimate_tokens(job.req)) as timeout_s:
             await answer_for(replace(job, timeout_s=timeout_s))
 
     def _fit_to_route(self, route: Route, req: ChatRequest) -> ChatRequest:

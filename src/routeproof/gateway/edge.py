@@ -35,7 +35,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
-from routeproof.admission import TenantAdmission, TenantRateLimit, TenantSaturated
+from routeproof.admission import TenantAdmission, TenantRateLimit, TenantRateLimited, TenantSaturated
 from routeproof.gateway.failures import Api, Failure, error_body
 from routeproof.gateway.settings import GatewaySettings
 
@@ -170,14 +170,18 @@ def tenant_admission(settings: GatewaySettings, rate_limit: TenantRateLimit | No
 
 
 @contextlib.asynccontextmanager
-async def admitted(tenancy: TenantAdmission, tenant: str, timeout_s: float) -> AsyncIterator[float]:
+async def admitted(tenancy: TenantAdmission, tenant: str, timeout_s: float, tokens: int = 0) -> AsyncIterator[float]:
     """Hold one of ``tenant``'s slots for the block; yields the time left of ``timeout_s`` after queueing.
-    Refused: 503 tenant_saturated (share and queue full), 504 deadline_exceeded (the deadline passed queued).
+    Refused: 429 rate_limit_exceeded (the tenant's rpm/tpm, for a call estimated at ``tokens``), 503
+    tenant_saturated (share and queue full), 504 deadline_exceeded (the deadline passed queued).
     """
     loop = asyncio.get_running_loop()
     end_s = loop.time() + timeout_s
     try:
-        await tenancy.acquire(tenant, end_s)
+        await tenancy.acquire(tenant, end_s, tokens)
+    except TenantRateLimited as exc:  # the tenant's own limit: 429, as a provider's would be
+        failure = Failure(status=429, code="rate_limit_exceeded", message=str(exc), retry_after_s=exc.retry_after_s)
+        raise Refused(failure) from exc
     except TenantSaturated as exc:
         failure = Failure(status=503, code="tenant_saturated", message=str(exc), retry_after_s=exc.retry_after_s)
         raise Refused(failure) from exc

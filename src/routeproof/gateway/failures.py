@@ -85,6 +85,7 @@ _OPENAI_TYPES = {
     405: "invalid_request_error",
     413: "invalid_request_error",
     415: "invalid_request_error",
+    429: "requests",  # OpenAI's type for a rate limit (its code: rate_limit_exceeded)
 }
 _ANTHROPIC_TYPES = {
     400: "invalid_request_error",
@@ -94,6 +95,7 @@ _ANTHROPIC_TYPES = {
     405: "invalid_request_error",
     413: "request_too_large",
     415: "invalid_request_error",
+    429: "rate_limit_error",
     503: "overloaded_error",
     504: "timeout_error",
 }

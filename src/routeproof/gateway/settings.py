@@ -15,6 +15,8 @@
     # key = "..."                       # ... or inline (a test convenience; prefer key_env)
     privacy_tier = "standard"           # sovereign | private | standard (default standard)
     weight = 1                          # its share of max_in_flight, relative to the others' weights
+    # rpm = 600                         # its requests per minute, shared by every replica (429 past it)
+    # tpm = 200000                      # its tokens per minute (each call's worst-case estimate)
 
 Validated when loaded: a bad value raises :class:`~routeproof.errors.ConfigError` naming the key
 and the value, never a key's secret.
@@ -57,7 +59,7 @@ _KEYS = frozenset(
     {"aliases", "max_body_bytes", "grace_period_ms", "tenants", "max_in_flight", "max_queued_per_tenant",
      "header_timeout_ms", "max_connections", "forward_headers"}
 )  # fmt: skip
-_TENANT_KEYS = frozenset({"key_env", "key", "privacy_tier", "weight"})
+_TENANT_KEYS = frozenset({"key_env", "key", "privacy_tier", "weight", "rpm", "tpm"})
 DEFAULT_FORWARD_HEADERS = ("anthropic-beta", "openai-beta")
 """The caller's feature headers sent on to a provider of the caller's own protocol (never across)."""
 _NEVER_FORWARDED = frozenset(
@@ -80,6 +82,10 @@ class Tenant:
     """Its share of the gateway's in-flight calls (``core.admission.tenant_shares``)."""
     max_queued: int = DEFAULT_MAX_IN_FLIGHT
     """How many of its calls may wait for a slot; more are refused (503 tenant_saturated)."""
+    rpm: int | None = None
+    """Its requests per minute across replicas (None: unlimited); past it, 429 with ``Retry-After``."""
+    tpm: int | None = None
+    """Its tokens per minute across replicas, each call counted at its worst-case estimate."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,9 +164,11 @@ def _tenant(name: str, raw: object, environ: Mapping[str, str]) -> Tenant:
     if tier_raw not in _TIERS:
         raise _fail(f"{where}.privacy_tier", tier_raw, f"must be one of {sorted(_TIERS)}")
     weight = _positive_int(raw, "weight", 1, where)
+    rpm, tpm = (_positive_int(raw, k, 1, where) if k in raw else None for k in ("rpm", "tpm"))
     return Tenant(
-        name=name, privacy_tier=_TIERS[str(tier_raw)], key_sha256=hashlib.sha256(key.encode()).digest(), weight=weight
-    )
+        name=name, privacy_tier=_TIERS[str(tier_raw)], key_sha256=hashlib.sha256(key.encode()).digest(), weight=weight,
+        rpm=rpm, tpm=tpm,
+    )  # fmt: skip
 
 
 def parse_gateway_settings(data: Mapping[str, object], *, environ: Mapping[str, str]) -> GatewaySettings:

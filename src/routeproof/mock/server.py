@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import json
 import socket
 import struct
@@ -15,6 +16,7 @@ from routeproof.mock.control import CONTROL_PREFIX, handle_control
 from routeproof.mock.features import Asks, asked, enrich_body, enrich_stream
 from routeproof.mock.http import LAST_CHUNK, BadRequest, HttpRequest, encode_chunk, read_request, response_head
 from routeproof.mock.journal import Bill, JournalEntry, parse_json_body, public_headers, reported_usage
+from routeproof.mock.rate_headers import MockRateLimit, RateWindow
 from routeproof.mock.responses import ResponsesBook, ResponsesTurn, UnknownPrevious, is_responses_path, responses_view
 from routeproof.mock.script import CutMode, Scripted, Shape
 from routeproof.mock.shapes import (
@@ -57,6 +59,7 @@ class MockProviderServer:
         port: int = 0,
         default: Scripted | None = None,
         require_auth: bool = True,
+        rate_limit: MockRateLimit | None = None,
     ) -> None:
         self.shape = shape
         self.name = name or shape.value
@@ -76,6 +79,7 @@ class MockProviderServer:
         self._writers: set[asyncio.StreamWriter] = set()
         self._journal_grew = asyncio.Event()
         self.responses = ResponsesBook()  # the OpenAI shape's stored Responses (mock/responses.py)
+        self.rate_window: RateWindow | None = None if rate_limit is None else RateWindow(rate_limit, shape)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -235,6 +239,12 @@ class MockProviderServer:
                 writer, 400, "anthropic-version header is required", keep_alive=req.keep_alive, rid=rid
             )
         step = self._queue.popleft() if self._queue else self._default
+        if self.rate_window is not None:  # the provider's own limit, in its headers (mock/rate_headers.py)
+            allowed, limit_headers = self.rate_window.take(time.time())
+            if allowed:
+                step = dataclasses.replace(step, headers=(*limit_headers, *step.headers))
+            else:
+                step = Scripted(status=429, headers=(*limit_headers, ("retry-after", "1")))
         return await self._perform(step, view, req, reader, writer, rid=rid)
 
     async def _serve_responses(

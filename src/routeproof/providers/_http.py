@@ -54,6 +54,7 @@ from routeproof.core.kernel import RETRY_AFTER_STATUSES  # the statuses whose wa
 from routeproof.core.provider_variants import error_object, wait_hint_ms
 from routeproof.core.types import AttemptFailure, AttemptFailureKind, ProviderKind, ProviderResponse
 from routeproof.errors import ConfigError, InvalidResponse, LocalCongestion, ProviderCallFailed
+from routeproof.traffic_store.answer_headers import capture as capture_rate_headers
 
 __all__ = [
     "CONTEXT_OVERFLOW_MARKERS",
@@ -369,6 +370,7 @@ async def _send(
                 timeout=httpx.Timeout(remaining_s, pool=pool_timeout_s(remaining_s)),
             )  # fmt: skip
             response = await client.send(request, stream=True)
+            capture_rate_headers(response.headers)  # the traffic port's provider-side limits (issue 32)
             try:
                 return response, await read_capped(response, max_response_bytes, secrets)
             finally:

@@ -67,6 +67,7 @@ from routeproof.providers._http import (
     read_capped,
     redact,
 )
+from routeproof.traffic_store.answer_headers import capture as capture_rate_headers
 
 __all__ = ["EVENT_STREAM", "SSE", "EventDecoder", "interrupted", "stream_events"]
 
@@ -186,6 +187,7 @@ async def stream_events(
             bound = attempt_bound()
             async with asyncio.timeout_at(timeout_at) if bound is None or bound > timeout_at else _CALLER_BOUNDS:
                 response = await client.send(request, stream=True)
+                capture_rate_headers(response.headers)  # the traffic port's provider-side limits (issue 32)
                 if not 200 <= response.status_code < 300:
                     error_body = await read_capped(response, max_error_bytes, secret_values)
                     raise _status_failure(response, secret_values, error_body)

@@ -22,12 +22,13 @@ from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_nee
 from routeproof.core.hedge import MILLI, HedgePolicy, earn, spend
 from routeproof.core.pricing import worst_case_prompt_tokens
 from routeproof.core.rate_limit import CapacityWait, DeploymentLimits, RateVerdict, capacity_wait
+from routeproof.core.ratelimit_headers import HeaderBlock, block_from, header_limits, is_blocked, merge_blocks
 from routeproof.core.retry_budget import RetryBudgetConfig, costs_token, retry_allowed
 from routeproof.core.types import AttemptFailure, ChainEntry, ChatRequest, ProviderId, Usage
 from routeproof.traffic_store.memory import MemoryTrafficStore
 from routeproof.traffic_store.protocol import RateTicket, TrafficStore
 
-__all__ = ["MAX_PINS", "Traffic", "TrafficConfig", "rate_limit_reason"]
+__all__ = ["MAX_PINS", "Traffic", "TrafficConfig", "header_limit_reason", "rate_limit_reason"]
 
 MAX_PINS = 10_000
 """Cache-affinity pins kept before the expired ones are swept (per process)."""
@@ -77,10 +78,21 @@ def rate_limit_reason(verdict: RateVerdict) -> str:
     return f"rate_limit_{verdict.limit.value}"
 
 
+def _prefix_key(req: ChatRequest) -> str:
+    """The cacheable prefix's key: the alias, system, tools and every message but the last."""
+    prefix = repr((req.alias, req.system, req.tools, req.messages[:-1]))
+    return hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+
+
+def header_limit_reason(block: HeaderBlock) -> str:
+    """The ``SkipRecord`` reason of a deployment its provider reported at 0 remaining."""
+    return f"rate_limit_header:{block.header}"
+
+
 class Traffic:
     """The traffic port of one Router (see the module docstring)."""
 
-    __slots__ = ("_ewma", "_hedge_tokens", "_in_flight", "_pins", "_store", "_waiters", "config")
+    __slots__ = ("_blocks", "_ewma", "_hedge_tokens", "_in_flight", "_pins", "_store", "_waiters", "config")
 
     def __init__(self, config: TrafficConfig | None = None, store: TrafficStore | None = None) -> None:
         self.config = config or TrafficConfig()
@@ -90,6 +102,7 @@ class Traffic:
         self._pins: dict[str, tuple[str, int]] = {}  # cacheable prefix -> (deployment, pinned at ms)
         self._waiters = asyncio.Lock()  # FIFO: asyncio.Lock wakes its waiters in arrival order
         self._hedge_tokens: dict[str, int] = {}  # alias -> hedge bucket (thousandths), per process
+        self._blocks: dict[str, HeaderBlock] = {}  # deployment -> held back by its provider's headers
 
     @property
     def store(self) -> TrafficStore:
@@ -114,8 +127,7 @@ class Traffic:
         ttl_ms = self.config.affinity_ttl_ms
         if ttl_ms is None or req is None or not chain:
             return chain
-        prefix = repr((req.alias, req.system, req.tools, req.messages[:-1]))  # the cacheable prefix
-        key = hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+        key = _prefix_key(req)
         pin = self._pins.get(key)
         if pin is not None and pin_live(pin[1], ttl_ms, now_ms):
             return pin_first(chain, dict(self.config.members), pin[0])
@@ -123,6 +135,18 @@ class Traffic:
             self._pins = {k: v for k, v in self._pins.items() if pin_live(v[1], ttl_ms, now_ms)}
         self._pins[key] = (chain[0].provider.value, now_ms)
         return chain
+
+    def confirm_pin(self, req: ChatRequest, provider: ProviderId, now_ms: int) -> None:
+        """Reserve-then-confirm: the deployment that answered is the prefix's pin from now on. A pin
+        taken at ordering for a deployment that was then skipped (cooling, at a limit) moves to the
+        one whose cache now holds the prefix; a confirmed pin keeps its instant."""
+        ttl_ms = self.config.affinity_ttl_ms
+        if ttl_ms is None:
+            return
+        key = _prefix_key(req)
+        pin = self._pins.get(key)
+        if pin is None or pin[0] != provider.value or not pin_live(pin[1], ttl_ms, now_ms):
+            self._pins[key] = (provider.value, now_ms)
 
     def draws(self, draw: Callable[[], float], chain: tuple[ChainEntry, ...]) -> tuple[float, ...]:
         """The draws ``order`` needs for ``chain`` (none when nothing is balanced: the router's
@@ -146,6 +170,24 @@ class Traffic:
     def record_latency(self, provider: ProviderId, latency_ms: int) -> None:
         """One answered attempt's time to first token (or to answer): the latency EWMA's sample."""
         self._ewma[provider.value] = ewma_ms(self._ewma.get(provider.value), max(0, latency_ms))
+
+    # --- provider-side limits, from the answers' headers (process-local) ------------------------
+
+    def observe_headers(self, provider: ProviderId, headers: Mapping[str, str], now_ms: int) -> None:
+        """An answer's rate-limit headers: a limit at 0 holds the deployment back until its reset
+        (core/ratelimit_headers.py); blocks only grow."""
+        new = block_from(header_limits(headers, now_ms), now_ms)
+        merged = merge_blocks(self._blocks.get(provider.value), new)
+        if merged is not None:
+            self._blocks[provider.value] = merged
+
+    def header_block(self, provider: ProviderId, now_ms: int) -> HeaderBlock | None:
+        """The block that holds ``provider`` back at ``now_ms``, or None (an ended one is forgotten)."""
+        block = self._blocks.get(provider.value)
+        if block is not None and not is_blocked(block, now_ms):
+            del self._blocks[provider.value]
+            return None
+        return block
 
     # --- rate limits (the store) ----------------------------------------------------------------
 

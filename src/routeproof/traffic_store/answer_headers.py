@@ -1,0 +1,49 @@
+"""What each provider answer's headers said about its rate limits, carried from the HTTP layer to
+the traffic port without threading them through every provider.
+
+The driver opens a :class:`HeaderSink` around one attempt (:func:`collecting`); the providers' HTTP
+exchange (``providers/_http.py``, ``providers/_stream.py``) hands the answer's headers to
+:func:`capture` as soon as they arrive, a success or an error alike. Only the headers
+:mod:`routeproof.core.ratelimit_headers` reads are kept. Outside an attempt (no sink) it does nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator, Mapping
+
+from routeproof.core.ratelimit_headers import HEADER_NAMES
+
+__all__ = ["HeaderSink", "capture", "collecting"]
+
+
+class HeaderSink:
+    """The rate-limit headers of the answers one attempt received (the last answer wins)."""
+
+    __slots__ = ("headers",)
+
+    def __init__(self) -> None:
+        self.headers: dict[str, str] = {}
+
+
+_SINK: contextvars.ContextVar[HeaderSink | None] = contextvars.ContextVar("routeproof_answer_headers", default=None)
+
+
+def capture(headers: Mapping[str, str]) -> None:
+    """Keep an answer's rate-limit headers in the current attempt's sink, if there is one."""
+    sink = _SINK.get()
+    if sink is None:
+        return
+    sink.headers = {k.lower(): v for k, v in headers.items() if k.lower() in HEADER_NAMES}
+
+
+@contextlib.contextmanager
+def collecting() -> Iterator[HeaderSink]:
+    """A sink for the answers of the attempt run inside the block."""
+    sink = HeaderSink()
+    token = _SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        _SINK.reset(token)
