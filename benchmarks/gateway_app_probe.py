@@ -26,7 +26,7 @@ import uvloop
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from routeproof.core.translate import parse_openai_request
+from routeproof.core.formats.translate import parse_openai_request
 from routeproof.core.types import ChatRequest, ProviderResponse
 from routeproof.gateway.app import GatewayApp
 from routeproof.gateway.backend import Backend, Route

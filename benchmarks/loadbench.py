@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._gateways import Endpoint, cpu_s, endpoints
-from routeproof.core.sse import StreamDecoder, WireProtocol
+from routeproof.core.formats.sse import StreamDecoder, WireProtocol
 
 SCHEMA = "routeproof-bench/1"
 LEVELS = (1, 10, 100, 1000)

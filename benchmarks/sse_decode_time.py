@@ -2,10 +2,10 @@
 
 Usage: ``python -m benchmarks.sse_decode_time [--sse-file PATH] [MB ...]`` (default 2 4 8); prints
 seconds per size. The line is an OpenAI chunk whose content is ``MB`` megabytes of text, so it is
-also JSON-decoded once. ``--sse-file`` times another version of ``core/sse.py`` instead, e.g. the
+also JSON-decoded once. ``--sse-file`` times another version of ``core/formats/sse.py`` instead, e.g. the
 one before the linear decoder::
 
-    git show b10dff4:src/routeproof/core/sse.py > /tmp/old_sse.py
+    git show b10dff4:src/routeproof/core/formats/sse.py > /tmp/old_sse.py
     python -m benchmarks.sse_decode_time --sse-file /tmp/old_sse.py
 """
 
@@ -17,7 +17,7 @@ import time
 from types import ModuleType
 from typing import Any
 
-from routeproof.core import sse
+from routeproof.core.formats import sse
 
 CHUNK = 65_536
 

@@ -30,7 +30,7 @@ import pytest
 import uvloop
 
 from benchmarks._gateways import LITELLM_KEY, LITELLM_YAML  # one LiteLLM proxy config for both benches
-from routeproof.core.translate import parse_openai_request
+from routeproof.core.formats.translate import parse_openai_request
 from routeproof.gateway.backend import Backend
 from tools.gateway_stack import GatewayStack, gateway_stack
 

@@ -19,10 +19,9 @@ from typing import Any
 
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from routeproof.core.cross_fields import caller_fields_plan
-from routeproof.core.messages import WireFormat, WireOrigin
-from routeproof.core.normalize import normalize_openai
-from routeproof.core.translate import (
+from routeproof.core.formats.cross_fields import caller_fields_plan
+from routeproof.core.formats.normalize import normalize_openai
+from routeproof.core.formats.translate import (
     anthropic_request_to_openai,
     anthropic_response_to_openai,
     parse_anthropic_request,
@@ -30,6 +29,7 @@ from routeproof.core.translate import (
     request_to_bedrock_converse,
     request_to_openai,
 )
+from routeproof.core.messages import WireFormat, WireOrigin
 
 KILL_MS = 10.0  # seed 003 kill criterion KILL-2, asserted
 

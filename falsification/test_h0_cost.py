@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from falsification.report import record_verdict
-from routeproof.core.normalize import normalize_anthropic, normalize_bedrock_converse, normalize_openai
+from routeproof.core.formats.normalize import normalize_anthropic, normalize_bedrock_converse, normalize_openai
 from routeproof.core.pricing import PICO_USD_PER_USD, cost_pico_usd, load_pricing
 from routeproof.core.types import ProviderKind, Usage
 

@@ -31,15 +31,15 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.seeds import base
-from routeproof.core.options import EFFORT_BUDGET_TOKENS
-from routeproof.core.translate import (
+from routeproof.core.formats.translate import (
     anthropic_request_to_openai,
     openai_request_to_anthropic,
     parse_anthropic_request,
     request_to_anthropic,
 )
-from routeproof.core.translate_emit import _to_anthropic, _to_openai
-from routeproof.core.translate_parse import _parse_anthropic_request, _parse_openai_request
+from routeproof.core.formats.translate_emit import _to_anthropic, _to_openai
+from routeproof.core.formats.translate_parse import _parse_anthropic_request, _parse_openai_request
+from routeproof.core.options import EFFORT_BUDGET_TOKENS
 
 TREES = 100_000
 CHUNKS = 4

@@ -1,4 +1,4 @@
-"""Print the field table's counts per protocol pair and its refusals, from ``core/field_table.py``.
+"""Print the field table's counts per protocol pair and its refusals, from ``core/formats/field_table.py``.
 
 ``python tools/field_table_report.py`` (with ``PYTHONPATH=src``): a Markdown table of verbatim /
 translated / dropped-and-reported / refused rows per (source, target) pair, the same-protocol pairs
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from routeproof.core.field_table import Treatment, pair_counts, refusals
+from routeproof.core.formats.field_table import Treatment, pair_counts, refusals
 from routeproof.core.messages import WireFormat
 
 

@@ -156,14 +156,20 @@ def _mutable(path: Path) -> bool:
 
 def core_modules() -> list[str]:
     """Every module of ``core/``."""
-    return sorted(p.stem for p in CORE.glob("*.py") if p.stem != "__init__")
+    return sorted(p.stem for p in CORE.rglob("*.py") if p.stem != "__init__")
+
+
+def core_path(module: str) -> Path:
+    """The file of one core module, in ``core/`` or one of its packages (``core/formats/``)."""
+    (path,) = CORE.rglob(f"{module}.py")
+    return path
 
 
 def modules() -> list[str]:
     """Every core module that has code to mutate. A module of constants, tables and re-exports
     (``constants``, ``types``), or whose only functions carry icontract decorators (their logic is
     the table they read, e.g. ``attempt_health``), has no mutant and no score: listed apart."""
-    return [m for m in core_modules() if _mutable(CORE / f"{m}.py")]
+    return [m for m in core_modules() if _mutable(core_path(m))]
 
 
 def _shard_pyproject(module: str) -> str:
@@ -174,7 +180,7 @@ def _shard_pyproject(module: str) -> str:
     tests = sorted({str(p.relative_to(ROOT)) for t in SHARD_TESTS.get(module, ["tests/core"]) for p in ROOT.glob(t)})
     table = {
         "source_paths": base["source_paths"],
-        "only_mutate": [f"src/routeproof/core/{module}.py"],
+        "only_mutate": [str(core_path(module).relative_to(ROOT))],
         "pytest_add_cli_args_test_selection": tests,
         "also_copy": [*base.get("also_copy", []), "tools"],
         # the exhaustive Kani-bound walks take minutes: every mutant they cover would rerun them;

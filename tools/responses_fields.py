@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import sys
 
-from routeproof.core.field_table import treatment_of
+from routeproof.core.formats.field_table import treatment_of
+from routeproof.core.formats.responses_api import RESPONSES_FIELDS, Handling
 from routeproof.core.messages import WireFormat
-from routeproof.core.responses_api import RESPONSES_FIELDS, Handling
 
 CHAT_FIELD = {
     "input": "messages",

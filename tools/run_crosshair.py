@@ -22,7 +22,7 @@ def main(argv: list[str]) -> int:
     """Check the modules named in ``argv`` (default: every core module that has a contract)."""
     timeout = os.environ.get("CROSSHAIR_CONDITION_TIMEOUT", "2")
     targets = [Path(a) for a in argv] or sorted(
-        p for p in CORE.glob("*.py") if "icontract" in p.read_text(encoding="utf-8")
+        p for p in CORE.rglob("*.py") if "icontract" in p.read_text(encoding="utf-8")
     )
     failed: list[str] = []
     started = time.perf_counter()

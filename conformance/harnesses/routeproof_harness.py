@@ -50,15 +50,15 @@ from routeproof.core import kernel
 from routeproof.core.balance import Member, Strategy
 from routeproof.core.capabilities import CapabilityTable, load_capabilities
 from routeproof.core.classify import Classification, Verdict
+from routeproof.core.formats.responses_api import responses_to_chat
+from routeproof.core.formats.translate import parse_anthropic_request, parse_openai_request
 from routeproof.core.health import HealthConfig
 from routeproof.core.ledger import BudgetLimits
 from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.pricing import Price, PricingTable
 from routeproof.core.rate_limit import DeploymentLimits
-from routeproof.core.responses_api import responses_to_chat
 from routeproof.core.retry_budget import RetryBudgetConfig
 from routeproof.core.routing import resolve
-from routeproof.core.translate import parse_anthropic_request, parse_openai_request
 from routeproof.core.types import (
     BlockStop,
     ChatRequest,
@@ -620,7 +620,7 @@ def _request_of(msg: Mapping[str, Any]) -> ChatRequest:
         return _request(msg["request"])
     body = {**msg.get("body", {}), "model": ALIAS}
     body.pop("stream", None)
-    if api == "responses":  # the Responses API's request, as the gateway reads it (core/responses_api.py)
+    if api == "responses":  # the Responses API's request, as the gateway reads it (core/formats/responses_api.py)
         body = json.loads(responses_to_chat(body).chat_json)
         api = "openai"
     if api == "openai" and not {"max_tokens", "max_completion_tokens"} & body.keys():

@@ -15,7 +15,7 @@ from routeproof.core.blocks import (
     SourceKind,
     ThinkingBlock,
 )
-from routeproof.core.field_table import FieldRow, Treatment, treatment_of
+from routeproof.core.formats.field_table import FieldRow, Treatment, treatment_of
 from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.options import (
     EFFORT_BUDGET_TOKENS,

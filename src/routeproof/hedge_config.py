@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from routeproof.config_read import fail, read_int, read_micro, read_table
+from routeproof.config.read import fail, read_int, read_micro, read_table
 from routeproof.core.hedge import DEFAULT_FALLBACK_DELAY_MS, MAX_DELAY_MS, MILLI, HedgePolicy
 
 __all__ = ["parse_aliases"]

@@ -1,4 +1,4 @@
-"""The ``[health]`` and ``[ledger]`` tables share one reader (``config_read.read_store_table``): a
+"""The ``[health]`` and ``[ledger]`` tables share one reader (``config.read.read_store_table``): a
 bad value fails at load time, naming the table, the key and the value, and never a URL's password."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from routeproof.config_read import shown_url
+from routeproof.config.read import shown_url
 from routeproof.errors import ConfigError
 from routeproof.health_store import parse_health_table
 from routeproof.ledger_store.config import parse_ledger_table

@@ -158,14 +158,15 @@ def test_node_ids_resolve_classes_assignments_and_parameters() -> None:
 
 def test_checker_reports_a_crosshair_target_without_contracts() -> None:
     """A crosshair: target without icontract conditions, or that does not exist, is reported."""
-    assert resolve_check("crosshair:routeproof.core.wire.compact_json") is not None
+    assert resolve_check("crosshair:routeproof.core.formats.wire.compact_json") is not None
     assert resolve_check("crosshair:routeproof.core.backoff.no_such_function") is not None
     assert resolve_check("crosshair:routeproof.core.backoff.full_jitter_ms") is None
 
 
 def test_icontract_detection() -> None:
     """is_icontract_decorated tells icontract-wrapped functions from plain ones."""
-    from routeproof.core import backoff, wire
+    from routeproof.core import backoff
+    from routeproof.core.formats import wire
 
     assert is_icontract_decorated(backoff.full_jitter_ms)
     assert not is_icontract_decorated(wire.compact_json)

@@ -12,7 +12,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from routeproof.core.wire import compact_json
+from routeproof.core.formats.wire import compact_json
 
 texts = st.text(max_size=40)  # any unicode, including "" and surrogate-free astral characters
 tool_ids = st.from_regex(r"[A-Za-z0-9_-]{1,24}", fullmatch=True)

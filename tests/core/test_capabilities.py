@@ -13,7 +13,7 @@ from routeproof.core.capabilities import (
     kind_default,
     load_capabilities,
 )
-from routeproof.core.translate import WireExtras
+from routeproof.core.formats.translate import WireExtras
 from routeproof.core.types import ChatRequest, Message, ProviderKind
 from routeproof.errors import ConfigError
 from routeproof.providers.capabilities import shipped_capabilities

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from routeproof.core.errors import TranslationError
-from routeproof.core.field_table import ROWS, FieldRow, Treatment, field_pattern, treatment_of
+from routeproof.core.formats.field_table import ROWS, FieldRow, Treatment, field_pattern, treatment_of
+from routeproof.core.formats.translate import parse_anthropic_request, parse_openai_request
+from routeproof.core.formats.translate_emit import _dropped_by_target, _to_anthropic, _to_bedrock, _to_openai
 from routeproof.core.messages import WireFormat, WireOrigin
-from routeproof.core.translate import parse_anthropic_request, parse_openai_request
-from routeproof.core.translate_emit import _dropped_by_target, _to_anthropic, _to_bedrock, _to_openai
 
 
 def test_same_protocol_is_verbatim() -> None:

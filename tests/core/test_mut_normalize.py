@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 
 from routeproof.core.blocks import RedactedThinkingBlock, ThinkingBlock
-from routeproof.core.normalize import FieldReader, normalize_anthropic, normalize_bedrock_converse, normalize_openai
+from routeproof.core.formats.normalize import (
+    FieldReader,
+    normalize_anthropic,
+    normalize_bedrock_converse,
+    normalize_openai,
+)
+from routeproof.core.formats.wire import deterministic_tool_id
 from routeproof.core.types import (
     CacheState,
     CacheStatus,
@@ -21,7 +27,6 @@ from routeproof.core.types import (
     ToolCall,
     Usage,
 )
-from routeproof.core.wire import deterministic_tool_id
 from routeproof.errors import InvalidResponse
 
 ANTHROPIC: dict[str, Any] = {

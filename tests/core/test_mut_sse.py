@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol, _well_formed, fold_events
+from routeproof.core.formats.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol, _well_formed, fold_events
+from routeproof.core.formats.wire import deterministic_tool_id
 from routeproof.core.stream_events import ThinkingDelta
 from routeproof.core.types import (
     BlockStop,
@@ -21,7 +22,6 @@ from routeproof.core.types import (
     ToolUseStart,
     Usage,
 )
-from routeproof.core.wire import deterministic_tool_id
 from routeproof.errors import InvalidResponse
 
 A = WireProtocol.ANTHROPIC

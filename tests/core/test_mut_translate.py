@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from routeproof.core.translate import (
+from routeproof.core.formats.translate import (
     _message_count,
     _results_answer_calls,
     _tool_messages_follow_their_calls,

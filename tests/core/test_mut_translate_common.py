@@ -7,7 +7,7 @@ import re
 import pytest
 
 from routeproof.core.errors import TranslationError
-from routeproof.core.translate_common import (
+from routeproof.core.formats.translate_common import (
     _args_json,
     _int,
     _list,

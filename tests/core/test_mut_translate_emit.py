@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from routeproof.core.errors import TranslationError
-from routeproof.core.translate_common import WireExtras
-from routeproof.core.translate_emit import _to_anthropic, _to_bedrock, _to_openai
+from routeproof.core.formats.translate_common import WireExtras
+from routeproof.core.formats.translate_emit import _to_anthropic, _to_bedrock, _to_openai
 from routeproof.core.types import (
     ChatRequest,
     Message,

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from routeproof.core.errors import TranslationError
-from routeproof.core.translate import parse_anthropic_request, parse_openai_request
+from routeproof.core.formats.translate import parse_anthropic_request, parse_openai_request
+from routeproof.core.formats.wire import deterministic_tool_id
 from routeproof.core.types import ChatRequest, Role, TextBlock, ToolResultBlock, ToolUseBlock
-from routeproof.core.wire import deterministic_tool_id
 
 Parser = Callable[[object], tuple[ChatRequest, Any]]
 

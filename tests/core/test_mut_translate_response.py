@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from routeproof.core.translate_response import anthropic_response_to_openai, openai_response_to_anthropic
-from routeproof.core.wire import deterministic_tool_id
+from routeproof.core.formats.translate_response import anthropic_response_to_openai, openai_response_to_anthropic
+from routeproof.core.formats.wire import deterministic_tool_id
 from routeproof.errors import TranslationError
 
 ANTHROPIC: dict[str, Any] = {
@@ -266,7 +266,7 @@ def test_thinking_and_refusals_cross_in_each_callers_shape() -> None:
 
 def test_a_forced_tool_answer_becomes_the_json_text_answer() -> None:
     """The forced json_answer tool's call (structured output by a tool) is turned back into the content."""
-    from routeproof.core.translate_response import forced_tool_answer
+    from routeproof.core.formats.translate_response import forced_tool_answer
     from routeproof.core.types import Choice, FinishReason, ProviderResponse, ToolCall, Usage
 
     call = ToolCall(id="t", name="json_answer", arguments_json='{"a":1}')

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from routeproof.core.types import FinishReason
-from routeproof.core.wire import (
+from routeproof.core.formats.wire import (
     ANTHROPIC_TO_OPENAI_STOP,
     BEDROCK_STOP_TO_FINISH,
     OPENAI_TO_ANTHROPIC_STOP,
@@ -14,6 +13,7 @@ from routeproof.core.wire import (
     deterministic_tool_id,
     finish_reason_for,
 )
+from routeproof.core.types import FinishReason
 
 
 @pytest.mark.parametrize(

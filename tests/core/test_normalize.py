@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from routeproof.core.normalize import normalize_anthropic, normalize_bedrock_converse, normalize_openai
-from routeproof.core.translate import anthropic_response_to_openai, openai_response_to_anthropic
+from routeproof.core.formats.normalize import normalize_anthropic, normalize_bedrock_converse, normalize_openai
+from routeproof.core.formats.translate import anthropic_response_to_openai, openai_response_to_anthropic
 from routeproof.core.types import CacheState, CacheStatus, FinishReason, ProviderKind, ProviderResponse, ToolCall, Usage
 from routeproof.errors import InvalidResponse, TranslationError
 from tests.core.strategies_format import json_values

@@ -1,12 +1,17 @@
-"""Same-protocol passthrough bodies and cross-protocol field plans (``core/passthrough.py``)."""
+"""Same-protocol passthrough bodies and cross-protocol field plans (``core/formats/passthrough.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from routeproof.core.field_table import Treatment, treatment_of
+from routeproof.core.formats.field_table import Treatment, treatment_of
+from routeproof.core.formats.passthrough import (
+    PassthroughPlan,
+    cross_protocol_plan,
+    passthrough_body,
+    untranslated_fields,
+)
 from routeproof.core.messages import WireFormat
-from routeproof.core.passthrough import PassthroughPlan, cross_protocol_plan, passthrough_body, untranslated_fields
 
 OAI, ANT = WireFormat.OPENAI_CHAT, WireFormat.ANTHROPIC_MESSAGES
 CALLER = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from routeproof.core.capabilities import ModelCapabilities, fit_request
-from routeproof.core.translate import request_to_anthropic, request_to_bedrock_converse, request_to_openai
+from routeproof.core.formats.translate import request_to_anthropic, request_to_bedrock_converse, request_to_openai
 from routeproof.core.types import ChatRequest, Message, ToolDefinition
 
 TOOLS = (ToolDefinition(name="search"),)

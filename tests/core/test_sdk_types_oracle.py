@@ -9,8 +9,8 @@ from anthropic.types import message_create_params as anthropic_params
 from openai.types.chat import completion_create_params as openai_params
 
 from falsification.test_mpa005_translation import message_tree
-from routeproof.core.translate import parse_anthropic_request, request_to_anthropic
-from routeproof.core.translate_emit import _to_openai
+from routeproof.core.formats.translate import parse_anthropic_request, request_to_anthropic
+from routeproof.core.formats.translate_emit import _to_openai
 
 _ANTHROPIC = pydantic.TypeAdapter(anthropic_params.MessageCreateParamsNonStreaming)
 _OPENAI = pydantic.TypeAdapter(openai_params.CompletionCreateParamsNonStreaming)

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from routeproof.core.normalize import normalize_anthropic, normalize_openai
-from routeproof.core.sse import StreamDecoder, WireProtocol, fold_events
+from routeproof.core.formats.normalize import normalize_anthropic, normalize_openai
+from routeproof.core.formats.sse import StreamDecoder, WireProtocol, fold_events
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -273,7 +273,7 @@ class _CountingEol:
 
 def test_line_decoding_scans_each_character_a_bounded_number_of_times(monkeypatch: Any) -> None:
     """A 1 MB line fed in 1000 small chunks is scanned for line ends about once, not once per chunk."""
-    from routeproof.core import sse
+    from routeproof.core.formats import sse
 
     counter = _CountingEol(sse._EOL)
     monkeypatch.setattr(sse, "_EOL", counter)

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from routeproof.core.capabilities import ModelCapabilities
-from routeproof.core.translate import (
+from routeproof.core.formats.translate import (
     ANTHROPIC_TO_OPENAI_STOP,
     IS_ERROR_MARKER,
     OPENAI_TO_ANTHROPIC_STOP,
@@ -26,6 +26,7 @@ from routeproof.core.translate import (
     request_to_bedrock_converse,
     request_to_openai,
 )
+from routeproof.core.formats.wire import deterministic_tool_id
 from routeproof.core.types import (
     ChatRequest,
     FinishReason,
@@ -36,7 +37,6 @@ from routeproof.core.types import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from routeproof.core.wire import deterministic_tool_id
 from routeproof.errors import TranslationError
 from tests.core.strategies_format import anthropic_requests, json_values, openai_requests
 

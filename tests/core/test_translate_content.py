@@ -8,14 +8,14 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from routeproof.core.messages import WireFormat
-from routeproof.core.translate import (
+from routeproof.core.formats.translate import (
     dropped_by_target,
     parse_anthropic_request,
     parse_openai_request,
     request_to_anthropic,
 )
-from routeproof.core.translate_emit import _to_anthropic, _to_bedrock, _to_openai
+from routeproof.core.formats.translate_emit import _to_anthropic, _to_bedrock, _to_openai
+from routeproof.core.messages import WireFormat
 from tests.core.strategies_format import anthropic_full_requests
 
 _BIG_TREES = settings(suppress_health_check=[HealthCheck.too_slow])

@@ -84,7 +84,8 @@ COUNTS = ["prompt_tokens", "completion_tokens", "cached_input_tokens", "cache_cr
 @pytest.mark.parametrize("field", COUNTS)
 def test_usage_rejects_negative_bool_and_non_int(field: str) -> None:
     """Usage: every count is a non-negative int; -1, True and 1.0 are rejected, naming the field and value."""
-    assert getattr(Usage(**{field: 0}), field) == 0
+    zero: dict[str, Any] = {field: 0}  # Usage also has a str field (service_tier)
+    assert getattr(Usage(**zero), field) == 0
     bad_values: tuple[Any, ...] = (-1, True, 1.0)  # what a careless wire parser might hand over
     for bad in bad_values:
         with pytest.raises(ValueError, match=exactly(f"Usage.{field} must be a non-negative int, got {bad!r}")):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import routeproof.config
+import routeproof.config.load
 from tools import config_reference
 
 
@@ -21,7 +21,7 @@ def test_every_table_of_the_loader_is_probed() -> None:
 
 def test_a_new_loader_key_without_a_description_stops_the_generator(monkeypatch: pytest.MonkeyPatch) -> None:
     """A key the loader starts accepting cannot ship undocumented: the generator names it."""
-    monkeypatch.setattr(routeproof.config, "_FAILOVER_KEYS", routeproof.config._FAILOVER_KEYS | {"hedge_ms"})
+    monkeypatch.setattr(routeproof.config.load, "_FAILOVER_KEYS", routeproof.config.load._FAILOVER_KEYS | {"hedge_ms"})
     keys = {table: config_reference.accepted_keys(probe) for table, probe in config_reference.PROBES.items()}
     with pytest.raises(SystemExit, match=r"no description.*'driver.failover', 'hedge_ms'"):
         config_reference.render(keys)

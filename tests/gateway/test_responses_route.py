@@ -1,5 +1,5 @@
 """The pure choice of a Responses request's path per provider (``core/responses_route.py``), the verbatim
-body, and the reading of OpenAI's Responses answers and streams (``core/responses_upstream.py``)."""
+body, and the reading of OpenAI's Responses answers and streams (``core/formats/responses_upstream.py``)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from routeproof.config import load_config
+from routeproof.core.formats.responses_upstream import (
+    ResponsesStreamDecoder,
+    normalize_responses,
+    wire_frames,
+)
 from routeproof.core.responses_route import (
     RESPONSES_ROUTER_OWNED,
     ResponsesPath,
     responses_passthrough_body,
     responses_path_for,
-)
-from routeproof.core.responses_upstream import (
-    ResponsesStreamDecoder,
-    normalize_responses,
-    wire_frames,
 )
 from routeproof.core.types import FinishReason, MessageStop, StreamError, TextDelta, ToolUseDelta, ToolUseStart
 from routeproof.errors import ConfigError

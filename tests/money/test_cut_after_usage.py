@@ -4,7 +4,7 @@ Real sockets: a loopback mock of each dialect streams its documented answer and 
 connection right after the usage event (Anthropic's ``message_delta``, OpenAI's usage chunk) and
 before the terminator (``message_stop``, ``[DONE]``). The provider bills the usage it reported, so
 the ledger must hold exactly that (core/stream_rules.py ``settle_stream``, the usage carried by
-``StreamError.usage`` from core/sse_dialects.py ``reported_usage``).
+``StreamError.usage`` from core/formats/sse_dialects.py ``reported_usage``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import httpx
 import pytest
 
 from routeproof.config import load_config
+from routeproof.core.formats.sse import StreamDecoder, WireProtocol
 from routeproof.core.pricing import cost_pico_usd, worst_case_cost_pico_usd
 from routeproof.core.routing import resolve
-from routeproof.core.sse import StreamDecoder, WireProtocol
 from routeproof.core.types import ChatRequest, Message, ProviderKind, StreamError
 from routeproof.deadline import deadline_in
 from routeproof.factory import router_from_config, tenant_policy

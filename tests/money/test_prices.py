@@ -134,7 +134,7 @@ def test_an_unknown_price_key_is_refused_naming_the_keys() -> None:
 
 def test_anthropic_usage_reads_the_one_hour_cache_write_apart() -> None:
     """usage.cache_creation.ephemeral_1h_input_tokens becomes cache_creation_1h_tokens (a part of the writes)."""
-    from routeproof.core.normalize import normalize_anthropic
+    from routeproof.core.formats.normalize import normalize_anthropic
 
     body = {
         "id": "msg_1",

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from routeproof.core.errors import ConfigError
-from routeproof.core.normalize import normalize_anthropic, normalize_openai
+from routeproof.core.formats.normalize import normalize_anthropic, normalize_openai
+from routeproof.core.formats.sse import StreamDecoder, WireProtocol
 from routeproof.core.pricing import PICO_USD_PER_USD, cost_pico_usd, load_pricing, worst_case_cost_pico_usd
-from routeproof.core.sse import StreamDecoder, WireProtocol
 from routeproof.core.types import ChatRequest, Message, MessageStop, ProviderKind, Usage
 from tests.money.test_prices import AT, GENAI_PROVIDER, TABLE, usages
 

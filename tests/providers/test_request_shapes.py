@@ -1,4 +1,4 @@
-"""What each HTTP provider sends: path, headers and the body built by core.translate."""
+"""What each HTTP provider sends: path, headers and the body built by core.formats.translate."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 from botocore.credentials import Credentials  # type: ignore[import-untyped]
 
 from routeproof.core.capabilities import kind_default
-from routeproof.core.translate import request_to_anthropic, request_to_bedrock_converse, request_to_openai
+from routeproof.core.formats.translate import request_to_anthropic, request_to_bedrock_converse, request_to_openai
 from routeproof.core.types import AttemptFailureKind, ProviderKind
 from routeproof.errors import ProviderCallFailed
 from routeproof.providers.anthropic import AnthropicProvider

@@ -1,4 +1,4 @@
-"""core/responses_api.py: a Responses request rewritten to the Chat Completions body that means the same,
+"""core/formats/responses_api.py: a Responses request rewritten to the Chat Completions body that means the same,
 field by field, and every stateful or untranslatable field refused naming it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from openai.types.responses import response_create_params
 
 from routeproof.core.errors import TranslationError
-from routeproof.core.responses_api import RESPONSES_FIELDS, Handling, responses_to_chat
+from routeproof.core.formats.responses_api import RESPONSES_FIELDS, Handling, responses_to_chat
 
 
 def _chat(**fields: Any) -> dict[str, Any]:

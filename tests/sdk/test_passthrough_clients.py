@@ -287,7 +287,7 @@ async def test_cross_protocol_drops_are_named_and_anthropic_gets_the_documented_
         raw = await client.chat.completions.with_raw_response.create(
             model="chat", messages=hello, extra_headers=beta, seed=5, extra_body={"verbosity": "low"}
         )
-        assert raw.headers["x-routeproof-dropped"].split(",") == ["verbosity", "seed", "header:openai-beta"]
+        assert sorted(raw.headers["x-routeproof-dropped"].split(",")) == ["header:openai-beta", "seed", "verbosity"]
         sent = _sent(s.first)
         assert sent["max_tokens"] == 64000  # claude-sonnet-4-5's documented maximum (models.toml)
         assert s.first.journal[-1].header("openai-beta") is None
@@ -409,3 +409,30 @@ async def test_streamed_reasoning_tokens_reach_an_openai_client(
     assert usage is not None
     assert usage.completion_tokens_details is not None
     assert usage.completion_tokens_details.reasoning_tokens == MOCK_REASONING_TOKENS
+
+
+async def test_a_nested_field_with_no_equivalent_is_named_or_refused_never_lost(
+    tmp_path: Path, metrics_reader: InMemoryMetricReader | None
+) -> None:
+    """OpenAI client, Anthropic provider: a message's ``name`` (no Anthropic equivalent) is named
+    dropped; a key inside a content part that no row maps skips the Anthropic provider (the OpenAI one
+    behind it carries it verbatim) and, with no other provider, is a 400 naming it. The cross-protocol
+    path used to judge top-level keys only, so both were lost silently."""
+    odd: Any = [{"role": "user", "content": [{"type": "text", "text": "hi", "future_part_key": 1}]}]
+    async with same_stack(tmp_path, metrics_reader, Shape.ANTHROPIC) as s:
+        client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        named: Any = [{"role": "user", "content": "hi", "name": "bob"}]
+        raw = await client.chat.completions.with_raw_response.create(model="chat", messages=named)
+        assert raw.headers["x-routeproof-dropped"].split(",") == ["messages[].name"]
+        served = len(s.first.journal)
+        await client.chat.completions.create(model="chat", messages=odd)
+        assert len(s.first.journal) == served  # skipped before anything was sent
+        assert _sent(s.second)["messages"][0]["content"][0]["future_part_key"] == 1
+        await client.close()
+    async with same_stack(tmp_path, metrics_reader, Shape.ANTHROPIC, alone=True) as s:
+        client = openai.AsyncOpenAI(base_url=f"{s.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15)
+        with pytest.raises(openai.BadRequestError, match="future_part_key") as caught:
+            await client.chat.completions.create(model="chat", messages=odd)
+        assert caught.value.status_code == 400
+        assert not s.first.journal
+        await client.close()

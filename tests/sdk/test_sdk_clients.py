@@ -15,7 +15,7 @@ import pytest
 anthropic = pytest.importorskip("anthropic", reason="the anthropic SDK is the test oracle (test extra)")
 openai = pytest.importorskip("openai", reason="the openai SDK is the test oracle (test extra)")
 
-from routeproof.core.sse import fold_events  # noqa: E402 - after the importorskip above
+from routeproof.core.formats.sse import fold_events  # noqa: E402 - after the importorskip above
 from routeproof.core.types import ChatRequest, FinishReason, Message, ProviderKind  # noqa: E402
 from routeproof.mock import MockProviderServer, Scripted, Shape  # noqa: E402
 from routeproof.providers.anthropic import AnthropicProvider  # noqa: E402

@@ -23,7 +23,7 @@ from openai.types.chat import completion_create_params  # noqa: E402 - after the
 from pydantic import TypeAdapter  # noqa: E402 - the SDKs bring pydantic
 
 from routeproof.core.capabilities import fit_request  # noqa: E402
-from routeproof.core.translate import parse_anthropic_request, request_to_anthropic, request_to_openai  # noqa: E402
+from routeproof.core.formats.translate import parse_anthropic_request, request_to_anthropic, request_to_openai  # noqa: E402
 from routeproof.core.types import ChatRequest, Message, ProviderKind  # noqa: E402
 from routeproof.providers.capabilities import shipped_capabilities  # noqa: E402
 from tests.core.strategies_format import anthropic_requests  # noqa: E402

@@ -16,7 +16,7 @@ import pytest
 import routeproof.core
 
 CORE = Path(routeproof.core.__file__).parent
-CORE_FILES = sorted(CORE.glob("*.py"))
+CORE_FILES = sorted(CORE.rglob("*.py"))  # core/ and its packages (core/formats/)
 
 # Pure standard-library modules a core module may import, each with what core uses it for.
 ALLOWED_STDLIB = {

@@ -22,7 +22,7 @@ STILL_CONVERTING = {
     # on the call path, being edited on other branches this stop: next in line
     "admission.py", "call.py", "driver.py",
     # the configuration loader (moved to config/ at this stop's merge) reads seconds and micro-units
-    "config.py", "config_read.py",
+    "config/load.py", "config/read.py",
     # units of other programs' APIs or reports: Toxiproxy's ms attributes, figures' axes, the
     # conformance protocol's seconds, Redis's timeouts, a stopwatch
     "toxiproxy/proxy.py", "report/falsify_figures.py", "report/bench.py", "conformance/judge.py",

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from routeproof.core.field_table import ROWS, FieldRow, Treatment
+from routeproof.core.formats.field_table import ROWS, FieldRow, Treatment
 from routeproof.core.messages import WireFormat
 from routeproof.mock import Shape
 from routeproof.mock.journal import JournalEntry

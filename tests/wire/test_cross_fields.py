@@ -6,9 +6,14 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from routeproof.core.cross_fields import bedrock_refusals, caller_fields_plan, judge_caller_fields, with_emitter_drops
+from routeproof.core.formats.cross_fields import (
+    bedrock_refusals,
+    caller_fields_plan,
+    judge_caller_fields,
+    with_emitter_drops,
+)
+from routeproof.core.formats.translate import parse_anthropic_request, parse_openai_request
 from routeproof.core.messages import WireFormat, WireOrigin
-from routeproof.core.translate import parse_anthropic_request, parse_openai_request
 from routeproof.core.types import ChatRequest
 
 _OAI, _ANT, _BED = WireFormat.OPENAI_CHAT, WireFormat.ANTHROPIC_MESSAGES, WireFormat.BEDROCK_CONVERSE

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from routeproof.core.field_table import ROWS, Treatment, pair_counts, refusals
+from routeproof.core.formats.field_table import ROWS, Treatment, pair_counts, refusals
 
 REPORT = Path(__file__).resolve().parents[2] / "tools" / "field_table_report.py"
 

@@ -1,7 +1,7 @@
 """OpenAI ``logprobs`` / ``top_logprobs`` in a streamed chat completion reach the OpenAI caller.
 
 The OpenAI mock streams ``choices[].logprobs`` on each text chunk when asked; the gateway decodes
-each chunk (``core.sse_dialects``: ``TextDelta.logprobs_json``) and re-encodes it for the caller
+each chunk (``core.formats.sse_dialects``: ``TextDelta.logprobs_json``) and re-encodes it for the caller
 (``gateway.openai_wire``). The official SDK's ``ChatCompletionChunk`` type is the oracle. For a
 target without log probabilities (Anthropic, Bedrock) the request fields are named dropped.
 """
@@ -15,7 +15,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionChunk
 
-from routeproof.core.sse import StreamDecoder, WireProtocol
+from routeproof.core.formats.sse import StreamDecoder, WireProtocol
 from routeproof.core.types import StreamError, TextDelta
 from routeproof.mock import Shape
 from tests.wire.stack import GATEWAY_KEY, Running, gateway_in_thread

@@ -43,8 +43,8 @@ import icontract
 
 from routeproof.core.blocks import DocumentBlock, ImageBlock, SourceKind
 from routeproof.core.errors import ConfigError
+from routeproof.core.formats.translate_common import WireExtras, is_o_series
 from routeproof.core.options import ResponseFormatKind, ThinkingMode
-from routeproof.core.translate_common import WireExtras, is_o_series
 from routeproof.core.types import ChatRequest, ProviderKind
 
 __all__ = [

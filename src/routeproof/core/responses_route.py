@@ -1,5 +1,5 @@
 """Which way a Responses API request goes to one provider: OpenAI's own Responses API, verbatim, or
-the Chat Completions rewriting (``core/responses_api.py``), or not at all.
+the Chat Completions rewriting (``core/formats/responses_api.py``), or not at all.
 
 =====================================  ==========================  ==================================
 the provider                           the request                 path
@@ -36,7 +36,7 @@ from typing import Any
 import icontract
 
 from routeproof.core.errors import TranslationError
-from routeproof.core.responses_api import ResponsesRefused, responses_to_chat
+from routeproof.core.formats.responses_api import ResponsesRefused, responses_to_chat
 
 __all__ = [
     "RESPONSES_ROUTER_OWNED",

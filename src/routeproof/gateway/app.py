@@ -37,11 +37,11 @@ from opentelemetry.trace import NonRecordingSpan
 
 from routeproof.clock import s_of_ms
 from routeproof.core.constants import FAILOVER_BUDGET_MS, STREAM_INTERRUPTED
+from routeproof.core.formats.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
+from routeproof.core.formats.responses_api import responses_estimate, responses_to_chat
+from routeproof.core.formats.translate import parse_anthropic_request, parse_openai_request
 from routeproof.core.messages import WireFormat, WireOrigin
-from routeproof.core.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
-from routeproof.core.responses_api import responses_estimate, responses_to_chat
 from routeproof.core.routing import build_chain
-from routeproof.core.translate import parse_anthropic_request, parse_openai_request
 from routeproof.core.types import AttemptRecord, ChatRequest, ProviderResponse, StreamError, StreamEvent
 from routeproof.errors import RouterError, TranslationError
 from routeproof.gateway.anthropic_wire import AnthropicStream, message
@@ -484,7 +484,7 @@ def _parse_responses(
     """A Responses API request: the request, its model alias, whether it streams, its echo fields, and
     why it has no Chat Completions form (None when it has one).
 
-    The body is rewritten to the equivalent Chat Completions body (``core/responses_api.py``): the
+    The body is rewritten to the equivalent Chat Completions body (``core/formats/responses_api.py``): the
     router decides on it, and providers without the Responses API are sent it. A request with a field
     only the Responses API carries (stateful, a hosted tool, a field newer than this code) is sized
     by a text-only estimate; it goes only to providers with the API, verbatim (the caller refuses it

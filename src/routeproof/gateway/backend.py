@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from routeproof.config import RoutingConfig, load_config
-from routeproof.core.cross_fields import bedrock_refusals
+from routeproof.core.formats.cross_fields import bedrock_refusals, caller_fields_plan
+from routeproof.core.formats.passthrough import cross_protocol_plan
 from routeproof.core.identity import parse_provider
 from routeproof.core.messages import WireFormat
-from routeproof.core.passthrough import cross_protocol_plan
 from routeproof.core.routing import build_chain, resolve
 from routeproof.core.types import (
     ChatRequest,
@@ -144,7 +144,7 @@ class Backend:
         self, route: Route, source: WireFormat, fields: tuple[str, ...], request: ChatRequest | None = None
     ) -> str | None:
         """Why no provider of ``route``'s chain can carry ``fields`` of a ``source`` request, or None when one can.
-        A Bedrock target judges every field the caller set (``request``; ``core.cross_fields``)."""
+        Every field the caller set is judged (``request``; ``core.formats.cross_fields``), nested ones included."""
         reasons = []
         for kind, _ in self.chain_targets(route):
             target = protocol_of(kind)
@@ -152,6 +152,8 @@ class Backend:
                 return None
             if target is WireFormat.BEDROCK_CONVERSE and request is not None:
                 refused = bedrock_refusals(request)
+            elif request is not None and request.origin is not None:  # every field the caller set, nested too
+                refused = caller_fields_plan(request, request, target).refused
             else:
                 refused = cross_protocol_plan(source, target, fields).refused
             if not refused:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from routeproof.core.responses_upstream import wire_frames
+from routeproof.core.formats.responses_upstream import wire_frames
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -230,7 +230,8 @@ def own_response(resp: ProviderResponse) -> dict[str, Any] | None:
 
 
 class ResponsesRelay:
-    """Relays the frames of OpenAI's own Responses stream (carried by the events, ``core/responses_upstream.py``)
+    """Relays the frames of OpenAI's own Responses stream (carried by the events,
+    ``core/formats/responses_upstream.py``)
     byte for byte; a ``StreamError`` after them is one ``response.failed`` continuing the stream."""
 
     def __init__(self) -> None:

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from routeproof.config import read_toml
-from routeproof.config_read import secret_problem, warn_implausible_ms
+from routeproof.config.read import secret_problem, warn_implausible_ms
 from routeproof.core.admission import tenant_shares
 from routeproof.core.types import PrivacyTier
 from routeproof.errors import ConfigError

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from routeproof.config import read_toml
-from routeproof.config_read import read_store_table
+from routeproof.config.read import read_store_table
 from routeproof.core.health import HealthConfig
 from routeproof.errors import ConfigError
 from routeproof.health_store.memory import MemoryHealthStore

@@ -20,7 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from routeproof.config import budget_config, read_toml
-from routeproof.config_read import fail, read_store_table
+from routeproof.config.read import fail, read_store_table
 from routeproof.core.identity import instance_ids
 from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import parse_usd

@@ -2,7 +2,7 @@
 
 Same protocol (an OpenAI-compatible provider for an ``OPENAI_CHAT`` origin, Anthropic for
 ``ANTHROPIC_MESSAGES``): the body is the caller's, with the router's few fields set
-(:func:`routeproof.core.passthrough.passthrough_body`), and the allowed feature headers the gateway
+(:func:`routeproof.core.formats.passthrough.passthrough_body`), and the allowed feature headers the gateway
 kept go along. Another protocol: the body is translated from the neutral request as before; each
 field the parse could not carry is looked up in the field table: dropped fields are named,
 a refused one raises :class:`RefusedFields` (a ``TranslationError``), which the attempt boundary
@@ -25,16 +25,14 @@ from opentelemetry import metrics
 
 from routeproof.core.capabilities import FittedRequest, ModelCapabilities
 from routeproof.core.errors import TranslationError
-from routeproof.core.messages import WireFormat, WireOrigin
-from routeproof.core.passthrough import (
+from routeproof.core.formats.cross_fields import caller_fields_plan
+from routeproof.core.formats.passthrough import (
     OUTPUT_CAP_FIELDS,
     PassthroughPlan,
-    cross_protocol_plan,
     passthrough_body,
-    translation_drops,
-    untranslated_fields,
 )
-from routeproof.core.responses_api import ResponsesRefused
+from routeproof.core.formats.responses_api import ResponsesRefused
+from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.responses_route import ResponsesPath, responses_path_for
 from routeproof.core.types import ChatRequest, ProviderKind
 
@@ -130,12 +128,13 @@ def outgoing_body(
         )
         sent = passthrough_body(caller_body, plan)
         return Outgoing(body=sent.body, headers=origin.headers, dropped=sent.dropped, filled=sent.filled)
-    cross = cross_protocol_plan(origin.protocol, target, untranslated_fields(origin.protocol, caller_body))
+    # every field the caller set, nested ones included, judged by the field table (core/formats/cross_fields.py):
+    # a dropped one is named, a refused one skips this provider; the emitter's value-level drops are added
+    cross = caller_fields_plan(request, fitted.request, target)
     if cross.refused:
         raise RefusedFields(target, cross.refused)
     headers = tuple(f"{HEADER_DROP_PREFIX}{name}" for name, _ in origin.headers)
-    translated = tuple(d for d in translation_drops(fitted.request, target) if d not in cross.dropped)
-    dropped = fitted.dropped + cross.dropped + translated + headers
+    dropped = fitted.dropped + tuple(d for d in cross.dropped if d not in fitted.dropped) + headers
     if target is WireFormat.ANTHROPIC_MESSAGES and not any(
         k in caller_body for k in OUTPUT_CAP_FIELDS[origin.protocol]
     ):

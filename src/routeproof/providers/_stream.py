@@ -78,7 +78,7 @@ EVENT_STREAM = "application/vnd.amazon.eventstream"
 
 
 class EventDecoder(Protocol):
-    """A sans-I/O decoder of one response body (``core.sse.StreamDecoder`` and the Bedrock one).
+    """A sans-I/O decoder of one response body (``core.formats.sse.StreamDecoder`` and the Bedrock one).
 
     After it has returned a ``MessageStop`` or a ``StreamError`` it returns nothing more.
     """
@@ -100,7 +100,7 @@ def interrupted(detail: str, secrets: Iterable[str] = (), usage: Usage | None = 
 
 
 def _reported_usage(decoder: EventDecoder) -> Usage | None:
-    """The final usage the decoder has seen (``core.sse.StreamDecoder.reported_usage``); None for a
+    """The final usage the decoder has seen (``core.formats.sse.StreamDecoder.reported_usage``); None for a
     decoder that does not track one (Bedrock reports its usage with its end event)."""
     usage = getattr(decoder, "reported_usage", None)
     return usage if isinstance(usage, Usage) else None

@@ -9,12 +9,12 @@ from typing import Any
 
 import httpx
 
-from routeproof.config_read import check_secret
+from routeproof.config.read import check_secret
 from routeproof.core.capabilities import ANTHROPIC_API_VERSION, CapabilityTable, ModelCapabilities, fit_request
+from routeproof.core.formats.normalize import normalize_anthropic
+from routeproof.core.formats.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
+from routeproof.core.formats.translate import request_to_anthropic
 from routeproof.core.messages import WireFormat
-from routeproof.core.normalize import normalize_anthropic
-from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
-from routeproof.core.translate import request_to_anthropic
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._passthrough import Outgoing, log_dropped, outgoing_body

@@ -28,12 +28,12 @@ from typing import Protocol
 
 import httpx
 
-from routeproof.config_read import check_secret
+from routeproof.config.read import check_secret
 from routeproof.core.capabilities import CapabilityTable, FittedRequest, fit_request
-from routeproof.core.cross_fields import caller_fields_plan
+from routeproof.core.formats.cross_fields import caller_fields_plan
+from routeproof.core.formats.normalize import normalize_bedrock_converse
+from routeproof.core.formats.translate import request_to_bedrock_converse
 from routeproof.core.messages import WireFormat
-from routeproof.core.normalize import normalize_bedrock_converse
-from routeproof.core.translate import request_to_bedrock_converse
 from routeproof.core.types import (
     AttemptFailure,
     AttemptFailureKind,

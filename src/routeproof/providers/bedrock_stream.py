@@ -1,6 +1,6 @@
 """Decoding a Bedrock ConverseStream body (``application/vnd.amazon.eventstream``) into stream events.
 
-A helper of :mod:`routeproof.providers.bedrock`, not a provider. Sans-I/O like ``core.sse``: bytes in,
+A helper of :mod:`routeproof.providers.bedrock`, not a provider. Sans-I/O like ``core.formats.sse``: bytes in,
 events out; it lives outside ``core/`` only because the binary framing is botocore's
 ``EventStreamBuffer`` (prelude and message CRC-32 checks included). Each framed message maps by its
 ``:message-type`` and ``:event-type`` headers:
@@ -40,8 +40,9 @@ from typing import Any
 with contextlib.suppress(ModuleNotFoundError):
     from botocore.eventstream import EventStreamBuffer, ParserError  # type: ignore[import-untyped]
 
-from routeproof.core.normalize import FieldReader
-from routeproof.core.sse_dialects import INCOMPLETE, BlockKind
+from routeproof.core.formats.normalize import FieldReader
+from routeproof.core.formats.sse_dialects import INCOMPLETE, BlockKind
+from routeproof.core.formats.wire import BEDROCK_STOP_TO_FINISH, as_json_object
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -54,7 +55,6 @@ from routeproof.core.types import (
     ToolUseStart,
     Usage,
 )
-from routeproof.core.wire import BEDROCK_STOP_TO_FINISH, as_json_object
 from routeproof.errors import InvalidResponse
 
 __all__ = ["ConverseStreamDecoder"]

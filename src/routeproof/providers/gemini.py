@@ -28,9 +28,9 @@ from typing import Any
 import httpx
 
 from routeproof.core.capabilities import CapabilityTable
-from routeproof.core.normalize import normalize_openai
+from routeproof.core.formats.normalize import normalize_openai
+from routeproof.core.formats.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.provider_variants import counted_output_tokens
-from routeproof.core.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.types import ChatRequest, MessageStop, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._stream import stream_events

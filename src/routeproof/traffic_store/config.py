@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routeproof.config import read_toml
-from routeproof.config_read import fail, read_store_table
+from routeproof.config.read import fail, read_store_table
 from routeproof.errors import ConfigError
 from routeproof.traffic_store.memory import MemoryTrafficStore
 from routeproof.traffic_store.protocol import TrafficStore

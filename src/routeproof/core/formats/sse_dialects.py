@@ -3,8 +3,8 @@
 :func:`map_event` turns one event (its type and its joined ``data``) into stream events, through a
 small per-stream state for each dialect (:class:`AnthropicState`, :class:`OpenAIState`); an event
 without the documented shape raises :class:`EventShapeError`, which the decoder in
-:mod:`routeproof.core.sse` (layer 1, the WHATWG event-stream rules) turns into a ``StreamError``.
-Pure: no I/O, no clock. ``routeproof.core.sse`` re-exports :class:`WireProtocol`.
+:mod:`routeproof.core.formats.sse` (layer 1, the WHATWG event-stream rules) turns into a ``StreamError``.
+Pure: no I/O, no clock. ``routeproof.core.formats.sse`` re-exports :class:`WireProtocol`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from routeproof.core.errors import InvalidResponse
-from routeproof.core.normalize import FieldReader, anthropic_usage, openai_usage, with_service_tier
+from routeproof.core.formats.normalize import FieldReader, anthropic_usage, openai_usage, with_service_tier
+from routeproof.core.formats.wire import as_json_object, compact_json, deterministic_tool_id, finish_reason_for
 from routeproof.core.stream_events import ThinkingDelta
 from routeproof.core.types import (
     BlockStop,
@@ -29,7 +30,6 @@ from routeproof.core.types import (
     ToolUseStart,
     Usage,
 )
-from routeproof.core.wire import as_json_object, compact_json, deterministic_tool_id, finish_reason_for
 
 __all__ = [
     "INCOMPLETE",

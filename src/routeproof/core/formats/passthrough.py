@@ -19,7 +19,7 @@ the output cap      the caller's value kept; OpenAI's ``max_tokens`` is renamed 
 Every other field, including fields newer than this code, is sent verbatim, except the parameters
 the capability table says the model rejects (``fit_request``'s names), which are left out and
 reported. Across protocols, each field the parse could not carry is looked up in the field table
-(:func:`routeproof.core.field_table.treatment_of`): DROPPED fields are named, REFUSED fields make
+(:func:`routeproof.core.formats.field_table.treatment_of`): DROPPED fields are named, REFUSED fields make
 the provider ineligible (the shell skips it, naming the field and the reason).
 """
 
@@ -31,10 +31,10 @@ from typing import Any
 
 import icontract
 
-from routeproof.core.field_table import Treatment, treatment_of
+from routeproof.core.formats.field_table import Treatment, treatment_of
+from routeproof.core.formats.translate_common import _ANTHROPIC_REQUEST_KEYS, _OPENAI_REQUEST_KEYS
+from routeproof.core.formats.translate_emit import _dropped_by_target
 from routeproof.core.messages import WireFormat
-from routeproof.core.translate_common import _ANTHROPIC_REQUEST_KEYS, _OPENAI_REQUEST_KEYS
-from routeproof.core.translate_emit import _dropped_by_target
 from routeproof.core.types import ChatRequest
 
 __all__ = [

@@ -12,7 +12,7 @@ parts ``[IS_ERROR_MARKER, content]``.
 What a target cannot take is left out here and named by :func:`dropped_by_target` (the shell
 reports it); what it cannot take without changing the answer raises :class:`TranslationError`
 naming it (a PDF by URL to OpenAI, an image by http URL to Bedrock, ``n > 1`` to Anthropic).
-The mappings (each one is a row of ``core/field_table.py``):
+The mappings (each one is a row of ``core/formats/field_table.py``):
 
 - ``user`` <-> Anthropic ``metadata.user_id``; ``stop`` <-> ``stop_sequences``;
 - ``parallel_tool_calls: false`` <-> ``tool_choice.disable_parallel_tool_use: true``;
@@ -40,6 +40,8 @@ from routeproof.core.blocks import (
 )
 from routeproof.core.capabilities import ModelCapabilities, kind_default
 from routeproof.core.errors import TranslationError
+from routeproof.core.formats.translate_common import IS_ERROR_MARKER, WireExtras, _merge_turns, _parsed_args
+from routeproof.core.formats.wire import compact_json
 from routeproof.core.messages import WireFormat
 from routeproof.core.options import (
     ReasoningEffort,
@@ -48,7 +50,6 @@ from routeproof.core.options import (
     budget_for_effort,
     effort_for_budget,
 )
-from routeproof.core.translate_common import IS_ERROR_MARKER, WireExtras, _merge_turns, _parsed_args
 from routeproof.core.types import (
     ChatRequest,
     ContentBlock,
@@ -60,7 +61,6 @@ from routeproof.core.types import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from routeproof.core.wire import compact_json
 
 JSON_TOOL_NAME = "json_answer"
 """The forced tool's name when a JSON answer goes to an Anthropic model without structured output."""

@@ -1,6 +1,6 @@
 """Anthropic Messages responses <-> OpenAI chat.completion responses (non-streamed).
 
-Stop reasons go through the one table in :mod:`routeproof.core.wire`; usage keeps its meaning
+Stop reasons go through the one table in :mod:`routeproof.core.formats.wire`; usage keeps its meaning
 (OpenAI ``prompt_tokens`` includes cached tokens, Anthropic ``input_tokens`` does not). A thinking
 block's text becomes OpenAI's ``reasoning_content`` (a redacted one, encrypted, is left out); an
 OpenAI refusal becomes an Anthropic text block with ``stop_reason: "refusal"`` and back. Several
@@ -15,10 +15,10 @@ from typing import Any
 import icontract
 
 from routeproof.core.errors import TranslationError
-from routeproof.core.translate_common import _args_json, _int, _list, _obj, _opt_int, _parsed_args, _str
-from routeproof.core.translate_parse import _openai_tool_calls
+from routeproof.core.formats.translate_common import _args_json, _int, _list, _obj, _opt_int, _parsed_args, _str
+from routeproof.core.formats.translate_parse import _openai_tool_calls
+from routeproof.core.formats.wire import ANTHROPIC_TO_OPENAI_STOP, OPENAI_TO_ANTHROPIC_STOP
 from routeproof.core.types import FinishReason, ProviderResponse
-from routeproof.core.wire import ANTHROPIC_TO_OPENAI_STOP, OPENAI_TO_ANTHROPIC_STOP
 
 __all__ = ["anthropic_response_to_openai", "forced_tool_answer", "openai_response_to_anthropic"]
 

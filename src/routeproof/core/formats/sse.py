@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import icontract
 
 from routeproof.core.errors import InvalidResponse
-from routeproof.core.normalize import assemble_response
-from routeproof.core.sse_dialects import (
+from routeproof.core.formats.normalize import assemble_response
+from routeproof.core.formats.sse_dialects import (
     INCOMPLETE,
     AnthropicState,
     EventShapeError,
@@ -31,6 +31,7 @@ from routeproof.core.sse_dialects import (
     map_event,
     reported_usage,
 )
+from routeproof.core.formats.wire import as_json_object, compact_json
 from routeproof.core.types import (
     MessageStop,
     ProviderKind,
@@ -43,7 +44,6 @@ from routeproof.core.types import (
     ToolUseStart,
     Usage,
 )
-from routeproof.core.wire import as_json_object, compact_json
 
 __all__ = ["MAX_LINE_CHARS", "StreamDecoder", "WireProtocol", "fold_events"]
 

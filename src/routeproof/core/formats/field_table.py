@@ -10,13 +10,13 @@ How the shell uses it, per attempt on a provider of protocol ``target``:
 - the parse's ``WireExtras.untranslated`` paths go through :func:`treatment_of` (indices become ``[]``):
   DROPPED ones are reported, a REFUSED one makes the provider ineligible (skip it, naming the reason);
 - what the content model carries but ``target`` cannot take is named by
-  ``core.translate.dropped_by_target(request, target)`` (``top_k``, ``cache_control``, ``thinking_blocks`` ...),
+  ``core.formats.translate.dropped_by_target(request, target)`` (``top_k``, ``cache_control``, ``thinking_blocks`` ...),
   reported the same way; what cannot be left out raises ``TranslationError`` from the emitter;
 - ``WireExtras.output_cap_given`` is False for an OpenAI body with no cap: do not invent one for OpenAI;
   Anthropic and Bedrock need one (``ChatRequest.max_tokens`` is then its default: set the model's max);
 - an Anthropic model whose capability row says ``structured_output = false`` is sent the schema as a
   forced tool (``request_to_anthropic(..., structured_output=False)``); its answer goes back through
-  ``core.translate_response.forced_tool_answer``.
+  ``core.formats.translate_response.forced_tool_answer``.
 
 The rows cover every key of the installed ``openai`` and ``anthropic`` SDKs' request TypedDicts per
 other target (``tests/core/test_field_table.py`` fails on a new key), and each top-level row is checked

@@ -5,7 +5,7 @@ extras (model, stream, top_p, tool_choice). Parsing a wire body into it and prin
 what makes the round-trip laws hold (seed 003, ``format_translation``): roles exact, text
 byte-identical, tool arguments JSON-semantically equal (canonical :func:`compact_json` text),
 tool ids preserved (or made by :func:`deterministic_tool_id` where the wire has none), stop reasons
-by one table (:mod:`routeproof.core.wire`).
+by one table (:mod:`routeproof.core.formats.wire`).
 
 The round-trip law: on the canonical form, ``parse(emit(r)) == r`` in both directions. The
 canonical form normalises what each provider documents as equivalent or requires: consecutive turns
@@ -22,9 +22,9 @@ naming it where leaving it out would change the answer; a request field the cont
 carry is recorded in ``WireExtras.untranslated`` by the parse (never silently lost).
 
 This module is the public request API and re-exports the rest; the work is split by direction:
-:mod:`~routeproof.core.translate_parse` (wire -> neutral), :mod:`~routeproof.core.translate_emit`
-(neutral -> wire), :mod:`~routeproof.core.translate_response` (responses) and
-:mod:`~routeproof.core.translate_common` (typed readers shared by all three).
+:mod:`~routeproof.core.formats.translate_parse` (wire -> neutral), :mod:`~routeproof.core.formats.translate_emit`
+(neutral -> wire), :mod:`~routeproof.core.formats.translate_response` (responses) and
+:mod:`~routeproof.core.formats.translate_common` (typed readers shared by all three).
 """
 
 from __future__ import annotations
@@ -35,18 +35,18 @@ import icontract
 
 from routeproof.core.capabilities import ModelCapabilities, kind_default
 from routeproof.core.errors import TranslationError  # named by the ``:raises:`` lines, which CrossHair resolves here
-from routeproof.core.messages import WireFormat
-from routeproof.core.translate_common import IS_ERROR_MARKER, WireExtras, _merge_turns, is_o_series
-from routeproof.core.translate_emit import _dropped_by_target, _to_anthropic, _to_bedrock, _to_openai
-from routeproof.core.translate_parse import _parse_anthropic_request, _parse_openai_request
-from routeproof.core.translate_response import anthropic_response_to_openai, openai_response_to_anthropic
-from routeproof.core.types import ChatRequest, Message, ProviderKind, Role, ToolResultBlock, ToolUseBlock
-from routeproof.core.wire import (
+from routeproof.core.formats.translate_common import IS_ERROR_MARKER, WireExtras, _merge_turns, is_o_series
+from routeproof.core.formats.translate_emit import _dropped_by_target, _to_anthropic, _to_bedrock, _to_openai
+from routeproof.core.formats.translate_parse import _parse_anthropic_request, _parse_openai_request
+from routeproof.core.formats.translate_response import anthropic_response_to_openai, openai_response_to_anthropic
+from routeproof.core.formats.wire import (
     ANTHROPIC_TO_OPENAI_STOP,
     OPENAI_TO_ANTHROPIC_STOP,
     STOP_REASON_TO_FINISH,
     finish_reason_for,
 )
+from routeproof.core.messages import WireFormat
+from routeproof.core.types import ChatRequest, Message, ProviderKind, Role, ToolResultBlock, ToolUseBlock
 
 __all__ = [
     "ANTHROPIC_TO_OPENAI_STOP",
@@ -88,7 +88,7 @@ def request_to_anthropic(req: ChatRequest, model: str, *, structured_output: boo
     """The JSON body of ``POST /v1/messages`` for ``req`` sent to ``model``.
 
     A JSON ``response_format`` becomes ``output_config.format``; with ``structured_output=False``
-    (a model without it) a forced tool instead (see :mod:`~routeproof.core.translate_emit`).
+    (a model without it) a forced tool instead (see :mod:`~routeproof.core.formats.translate_emit`).
 
     :raises TranslationError: when the input is not the documented shape or has no equivalent.
     """
@@ -166,7 +166,7 @@ def dropped_by_target(req: ChatRequest, target: WireFormat) -> tuple[str, ...]:
     ``cache_control``, ``thinking_blocks``, ``seed``, ...): the shell reports these as dropped.
 
     Same names whichever protocol the request came in; a field the parse did not carry is in
-    ``WireExtras.untranslated`` instead (see :func:`routeproof.core.field_table.treatment_of`).
+    ``WireExtras.untranslated`` instead (see :func:`routeproof.core.formats.field_table.treatment_of`).
     """
     return _dropped_by_target(req, target)
 

@@ -24,6 +24,8 @@ import icontract
 
 from routeproof.core.blocks import RedactedThinkingBlock, ThinkingBlock
 from routeproof.core.errors import InvalidResponse
+from routeproof.core.formats.wire import BEDROCK_STOP_TO_FINISH, as_json_object, compact_json, deterministic_tool_id
+from routeproof.core.formats.wire import finish_reason_for as _finish
 from routeproof.core.types import (
     CacheState,
     CacheStatus,
@@ -34,8 +36,6 @@ from routeproof.core.types import (
     ToolCall,
     Usage,
 )
-from routeproof.core.wire import BEDROCK_STOP_TO_FINISH, as_json_object, compact_json, deterministic_tool_id
-from routeproof.core.wire import finish_reason_for as _finish
 
 __all__ = [
     "FieldReader",

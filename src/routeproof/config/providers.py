@@ -1,5 +1,5 @@
 """One ``[driver.providers.NAME]`` table: its kind, endpoint, tier, model and credentials (from the
-environment), validated into a :class:`~routeproof.config_types.ProviderConfig`; and the provider
+environment), validated into a :class:`~routeproof.config.types.ProviderConfig`; and the provider
 clients built from them (:func:`build_providers`).
 """
 
@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
-from routeproof.config_read import (
+from routeproof.config.read import (
     Missing,
     fail,
     read_int,
@@ -22,7 +22,7 @@ from routeproof.config_read import (
     read_timeout_ms,
     read_usd,
 )
-from routeproof.config_types import DEFAULT_KEY_ENV, ProviderConfig
+from routeproof.config.types import DEFAULT_KEY_ENV, ProviderConfig
 from routeproof.core.identity import KIND_ALIASES
 from routeproof.core.tiers import endpoint_tier
 from routeproof.core.types import PrivacyTier, ProviderKind
@@ -34,7 +34,7 @@ from routeproof.providers.openai import DEFAULT_BASE_URLS as OPENAI_BASE_URLS
 if TYPE_CHECKING:
     import httpx
 
-    from routeproof.config_types import RoutingConfig
+    from routeproof.config.types import RoutingConfig
     from routeproof.providers.bedrock import AwsCredentials
     from routeproof.providers.protocol import Provider
 

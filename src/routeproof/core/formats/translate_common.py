@@ -2,7 +2,7 @@
 
 Every reader turns a malformed value into a :class:`TranslationError` naming the field path, so
 the parse and response modules never raise KeyError, TypeError or IndexError on foreign input.
-Internal to ``translate*``; the public names are re-exported by :mod:`routeproof.core.translate`.
+Internal to ``translate*``; the public names are re-exported by :mod:`routeproof.core.formats.translate`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from routeproof.core.errors import TranslationError
+from routeproof.core.formats.wire import as_json_object, compact_json
 from routeproof.core.types import ChatRequest, Message
-from routeproof.core.wire import as_json_object, compact_json
 
 _O_SERIES = re.compile(r"^o\d+(-|$)")
 
@@ -63,7 +63,7 @@ class WireExtras:
     tool_choice: tuple[str, str] | None = None  # (type, tool name or "")
     # What the parse did not carry: top-level keys ("verbosity") and block paths
     # ("messages[2].content[0]" for a whole block, "tools[1].function.x" for a key), in body order.
-    # Same protocol: sent verbatim from ChatRequest.origin; another: looked up in core/field_table.py.
+    # Same protocol: sent verbatim from ChatRequest.origin; another: looked up in core/formats/field_table.py.
     untranslated: tuple[str, ...] = ()
     output_cap_given: bool = True  # False: the OpenAI body set no cap (ChatRequest.max_tokens is the default)
 

@@ -5,7 +5,7 @@ Anthropic user turn with two ``tool_result`` blocks and a text block. Every know
 parsed into the content model (images, documents, thinking with signatures, cache markers, structured
 output, reasoning, the per-request options). A field or block the model does not carry is not an
 error: its path is recorded in ``WireExtras.untranslated`` (same protocol: it goes verbatim through
-``ChatRequest.origin``; another protocol: ``core/field_table.py`` says whether it is dropped or
+``ChatRequest.origin``; another protocol: ``core/formats/field_table.py`` says whether it is dropped or
 refused). Malformed input (a wrong type, a missing required value) raises :class:`TranslationError`
 naming the path.
 """
@@ -25,8 +25,7 @@ from routeproof.core.blocks import (
     ThinkingBlock,
 )
 from routeproof.core.errors import TranslationError
-from routeproof.core.options import Reasoning, ReasoningEffort, ResponseFormat, ResponseFormatKind, ThinkingMode
-from routeproof.core.translate_common import (
+from routeproof.core.formats.translate_common import (
     _ANTHROPIC_REQUEST_KEYS,
     _OPENAI_REQUEST_KEYS,
     IS_ERROR_MARKER,
@@ -42,6 +41,8 @@ from routeproof.core.translate_common import (
     _request,
     _str,
 )
+from routeproof.core.formats.wire import compact_json, deterministic_tool_id
+from routeproof.core.options import Reasoning, ReasoningEffort, ResponseFormat, ResponseFormatKind, ThinkingMode
 from routeproof.core.types import (
     ChatRequest,
     ContentBlock,
@@ -52,7 +53,6 @@ from routeproof.core.types import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from routeproof.core.wire import compact_json, deterministic_tool_id
 
 _KEYS_TEXT = frozenset({"type", "text", "cache_control"})
 _KEYS_TOOL_USE = frozenset({"type", "id", "name", "input", "cache_control"})

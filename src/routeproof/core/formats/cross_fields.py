@@ -1,6 +1,6 @@
 """The caller's own request judged field by field against the field table, for a cross-protocol target.
 
-The Bedrock path's one source of what is dropped or refused (:mod:`routeproof.core.field_table`):
+The Bedrock path's one source of what is dropped or refused (:mod:`routeproof.core.formats.field_table`):
 every field the caller set is looked up there, not only the ones the parse could not carry.
 
 - every top-level key of the caller's body;
@@ -30,11 +30,11 @@ from typing import Any
 import icontract
 
 from routeproof.core.errors import TranslationError
-from routeproof.core.field_table import ROWS, Treatment, field_pattern, treatment_of
+from routeproof.core.formats.field_table import ROWS, Treatment, field_pattern, treatment_of
+from routeproof.core.formats.passthrough import CrossPlan
+from routeproof.core.formats.translate import parse_anthropic_request, parse_openai_request
+from routeproof.core.formats.translate_emit import _dropped_by_target, _to_bedrock
 from routeproof.core.messages import WireFormat
-from routeproof.core.passthrough import CrossPlan
-from routeproof.core.translate import parse_anthropic_request, parse_openai_request
-from routeproof.core.translate_emit import _dropped_by_target, _to_bedrock
 from routeproof.core.types import ChatRequest
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 The gateway's ``POST /v1/responses`` does not grow a third request parser: a Responses body is
 rewritten here, field by field, into the Chat Completions body that means the same thing, and that
-body goes through the one OpenAI parser (``core/translate_parse.py``). So every target the router
+body goes through the one OpenAI parser (``core/formats/translate_parse.py``). So every target the router
 can translate Chat Completions to (OpenAI-compatible, Anthropic Messages, Bedrock Converse) is a
 target of the Responses API too, and whatever the content model learns (images, structured output,
 reasoning controls) the Responses endpoint carries from the same day, with the same refusals.
@@ -36,7 +36,7 @@ from typing import Any
 import icontract
 
 from routeproof.core.errors import TranslationError
-from routeproof.core.wire import compact_json
+from routeproof.core.formats.wire import compact_json
 
 __all__ = [
     "RESPONSES_FIELDS",

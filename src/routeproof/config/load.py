@@ -6,8 +6,8 @@ naming the offending key and value (``!r``). Secrets come only from the environm
 Money is :class:`~decimal.Decimal` (TOML floats are parsed as Decimal, never as float).
 
 See ``config/agent.example.toml`` for every key. The modules by role (every name re-exported here):
-:mod:`routeproof.config_types` (the frozen values), :mod:`routeproof.config_read` (value readers),
-:mod:`routeproof.config_providers` (one provider table; the provider clients); this module reads
+:mod:`routeproof.config.types` (the frozen values), :mod:`routeproof.config.read` (value readers),
+:mod:`routeproof.config.providers` (one provider table; the provider clients); this module reads
 the file and the driver's other tables.
 """
 
@@ -21,10 +21,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from routeproof.config_providers import build_providers, provider_config, resolve_aws_credentials
-from routeproof.config_read import Missing, fail, read_int, read_micro, read_str, read_table, read_usd, secret_problem
-from routeproof.config_types import (
-    DEFAULT_KEY_ENV,
+from routeproof.config.providers import provider_config
+from routeproof.config.read import Missing, fail, read_int, read_micro, read_str, read_table, read_usd
+from routeproof.config.types import (
     DEFAULT_PROVIDER_ENV,
     SESSION_BUDGET_ENV,
     AdmissionConfig,
@@ -53,28 +52,6 @@ from routeproof.hedge_config import parse_aliases
 if TYPE_CHECKING:
     from routeproof.ledger_store.config import LedgerConfig
 
-__all__ = [
-    "DEFAULT_KEY_ENV",
-    "DEFAULT_PRICING_PATH",
-    "DEFAULT_PROVIDER_ENV",
-    "SESSION_BUDGET_ENV",
-    "AdmissionConfig",
-    "BackoffConfig",
-    "BackoffKind",
-    "BudgetConfig",
-    "FailoverConfig",
-    "ProviderConfig",
-    "RoutingConfig",
-    "TrafficSettings",
-    "budget_config",
-    "build_providers",
-    "default_pricing_path",
-    "load_config",
-    "parse_config",
-    "read_toml",
-    "resolve_aws_credentials",
-    "secret_problem",
-]
 
 _TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger", "health"}) | {
     "traffic",  # [traffic]: traffic_store/config.py
