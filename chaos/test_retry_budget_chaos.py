@@ -23,6 +23,7 @@ from routeproof.errors import RouterError
 from routeproof.mock import MockProviderServer, Shape
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.router import Router
+from routeproof.router_options import LimitOptions
 from routeproof.traffic import RetryBudgetConfig, TrafficConfig
 
 pytestmark = [pytest.mark.chaos, pytest.mark.asyncio, pytest.mark.looptime(False)]
@@ -51,7 +52,7 @@ async def test_the_retry_budget_bounds_attempts_under_a_toxic(toxi: Toxi, toxic:
                 router = Router(
                     [provider],
                     traffic=TrafficConfig(retry_budget=budget),
-                    attempt_timeout_s=0.3,
+                    limits=LimitOptions(attempt_timeout_ms=300),
                     health=HealthConfig(failure_threshold=1_000_000, cooldown_ms=1),
                 )
                 tenant = TenantPolicy(primary={"chat": (ProviderName("faulted"), "m")})

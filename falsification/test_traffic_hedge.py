@@ -41,6 +41,7 @@ from routeproof.core.types import AttemptStatus, ProviderKind, Usage
 from routeproof.mock import MockProviderServer, Scripted
 from routeproof.mock.script import Shape
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions
 from routeproof.traffic import HedgePolicy, Member, TrafficConfig
 
 pytestmark = [pytest.mark.falsify, pytest.mark.asyncio, pytest.mark.looptime(False)]
@@ -91,8 +92,7 @@ async def run_arm(seed: int, *, hedged: bool) -> dict[str, object]:
             router = Router(
                 openai_deployments(client, servers),
                 traffic=traffic,
-                pricing=PRICING,
-                budget=BudgetLimits(monthly_limit_pico_usd=10**15),
+                budgets=BudgetOptions(pricing=PRICING, limits=BudgetLimits(monthly_limit_pico_usd=10**15)),
                 rng=random.Random(seed),
             )
             chain = tenant(NAMES)

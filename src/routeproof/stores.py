@@ -22,6 +22,7 @@ from routeproof.core.ledger import Account, BudgetLimits, BudgetRefusal, BudgetS
 from routeproof.core.pricing import Price, PricingTable
 from routeproof.health_store import HealthStore, MemoryHealthStore
 from routeproof.ledger_store import (
+    LedgerConfig,
     LedgerStore,
     LedgerTotals,
     LedgerUnavailable,
@@ -41,6 +42,7 @@ __all__ = [
     "HealthStore",
     "LatencyConfig",
     "LatencyState",
+    "LedgerConfig",
     "LedgerState",
     "LedgerStore",
     "LedgerTotals",

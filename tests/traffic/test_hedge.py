@@ -14,6 +14,7 @@ from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import cost_pico_usd, load_pricing, worst_case_cost_pico_usd
 from routeproof.core.types import AttemptFailure, AttemptFailureKind, AttemptStatus, ProviderKind, Usage
 from routeproof.router import Router
+from routeproof.router_options import BudgetOptions
 from routeproof.testing import Failure, Reply, ScriptedProvider
 from routeproof.traffic import TrafficConfig
 from tests.traffic.support import ALIAS, policy, request, resolved
@@ -34,7 +35,7 @@ def hedged(ratio_milli: int = 1000, delay_ms: int = 300) -> TrafficConfig:
 
 def pair(a: ScriptedProvider, b: ScriptedProvider, traffic: TrafficConfig, **kwargs: object) -> Router:
     """A router over a (first) and b."""
-    return Router([a, b], traffic=traffic, rng=random.Random(1), **kwargs)  # type: ignore[arg-type]  # pricing/budget
+    return Router([a, b], traffic=traffic, rng=random.Random(1), **kwargs)  # type: ignore[arg-type]  # budgets=
 
 
 async def test_a_slow_primary_loses_to_the_hedge() -> None:
@@ -87,7 +88,7 @@ async def test_the_cancelled_loser_is_billed_its_reservation() -> None:
     b = ScriptedProvider(name="b", kind=ProviderKind.OPENAI, default=Reply(delay_s=0.1, usage=USAGE))
     tenant = policy(["a", "b"])
     budget = BudgetLimits(monthly_limit_pico_usd=10**12)
-    async with pair(a, b, hedged(), pricing=PRICING, budget=budget) as router:
+    async with pair(a, b, hedged(), budgets=BudgetOptions(pricing=PRICING, limits=budget)) as router:
         req = request()
         resp = await router.call_provider(req, resolved(tenant), asyncio.get_running_loop().time() + 20, tenant)
         ledger = router.ledger
@@ -107,7 +108,12 @@ async def test_no_hedge_when_the_money_budget_cannot_cover_a_second_attempt() ->
     tenant = policy(["a", "b"])
     price = PRICING.price_of_call(ProviderKind.OPENAI, "m")
     one = worst_case_cost_pico_usd(price, request())
-    async with pair(a, b, hedged(), pricing=PRICING, budget=BudgetLimits(monthly_limit_pico_usd=one + one // 2)) as r:
+    async with pair(
+        a,
+        b,
+        hedged(),
+        budgets=BudgetOptions(pricing=PRICING, limits=BudgetLimits(monthly_limit_pico_usd=one + one // 2)),
+    ) as r:
         resp = await r.call_provider(request(), resolved(tenant), asyncio.get_running_loop().time() + 20, tenant)
     assert resp.provider is not None
     assert resp.provider.value == "a"
@@ -189,7 +195,9 @@ async def test_a_caller_cancelling_mid_race_ends_both_attempts_and_leaks_nothing
     a = ScriptedProvider(name="a", kind=ProviderKind.OPENAI, default=Reply(delay_s=5.0, usage=USAGE))
     b = ScriptedProvider(name="b", kind=ProviderKind.OPENAI, default=Reply(delay_s=5.0, usage=USAGE))
     tenant = policy(["a", "b"])
-    async with pair(a, b, hedged(), pricing=PRICING, budget=BudgetLimits(monthly_limit_pico_usd=10**12)) as router:
+    async with pair(
+        a, b, hedged(), budgets=BudgetOptions(pricing=PRICING, limits=BudgetLimits(monthly_limit_pico_usd=10**12))
+    ) as router:
         deadline = asyncio.get_running_loop().time() + 20
         task = asyncio.create_task(router.call_provider(request(), resolved(tenant), deadline, tenant))
         await asyncio.sleep(1.0)  # virtual: the hedge went out at 0.3 s

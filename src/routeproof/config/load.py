@@ -50,7 +50,7 @@ from routeproof.errors import ConfigError
 from routeproof.hedge_config import parse_aliases
 
 if TYPE_CHECKING:
-    from routeproof.ledger_store.config import LedgerConfig
+    from routeproof.ledger_store.table import LedgerConfig
 
 
 _TOP_KEYS = frozenset({"driver", "pricing", "gateway", "ledger", "health"}) | {
@@ -253,8 +253,9 @@ def _ledger(raw: object, base_dir: Path, environ: Mapping[str, str]) -> LedgerCo
     """The ``[ledger]`` table validated at load time, so ``router_from_config`` honours it (issue 26)."""
     if raw is None:
         return None
-    # imported here: routeproof.ledger_store.config reads agent.toml through this module
-    from routeproof.ledger_store.config import parse_ledger_table
+    # imported here: the ledger_store package's front imports ledger_store.config, which reads agent.toml
+    # through this package (ledger_store/table.py itself needs only config.read)
+    from routeproof.ledger_store.table import parse_ledger_table
 
     return parse_ledger_table(raw, base_dir=base_dir, environ=environ)
 

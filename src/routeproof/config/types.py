@@ -27,8 +27,8 @@ from routeproof.core.hedge import HedgePolicy
 from routeproof.core.retry_budget import RetryBudgetConfig
 from routeproof.core.types import PrivacyTier, ProviderKind
 
-if TYPE_CHECKING:  # ledger_store.config imports this package's config: only the annotation is needed
-    from routeproof.ledger_store.config import LedgerConfig
+if TYPE_CHECKING:  # the ledger_store package's front imports this package: only the annotation is needed
+    from routeproof.ledger_store.table import LedgerConfig
 
 __all__ = [
     "DEFAULT_KEY_ENV",

@@ -38,8 +38,8 @@ import icontract
 from routeproof.core.balance import Member, groups_of
 from routeproof.core.call_plan import Bound
 from routeproof.core.classify import Verdict, classify_failure
-from routeproof.core.kernel import CallProvider, KernelState, well_formed
-from routeproof.core.types import AttemptFailure, AttemptFailureKind, AttemptRecord, AttemptStatus, RetryReason
+from routeproof.core.kernel import CallProvider, KernelState, attempt_record, well_formed
+from routeproof.core.types import AttemptFailure, AttemptFailureKind, AttemptStatus, RetryReason
 
 __all__ = [
     "DEFAULT_FALLBACK_DELAY_MS",
@@ -372,15 +372,8 @@ def _fold_race(
     other_http_status: int | None,
     other_retry_reason: RetryReason | None,
 ) -> KernelState:
-    record = AttemptRecord(
-        provider=other.entry.provider,
-        model=other.entry.model,
-        attempt_num=other.attempt_num,
-        fallback_position=other.entry.fallback_position,
-        status=other_status,
-        elapsed_ms=max(0, other_now_ms - other.issued_at_ms),
-        http_status=other_http_status,
-        retry_reason=other_retry_reason,
+    record = attempt_record(
+        other, other_now_ms, other_status, http_status=other_http_status, retry_reason=other_retry_reason
     )
     key = (hedge.entry.provider.value, hedge.entry.model)
     count = next((c for k, c in state.used if k == key), 0)

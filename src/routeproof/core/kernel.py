@@ -257,7 +257,7 @@ def _fail(
     return replace(state, pending=None, done=True), action
 
 
-def _record(
+def attempt_record(
     call: CallProvider,
     now_ms: int,
     status: AttemptStatus,
@@ -267,6 +267,7 @@ def _record(
     first_token_ms: int | None = None,
     retry_throttled: bool = False,
 ) -> AttemptRecord:
+    """The record of ``call`` ending at ``now_ms`` with ``status`` (the kernel's, and a hedge race's loser's)."""
     return AttemptRecord(
         provider=call.entry.provider,
         model=call.entry.model,
@@ -292,7 +293,9 @@ def _on_failure(state: KernelState, call: CallProvider, event: AttemptFailed) ->
     cut_by = call.bound if timed_out and now_ms + TIMEOUT_TOLERANCE_MS >= call.issued_at_ms + call.timeout_ms else None
 
     def done(status: AttemptStatus, kind: CallFailureKind) -> tuple[KernelState, Action]:
-        record = _record(call, now_ms, status, http_status=failure.http_status, first_token_ms=event.first_token_ms)
+        record = attempt_record(
+            call, now_ms, status, http_status=failure.http_status, first_token_ms=event.first_token_ms
+        )
         return _fail(replace(state, records=(*state.records, record)), kind, failure, call.entry)
 
     if verdict.verdict is Verdict.TERMINAL_AUTH:
@@ -314,7 +317,7 @@ def _on_failure(state: KernelState, call: CallProvider, event: AttemptFailed) ->
         sleep_ms = _sleep_before_retry(plan, call, failure, event.draw)
         if now_ms + sleep_ms < plan.effective_end_ms:  # a call can still be issued after waking
             assert verdict.reason is not None  # classify's postcondition: RETRY carries a reason
-            record = _record(
+            record = attempt_record(
                 call,
                 now_ms,
                 RETRY_STATUS[verdict.reason],
@@ -331,7 +334,7 @@ def _on_failure(state: KernelState, call: CallProvider, event: AttemptFailed) ->
             return replace(recorded, pending=sleep), sleep
         sleep_did_not_fit = True  # no sleep past the budget or the deadline: fail over at once
 
-    record = _record(
+    record = attempt_record(
         call,
         now_ms,
         AttemptStatus.FAILED_OVER,
@@ -386,7 +389,7 @@ def _step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
     if not isinstance(pending, CallProvider) or isinstance(event, SleepDone):
         raise ValueError(f"event {event!r} does not answer the pending action {pending!r}")
     if isinstance(event, AttemptSucceeded):
-        record = _record(
+        record = attempt_record(
             pending,
             event.now_ms,
             AttemptStatus.SUCCEEDED,

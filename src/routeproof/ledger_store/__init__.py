@@ -9,7 +9,7 @@ transitions atomically where the state lives. The Router takes one through its `
 
 from __future__ import annotations
 
-from routeproof.ledger_store.config import LedgerConfig, load_ledger_config, open_store, parse_ledger_table
+from routeproof.ledger_store.config import load_ledger_config, open_store
 from routeproof.ledger_store.memory import MemoryLedgerStore, totals_of
 from routeproof.ledger_store.protocol import (
     DEFAULT_LEASE_MS,
@@ -19,6 +19,7 @@ from routeproof.ledger_store.protocol import (
     Settled,
 )
 from routeproof.ledger_store.sqlite import SqliteLedgerStore
+from routeproof.ledger_store.table import LedgerConfig, parse_ledger_table
 
 __all__ = [
     "DEFAULT_LEASE_MS",

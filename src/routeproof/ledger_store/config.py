@@ -15,58 +15,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
 from routeproof.config import budget_config, read_toml
-from routeproof.config.read import fail, read_store_table
 from routeproof.core.identity import instance_ids
 from routeproof.core.ledger import BudgetLimits
 from routeproof.core.pricing import parse_usd
 from routeproof.core.types import ProviderId, ProviderKind
 from routeproof.errors import ConfigError
-from routeproof.ledger_store.protocol import DEFAULT_LEASE_MS, LedgerStore
+from routeproof.ledger_store.protocol import LedgerStore
+from routeproof.ledger_store.table import LedgerConfig, parse_ledger_table
 
-__all__ = ["LedgerConfig", "load_ledger_config", "open_store", "parse_ledger_table"]
-
-_LEDGER_KEYS = frozenset({"backend", "path", "url", "url_env", "namespace", "lease_s"})
-_BACKENDS = ("memory", "sqlite", "redis")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LedgerConfig:
-    """Where the ledger lives. ``url`` may hold a password: it is never printed."""
-
-    backend: str = "memory"
-    path: Path | None = None
-    url: str | None = None
-    namespace: str = "default"
-    lease_ms: int = DEFAULT_LEASE_MS
-
-
-def parse_ledger_table(raw: object, *, base_dir: Path, environ: Mapping[str, str]) -> LedgerConfig:
-    """Validate a parsed ``[ledger]`` table; a relative ``path`` resolves against ``base_dir``."""
-    if raw is None:
-        return LedgerConfig()
-    store = read_store_table(
-        raw, "ledger", keys=_LEDGER_KEYS, backends=_BACKENDS, environ=environ, string_keys=("path",)
-    )
-    lease_s = store.table.get("lease_s", Decimal(DEFAULT_LEASE_MS) / 1000)
-    if isinstance(lease_s, bool) or not isinstance(lease_s, int | float | Decimal) or not 0 < lease_s < 10**7:
-        raise fail("ledger.lease_s", lease_s, "must be a number of seconds > 0")
-    path = None
-    if store.backend == "sqlite":
-        if store.table.get("path") is None:
-            raise fail("ledger.path", None, "the sqlite backend needs the file's path")
-        path = (base_dir / str(store.table["path"])).resolve()
-    return LedgerConfig(
-        backend=store.backend,
-        path=path,
-        url=store.url,
-        namespace=store.namespace,
-        lease_ms=max(1, round(Decimal(str(lease_s)) * 1000)),
-    )
+__all__ = ["load_ledger_config", "open_store"]
 
 
 def load_ledger_config(

@@ -15,6 +15,7 @@ import math
 import time
 from collections.abc import Callable, Mapping
 
+from routeproof.clock import s_of_ms, wall_ms
 from routeproof.core.rate_limit import WINDOW_MS, DeploymentLimits
 from routeproof.traffic_store.protocol import RateTicket, TrafficStore
 
@@ -28,7 +29,7 @@ NEVER_FITS_RETRY_S = 60
 
 
 def _wall_ms() -> int:
-    return int(time.time() * 1000)
+    return wall_ms(time.time())
 
 
 class StoreTenantRateLimit:
@@ -55,7 +56,7 @@ class StoreTenantRateLimit:
         assert outcome.limit is not None
         if outcome.retry_at_ms is None:
             return NEVER_FITS_RETRY_S, outcome.limit.value
-        return max(1, math.ceil((outcome.retry_at_ms - now_ms) / 1000)), outcome.limit.value
+        return max(1, math.ceil(s_of_ms(outcome.retry_at_ms - now_ms))), outcome.limit.value
 
 
 def tenant_rate_limit(
