@@ -11,7 +11,7 @@ import pytest
 from routeproof.config.read import shown_url
 from routeproof.errors import ConfigError
 from routeproof.health_store import parse_health_table
-from routeproof.ledger_store.config import parse_ledger_table
+from routeproof.ledger_store.table import parse_ledger_table
 
 
 def _health(table: dict[str, object], environ: dict[str, str]) -> object:
