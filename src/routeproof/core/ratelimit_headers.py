@@ -183,6 +183,9 @@ def _block_from(limits: tuple[HeaderLimit, ...], now_ms: int) -> HeaderBlock | N
     return block
 
 
+@icontract.require(
+    lambda limits: all(limit.remaining >= 0 for limit in limits), "a remaining count is a whole number (header_limits)"
+)
 @icontract.ensure(
     lambda now_ms, result: result is None or now_ms < result.until_ms <= now_ms + MAX_BLOCK_MS,
     "a block starts now and lasts at most MAX_BLOCK_MS",

@@ -74,7 +74,10 @@ def _choose(responses_api: bool, chat_json: str | None, refusal: ResponsesRefuse
         return ResponsesChoice(path=ResponsesPath.VERBATIM)
     if refusal is None and chat_json is not None:
         return ResponsesChoice(path=ResponsesPath.TRANSLATED, chat_json=chat_json)
-    field, why = ("request", "has no Chat Completions form") if refusal is None else (refusal.field, refusal.why)
+    if refusal is None:
+        field, why = "request", "has no Chat Completions form"
+    else:  # a refusal of an empty key ("") still names something
+        field, why = refusal.field or "(an empty field name)", refusal.why
     return ResponsesChoice(path=ResponsesPath.SKIPPED, field=field, why=why)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from routeproof.config import RoutingConfig, load_config
 from routeproof.core.formats.cross_fields import bedrock_refusals, caller_fields_plan
 from routeproof.core.formats.passthrough import cross_protocol_plan
+from routeproof.core.formats.responses_api import ResponsesRefused
 from routeproof.core.identity import parse_provider
 from routeproof.core.messages import WireFormat
 from routeproof.core.routing import build_chain, resolve
@@ -28,6 +29,7 @@ from routeproof.core.types import (
 from routeproof.errors import UnknownAlias
 from routeproof.factory import load_router, router_from_config, tenant_policy
 from routeproof.gateway.settings import GatewaySettings, Tenant, load_gateway_settings
+from routeproof.providers._passthrough import chat_view
 from routeproof.providers.capabilities import default_capabilities
 from routeproof.router import Router
 from routeproof.streaming import ProviderStream
@@ -146,6 +148,11 @@ class Backend:
         """Why no provider of ``route``'s chain can carry ``fields`` of a ``source`` request, or None when one can.
         Every field the caller set is judged (``request``; ``core.formats.cross_fields``), nested ones included."""
         reasons = []
+        if request is not None and source is WireFormat.OPENAI_RESPONSES:
+            try:  # a provider without the Responses API judges the request's Chat rewriting
+                request, source = chat_view(request), WireFormat.OPENAI_CHAT
+            except ResponsesRefused:
+                return None  # only a Responses provider can take it: the router's pin decides (skips, or a 400)
         for kind, _ in self.chain_targets(route):
             target = protocol_of(kind)
             if target is None or target is source:  # same protocol carries it; Local has no wire to judge

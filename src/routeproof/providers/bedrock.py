@@ -276,6 +276,7 @@ class BedrockProvider:
 
     def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
         """The parameters of ``request`` that ``model`` does not accept or Converse cannot carry (left out)."""
+        request = chat_view(request)  # a Responses origin is judged as its Chat rewriting, as in complete
         fitted = fit_request(request, self._capabilities.lookup(self.kind, model))
         return fitted.dropped + self._crossed(request, fitted)
 

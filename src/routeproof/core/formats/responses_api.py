@@ -132,6 +132,26 @@ class ResponsesRefused(TranslationError):
         self.why = why
 
 
+_JSON_TYPES = (str, int, float, bool, type(None), list, dict)
+
+
+def _json_shaped(value: object) -> bool:
+    """Whether ``value`` is made only of what ``json.loads`` returns (exact types: a subclass such as an
+    ``IntEnum`` is not JSON). The preconditions below say so, so CrossHair explores parsed bodies only."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) not in _JSON_TYPES:
+            return False
+        if type(item) is dict:
+            if any(type(key) is not str for key in item):
+                return False
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    return True
+
+
 def _refuse(field: str, why: str) -> ResponsesRefused:
     return ResponsesRefused(field, why)
 
@@ -275,6 +295,7 @@ def _reasoning(raw: object, chat: dict[str, Any]) -> None:
         chat["reasoning_effort"] = reasoning["effort"]
 
 
+@icontract.require(lambda request: _json_shaped(request), "a parsed JSON body")  # noqa: PLW0108 (icontract binds by name)
 @icontract.ensure(lambda result: result["tool_choice"] is not None and result["text"] is not None)
 def responses_echo(request: Mapping[str, Any]) -> dict[str, Any]:
     """The request fields a ``response`` object repeats, with the API's defaults."""
@@ -335,6 +356,7 @@ def _responses_to_chat(body: object) -> ResponsesRequest:
         raise TranslationError(f"responses request: {exc}") from exc
 
 
+@icontract.require(lambda body: _json_shaped(body), "a parsed JSON body")  # noqa: PLW0108 (icontract binds by name)
 @icontract.ensure(lambda result: result.chat_json.startswith("{") and result.echo_json.startswith("{"))
 def responses_to_chat(body: object) -> ResponsesRequest:
     """A Responses API request body (decoded JSON) as the equivalent Chat Completions body.
@@ -371,6 +393,7 @@ def _estimate(body: Mapping[str, Any]) -> ResponsesRequest:
     return ResponsesRequest(chat_json=compact_json(chat), echo_json=compact_json(responses_echo(body)))
 
 
+@icontract.require(lambda body: _json_shaped(body), "a parsed JSON body")  # noqa: PLW0108 (icontract binds by name)
 @icontract.ensure(lambda result: result.chat_json.startswith("{") and result.echo_json.startswith("{"))
 def responses_estimate(body: Mapping[str, Any]) -> ResponsesRequest:
     """A Chat body that sizes a Responses request with no Chat equivalent (its text as one user turn).
