@@ -23,7 +23,7 @@ from routeproof.errors import RouterError
 from routeproof.mock import MockProviderServer, Shape
 from routeproof.providers.openai import OpenAIProvider
 from routeproof.router import Router
-from routeproof.router_options import LimitOptions
+from routeproof.router_options import HealthOptions, LimitOptions
 from routeproof.traffic import RetryBudgetConfig, TrafficConfig
 
 pytestmark = [pytest.mark.chaos, pytest.mark.asyncio, pytest.mark.looptime(False)]
@@ -53,7 +53,7 @@ async def test_the_retry_budget_bounds_attempts_under_a_toxic(toxi: Toxi, toxic:
                     [provider],
                     traffic=TrafficConfig(retry_budget=budget),
                     limits=LimitOptions(attempt_timeout_ms=300),
-                    health=HealthConfig(failure_threshold=1_000_000, cooldown_ms=1),
+                    health=HealthOptions(config=HealthConfig(failure_threshold=1_000_000, cooldown_ms=1)),
                 )
                 tenant = TenantPolicy(primary={"chat": (ProviderName("faulted"), "m")})
                 resolved = resolve("chat", tenant)

@@ -640,7 +640,7 @@ BREAKS: tuple[Break, ...] = (
     # workstream "responses" (issue 24, second stop): verbatim Responses passthrough
     Break(row="RESPONSES-PINNED", file="src/routeproof/providers/_passthrough.py",
           old="        raise ResponsesRefused(choice.field, choice.why)",
-          new="        return request  # planted",
+          new="        return replace(request, origin=None)  # planted: the estimate sent as the request",
           targets=("tests/gateway/test_responses_passthrough.py",),
           why="a previous_response_id request fails over to providers without that state (faked on Bedrock)"),
     Break(row="RESPONSES-VERBATIM", file="src/routeproof/core/responses_route.py",
