@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from litellm import Router
 
@@ -25,6 +26,23 @@ def deployments(urls: list[str], extra: Mapping[int, Mapping[str, object]]) -> l
     return out
 
 
+async def _drive(router: Any, *, in_flight: int, calls: int) -> dict[str, object]:
+    """``calls`` chat calls through LiteLLM's ``router``, ``in_flight`` at a time; how many failed."""
+    gate = asyncio.Semaphore(in_flight)
+    failures = 0
+
+    async def one() -> None:
+        nonlocal failures
+        async with gate:
+            try:
+                await router.acompletion(model="chat", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
+            except Exception:
+                failures += 1
+
+    await asyncio.gather(*(one() for _ in range(calls)))
+    return {"failures": failures}
+
+
 async def weighted(urls: list[str]) -> dict[str, object]:
     weights = [0.5, 0.3, 0.2]
     router = Router(
@@ -32,36 +50,12 @@ async def weighted(urls: list[str]) -> dict[str, object]:
         routing_strategy="simple-shuffle",
         num_retries=0,
     )
-    gate = asyncio.Semaphore(20)
-    failures = 0
-
-    async def one() -> None:
-        nonlocal failures
-        async with gate:
-            try:
-                await router.acompletion(model="chat", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
-            except Exception:
-                failures += 1
-
-    await asyncio.gather(*(one() for _ in range(600)))
-    return {"failures": failures}
+    return await _drive(router, in_flight=20, calls=600)
 
 
 async def least_busy(urls: list[str]) -> dict[str, object]:
     router = Router(model_list=deployments(urls, {}), routing_strategy="least-busy", num_retries=0)
-    gate = asyncio.Semaphore(30)
-    failures = 0
-
-    async def one() -> None:
-        nonlocal failures
-        async with gate:
-            try:
-                await router.acompletion(model="chat", messages=[{"role": "user", "content": "hi"}], max_tokens=8)
-            except Exception:
-                failures += 1
-
-    await asyncio.gather(*(one() for _ in range(400)))
-    return {"failures": failures}
+    return await _drive(router, in_flight=30, calls=400)
 
 
 async def rate_limit(urls: list[str]) -> dict[str, object]:
