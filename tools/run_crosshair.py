@@ -45,7 +45,8 @@ def main(argv: list[str]) -> int:
             failed.append(target.name)
             print(result.stdout + result.stderr, flush=True)
     print(
-        f"crosshair: {len(targets)} modules, {time.perf_counter() - started:.1f} s, per-condition timeout {timeout} s"
+        f"crosshair: {len(targets)} modules, {time.perf_counter() - started:.1f} s, per-condition timeout {timeout} s,"
+        f" PYTHONHASHSEED={os.environ.get('PYTHONHASHSEED', 'random')} (tox draws one per run)"
     )
     if failed:
         print(f"crosshair found counterexamples or crashed in: {', '.join(failed)}")

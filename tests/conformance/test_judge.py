@@ -123,3 +123,26 @@ def test_jitter_spread_needs_spread_gaps() -> None:
     assert {f.check for f in judge_case(case, fixed_runs, fixed_seen, {}, {})} == {"jitter_spread"}
     spread_runs, spread_seen = runs([0.17 + 0.004 * n for n in range(16)])
     assert judge_case(case, spread_runs, spread_seen, {}, {}) == []
+
+
+def test_jitter_spread_below_ms_tells_noise_from_jitter() -> None:
+    """A fixed 200 ms sleep on a loaded machine: gaps spread over 45 ms by late wake-ups, none short.
+    The range alone passes it; ``below_ms`` fails it, and a real jitter band still passes."""
+
+    def runs(gaps_s: list[float]) -> tuple[list[CallRun], list[ObservedRequest]]:
+        out, seen = [], []
+        for n, gap in enumerate(gaps_s):
+            t0 = n * 10.0
+            seen += [req("a", 2 * n, t0), req("a", 2 * n + 1, t0 + gap)]
+            done = {"class": "success"}
+            out.append(CallRun(index=n, spec={"expect": {}}, sent_s=t0, returned_s=t0 + gap, outcome=done))
+        return out, seen
+
+    spread = {"provider": "a", "min_range_ms": 40, "below_ms": 196}
+    case = {"id": "j", "rule": "retry_schedule", "jitter_spread": spread, "calls": []}
+    noisy_fixed = [0.201 + 0.003 * n for n in range(16)]  # 201..246 ms: 45 ms of noise over a fixed sleep
+    range_only = {**case, "jitter_spread": {"provider": "a", "min_range_ms": 40}}
+    assert judge_case(range_only, *runs(noisy_fixed), {}, {}) == []
+    assert {f.check for f in judge_case(case, *runs(noisy_fixed), {}, {})} == {"jitter_spread"}
+    jittered = [0.162 + 0.005 * n for n in range(16)]
+    assert judge_case(case, *runs(jittered), {}, {}) == []

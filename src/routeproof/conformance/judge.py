@@ -482,10 +482,33 @@ def _case_level(case: Mapping[str, Any], calls: Sequence[CallRun]) -> list[Failu
 def _jitter_spread(case: Mapping[str, Any], calls: Sequence[CallRun]) -> list[Failure]:
     """``jitter_spread``: over the calls, the first retry gaps of ``provider`` spread over at least
     ``min_range_ms``. A ±20 % band on 200 ms is 80 ms wide: 16 uniform draws span less than 40 ms
-    with probability 16 x 0.5^15 - 15 x 0.5^16 < 3e-4; a fixed sleep spans only the noise."""
+    with probability 16 x 0.5^15 - 15 x 0.5^16 < 3e-4; a fixed sleep spans only the noise.
+
+    Scheduler noise can spread a fixed sleep too (a loaded machine wakes late by tens of ms), so
+    ``below_ms``, when given, also asks for one gap shorter than it. Noise only ever lengthens a
+    gap (the gap is the sleep plus transit and processing), so a fixed 200 ms sleep never shows a
+    gap under 196 ms on any machine, while 16 draws from [160, 240] ms all land at 196 or above
+    (with up to 5 ms of overhead) with probability (49/80)^16 < 4e-4."""
     spread = case.get("jitter_spread")
     if spread is None:
         return []
+    provider, min_range = str(spread["provider"]), float(spread["min_range_ms"])
+    below = spread.get("below_ms")
+    gaps = []
+    for run in calls:
+        reqs = [r for r in run.requests if r.provider == provider]
+        if len(reqs) >= 2:
+            gaps.append(_ms(reqs[1].arrived_s - reqs[0].arrived_s))
+    shown = ", ".join(f"{g:.1f}" for g in sorted(gaps))
+    too_narrow = len(gaps) < 2 or max(gaps) - min(gaps) < min_range
+    never_short = below is not None and (not gaps or min(gaps) >= float(below))
+    if too_narrow or never_short:
+        observed = f"range {max(gaps) - min(gaps):.1f} ms over {len(gaps)} gaps: {shown}" if gaps else "no retry gap"
+        wanted = f"retry gaps spread over >= {min_range:.0f} ms (jitter)"
+        if below is not None:
+            wanted += f", one shorter than {float(below):.0f} ms"
+        return [Failure(check="jitter_spread", expected=wanted, observed=observed)]
+    return []
     provider, min_range = str(spread["provider"]), float(spread["min_range_ms"])
     gaps = []
     for run in calls:
