@@ -599,6 +599,12 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/traffic/test_hedge.py::test_a_slow_primary_loses_to_the_hedge",
                    "tests/core/test_hedge.py::test_a_due_hedge_goes_to_the_other_deployment_of_the_group"),
           why="the hedge goes to the deployment that is already slow (the same one), not another"),
+    Break(row="TRAFFIC-HEDGE", file="src/routeproof/core/hedge.py",
+          old="    return AttemptStatus.HEDGE_CANCELLED if other_failure is None else AttemptStatus.FAILED_OVER",
+          new="    return AttemptStatus.HEDGE_CANCELLED  # planted",
+          targets=("tests/traffic/test_hedge.py::test_a_primary_failing_during_the_race_leaves_the_hedge_to_answer",
+                   "tests/core/test_hedge.py::test_a_loser_that_failed_is_recorded_failed_over_with_its_status"),
+          why="a loser that failed during the race (a 503) is recorded as cancelled, hiding the failure"),
     # issue 28 (conformance-2): the judge's many-call totals, the drop report, the per-request template
     Break(row="CONF-TOTALS", file="src/routeproof/conformance/judge.py",
           old="    return _totals(case, calls) + _jitter_spread(case, calls)",

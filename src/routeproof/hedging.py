@@ -13,7 +13,8 @@ performs it. The driver hands a hedge-enabled call's attempt to :func:`hedged`, 
    unless core says the failure ends the race (``waits_for_the_other``);
 3. cancels the other attempt, which books its reserved worst case (``core.hedge.cancelled_booking_pico_usd``;
    an answer it already read is booked exactly), and folds it into the kernel state
-   (``core.hedge.fold_race``: a ``HEDGE_CANCELLED`` record, or ``FAILED_OVER`` for one that failed);
+   (``core.hedge.fold_race``, whose ``loser_status`` records it ``HEDGE_CANCELLED``, or ``FAILED_OVER`` for one
+   that failed; a tie goes to the primary: ``taken_first``);
    the deciding attempt's event then goes to the kernel like any attempt's.
 
 The extra-request bucket is per process and per alias (each replica budgets what it sends).
@@ -36,17 +37,19 @@ from routeproof.core.hedge import (
     HedgeNow,
     HedgePolicy,
     NeverReason,
+    Runner,
     decide,
     delay_ms,
     fold_race,
     p95_ms,
+    taken_first,
     waits_for_the_other,
 )
 from routeproof.core.kernel import AttemptFailed, AttemptRefused, CallProvider, Event, KernelState
 from routeproof.core.latency import judged
 from routeproof.core.ledger import Reservation
 from routeproof.core.stream_rules import StreamEnd, settle_stream
-from routeproof.core.types import AttemptStatus, StreamEvent
+from routeproof.core.types import StreamEvent
 from routeproof.ports import Ports
 
 __all__ = ["Opened", "hedge_applies", "hedged"]
@@ -214,8 +217,8 @@ async def _race(
     try:
         while True:
             done, _ = await asyncio.wait(set(runs), return_when=asyncio.FIRST_COMPLETED)
-            # the primary first when both ended at once: the kernel's own attempt wins a tie
-            task = primary if primary in done else next(iter(done))
+            first = taken_first(primary_ended=primary in done, hedge_ended=second in done)
+            task = primary if first is Runner.PRIMARY else second
             run, owner, run_slot = runs.pop(task)
             event, opened = task.result()
             if isinstance(event, AttemptRefused) and run is hedge:  # never sent (the ledger, a limit)
@@ -238,11 +241,9 @@ async def _race(
             other = hedge if run is action else action
             if runs:
                 (other_task,) = runs
-                other_status, other_at = await _cancel(ports, other_task, runs[other_task][2], close), call.now_ms()
+                await _cancel(ports, other_task, runs[other_task][2], close)
                 runs.clear()
-                folded = fold_race(
-                    state, hedge, kept=run, other=other, other_status=other_status, other_now_ms=other_at
-                )
+                folded = fold_race(state, hedge, kept=run, other=other, other_failure=None, other_now_ms=call.now_ms())
             else:
                 assert failed is not None
                 assert failed[0] is other
@@ -253,9 +254,8 @@ async def _race(
                     hedge,
                     kept=run,
                     other=other,
-                    other_status=AttemptStatus.FAILED_OVER,
+                    other_failure=failed_event.failure,
                     other_now_ms=failed_event.now_ms,
-                    other_http_status=failed_event.failure.http_status,
                 )
             if owner is not call:  # the hedge decided: its answer and cost are the call's
                 _adopt(call, owner)
@@ -269,9 +269,7 @@ async def _race(
             run_slot.release()
 
 
-async def _cancel(
-    ports: Ports, task: asyncio.Task[tuple[Event, OpenedT | None]], run_slot: Slot, close: Close
-) -> AttemptStatus:
+async def _cancel(ports: Ports, task: asyncio.Task[tuple[Event, OpenedT | None]], run_slot: Slot, close: Close) -> None:
     """Cancel the loser and wait for it to settle (it books its reservation: driver.perform)."""
     try:
         if not task.done():
@@ -290,7 +288,6 @@ async def _cancel(
             await close(opened.events)
     finally:
         run_slot.release()
-    return AttemptStatus.HEDGE_CANCELLED
 
 
 def _adopt(call: Call, hedge_call: Call) -> None:

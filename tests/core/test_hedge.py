@@ -19,13 +19,16 @@ from routeproof.core.hedge import (
     HedgeNow,
     HedgePolicy,
     NeverReason,
+    Runner,
     cancelled_booking_pico_usd,
     decide,
     delay_ms,
     earn,
     fold_race,
+    loser_status,
     p95_ms,
     spend,
+    taken_first,
     waits_for_the_other,
 )
 from routeproof.core.kernel import AttemptSucceeded, CallPlan, CallProvider, KernelState, Succeed
@@ -228,9 +231,7 @@ def test_a_race_folds_into_the_kernel_and_the_winner_succeeds() -> None:
     decision = ask(state, pending)
     assert isinstance(decision, HedgeNow)
     hedge = decision.action
-    folded = fold_race(
-        state, hedge, kept=hedge, other=pending, other_status=AttemptStatus.HEDGE_CANCELLED, other_now_ms=420
-    )
+    folded = fold_race(state, hedge, kept=hedge, other=pending, other_failure=None, other_now_ms=420)
     after, action = kernel.step(folded, AttemptSucceeded(now_ms=420))
     assert isinstance(action, Succeed)
     assert [(r.provider.value, r.status) for r in action.records] == [
@@ -250,3 +251,26 @@ def test_a_retryable_failure_waits_for_the_other_a_terminal_one_does_not() -> No
     assert waits_for_the_other(status(503))
     assert not waits_for_the_other(status(401))
     assert not waits_for_the_other(status(400))
+
+
+def test_a_loser_that_failed_is_recorded_failed_over_with_its_status() -> None:
+    """The primary got a 503 while the hedge ran, and the hedge won: a's record is FAILED_OVER with 503,
+    not HEDGE_CANCELLED (the record rule lives here, not in the shell)."""
+    state, pending = started()
+    decision = ask(state, pending)
+    assert isinstance(decision, HedgeNow)
+    hedge = decision.action
+    failure = AttemptFailure(kind=AttemptFailureKind.HTTP_STATUS, http_status=503, message="busy")
+    folded = fold_race(state, hedge, kept=hedge, other=pending, other_failure=failure, other_now_ms=300)
+    assert (folded.records[-1].status, folded.records[-1].http_status) == (AttemptStatus.FAILED_OVER, 503)
+    assert loser_status(failure) is AttemptStatus.FAILED_OVER
+    assert loser_status(None) is AttemptStatus.HEDGE_CANCELLED
+
+
+def test_a_tie_goes_to_the_primary() -> None:
+    """Both ended in one loop turn: the kernel's own attempt is taken first; alone, each is taken."""
+    assert taken_first(primary_ended=True, hedge_ended=True) is Runner.PRIMARY
+    assert taken_first(primary_ended=True, hedge_ended=False) is Runner.PRIMARY
+    assert taken_first(primary_ended=False, hedge_ended=True) is Runner.HEDGE
+    with pytest.raises(icontract.ViolationError):
+        taken_first(primary_ended=False, hedge_ended=False)

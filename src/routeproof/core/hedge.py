@@ -54,13 +54,16 @@ __all__ = [
     "HedgeNow",
     "HedgePolicy",
     "NeverReason",
+    "Runner",
     "cancelled_booking_pico_usd",
     "decide",
     "delay_ms",
     "earn",
     "fold_race",
+    "loser_status",
     "p95_ms",
     "spend",
+    "taken_first",
     "waits_for_the_other",
 ]
 
@@ -361,19 +364,41 @@ def decide(
 FOLDED_STATUSES = frozenset({AttemptStatus.HEDGE_CANCELLED, AttemptStatus.FAILED_OVER})
 
 
+@icontract.ensure(lambda result: result in FOLDED_STATUSES)
+def loser_status(other_failure: AttemptFailure | None) -> AttemptStatus:
+    """The record of the race's other attempt: ``FAILED_OVER`` when it failed while the kept one ran
+    (its failure is why the call went on elsewhere), ``HEDGE_CANCELLED`` when the race cancelled it."""
+    return AttemptStatus.HEDGE_CANCELLED if other_failure is None else AttemptStatus.FAILED_OVER
+
+
+class Runner(enum.Enum):
+    """One of the race's two attempts."""
+
+    PRIMARY = "primary"  # the kernel's own pending attempt
+    HEDGE = "hedge"
+
+
+@icontract.require(lambda primary_ended, hedge_ended: primary_ended or hedge_ended, "one attempt has ended")
+@icontract.ensure(lambda primary_ended, result: result is Runner.PRIMARY or not primary_ended)
+def taken_first(*, primary_ended: bool, hedge_ended: bool) -> Runner:
+    """Which ended attempt the race takes first. Both ended in the same loop turn: the kernel's own
+    (primary) attempt, so a tie never hands the call to the hedge."""
+    return Runner.PRIMARY if primary_ended else Runner.HEDGE
+
+
 def _fold_race(
     *,
     state: KernelState,
     hedge: CallProvider,
     kept: CallProvider,
     other: CallProvider,
-    other_status: AttemptStatus,
+    other_failure: AttemptFailure | None,
     other_now_ms: int,
-    other_http_status: int | None,
     other_retry_reason: RetryReason | None,
 ) -> KernelState:
+    http_status = None if other_failure is None else other_failure.http_status
     record = attempt_record(
-        other, other_now_ms, other_status, http_status=other_http_status, retry_reason=other_retry_reason
+        other, other_now_ms, loser_status(other_failure), http_status=http_status, retry_reason=other_retry_reason
     )
     key = (hedge.entry.provider.value, hedge.entry.model)
     count = next((c for k, c in state.used if k == key), 0)
@@ -391,7 +416,6 @@ def _fold_race(
 @icontract.require(lambda state: well_formed(state) and not state.done)
 @icontract.require(lambda state, hedge: isinstance(state.pending, CallProvider) and hedge != state.pending)
 @icontract.require(lambda state, hedge, kept, other: {kept, other} == {state.pending, hedge})
-@icontract.require(lambda other_status: other_status in FOLDED_STATUSES)
 @icontract.require(lambda state: len(state.records) + 2 <= state.plan.attempts_cap)
 @icontract.ensure(lambda result: well_formed(state=result))
 @icontract.ensure(lambda kept, result: result.pending == kept and result.position == kept.position)
@@ -399,9 +423,13 @@ def _fold_race(
     lambda state, result: result.records[:-1] == state.records and len(result.records) == len(state.records) + 1
 )
 @icontract.ensure(
-    lambda other, other_status, result: (
-        result.records[-1].status is other_status and result.records[-1].provider == other.entry.provider
-    )
+    lambda other, other_failure, result: (
+        result.records[-1].status in FOLDED_STATUSES
+        and (result.records[-1].status is AttemptStatus.HEDGE_CANCELLED) == (other_failure is None)
+        and result.records[-1].provider == other.entry.provider
+        and result.records[-1].http_status == (None if other_failure is None else other_failure.http_status)
+    ),
+    "the loser is recorded cancelled, or failed over with its own status",
 )
 @icontract.ensure(lambda state, result: result.calls_issued == state.calls_issued + 1)
 def fold_race(
@@ -410,22 +438,20 @@ def fold_race(
     *,
     kept: CallProvider,
     other: CallProvider,
-    other_status: AttemptStatus,
+    other_failure: AttemptFailure | None,
     other_now_ms: int,
-    other_http_status: int | None = None,
     other_retry_reason: RetryReason | None = None,
 ) -> KernelState:
     """The kernel state after a race between the pending attempt and ``hedge``: ``other`` recorded
-    (cancelled, or failed while ``kept`` ran), the hedge counted as issued, ``kept`` pending for the
-    kernel's ``step`` to take its event."""
+    (:func:`loser_status`: cancelled, or failed over with ``other_failure`` while ``kept`` ran), the
+    hedge counted as issued, ``kept`` pending for the kernel's ``step`` to take its event."""
     return _fold_race(
         state=state,
         hedge=hedge,
         kept=kept,
         other=other,
-        other_status=other_status,
+        other_failure=other_failure,
         other_now_ms=other_now_ms,
-        other_http_status=other_http_status,
         other_retry_reason=other_retry_reason,
     )
 
