@@ -21,7 +21,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from routeproof.clock import s_of_ms
+from routeproof._sqlite import open_shared
 from routeproof.core.identity import parse_provider
 from routeproof.core.ledger import (
     Account,
@@ -109,17 +109,10 @@ class SqliteLedgerStore:
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            conn = sqlite3.connect(
-                self._path, timeout=s_of_ms(self._busy_timeout_ms), isolation_level=None, check_same_thread=False
+            # one schema transaction: processes opening the file together agree
+            self._conn = open_shared(
+                self._path, busy_timeout_ms=self._busy_timeout_ms, schema=_SCHEMA, synchronous_full=True
             )
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=FULL")
-                conn.executescript(_SCHEMA)  # one transaction: processes opening the file together agree
-            except BaseException:
-                conn.close()
-                raise
-            self._conn = conn
         return self._conn
 
     def _transaction(self, now_ms: int, act: _Act) -> object:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from routeproof._sqlite import open_shared
 from routeproof.core.rate_limit import DeploymentLimits, LogEntry, RateVerdict, admit
 from routeproof.core.retry_budget import RetryBudgetConfig, after_failure, after_success, retry_allowed
 from routeproof.traffic_store.protocol import RateTicket
@@ -45,12 +46,7 @@ class SqliteTrafficStore:
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            conn = sqlite3.connect(
-                self._path, timeout=self._busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
-            self._conn = conn
+            self._conn = open_shared(self._path, busy_timeout_ms=self._busy_timeout_ms, schema=_SCHEMA)
         return self._conn
 
     def _tx(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
