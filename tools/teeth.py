@@ -346,7 +346,7 @@ BREAKS: tuple[Break, ...] = (
     Break(row="HARDEN-SQLITE-OPEN", file="src/routeproof/_sqlite.py",
           old='            if "locked" not in str(exc) or time.monotonic() >= give_up_at:',
           new="            if True:  # planted",
-          targets=("tests/ledger_store/test_open_shared.py::test_openers_racing_on_a_fresh_file_all_connect",),
+          targets=("tests/ledger_store/test_open_shared.py::test_a_writer_holding_a_rollback_file_is_waited_for",),
           why="two processes opening a new ledger file together: one fails at once with 'database is locked'"),
     Break(row="HARDEN-SECRET", file="src/routeproof/config/read.py",
           old="    if value:\n        problem = secret_problem(value)",

@@ -56,6 +56,29 @@ def test_openers_racing_on_a_fresh_file_all_connect(tmp_path: Path) -> None:
         assert conn.execute("SELECT count(*) FROM t").fetchone() == (OPENERS,)
 
 
+def test_a_writer_holding_a_rollback_file_is_waited_for(tmp_path: Path) -> None:
+    """The race made deterministic: while another connection holds a write transaction on a file still
+    in rollback-journal mode, SQLite answers ``journal_mode=WAL`` with SQLITE_BUSY at once (no busy
+    handler). The opener retries until the writer commits (200 ms here), within its busy timeout."""
+    path = tmp_path / "rollback.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE x (a INTEGER)")
+    holder.execute("BEGIN IMMEDIATE")
+    plain = sqlite3.connect(path, timeout=5, isolation_level=None)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        plain.execute("PRAGMA journal_mode=WAL")  # the premise: at once, although the timeout is 5 s
+    plain.close()
+    release = threading.Timer(0.2, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        conn = open_shared(path, busy_timeout_ms=10_000, schema=SCHEMA)
+    finally:
+        release.join()
+        holder.close()
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    conn.close()
+
+
 def test_a_lock_held_past_the_busy_timeout_still_fails(tmp_path: Path) -> None:
     """The retry is bounded: a writer that never lets go fails the opener after busy_timeout_ms."""
     path = tmp_path / "held.sqlite3"
