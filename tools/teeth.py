@@ -743,7 +743,7 @@ BREAKS: tuple[Break, ...] = (
     Break(row="HARDEN-MOCK-STOP", file="src/routeproof/mock/server.py",
           old="            await _pause(delay_s, stopping)\n", new="            await asyncio.sleep(delay_s)\n",
           targets=("tests/mock/test_scripting.py::test_stop_during_a_scripted_delay_ends_it_without_cancelling_the_handler",),
-          why="stop() cancels a handler in a scripted delay: Python 3.11 logs its CancelledError (the matrix tool's noise)"),
+          why="stop() cancels a handler in a scripted delay: Python 3.11 logs its CancelledError"),
     Break(row="MONEY-KILL9", file="src/routeproof/ledger_store/sqlite.py",
           old='"SELECT id FROM ledger_reservations WHERE lease_until_ms <= ? ORDER BY id", (self.now_ms,)',
           new='"SELECT id FROM ledger_reservations WHERE lease_until_ms <= ? ORDER BY id", (self.now_ms - 3_600_000,)',
