@@ -65,7 +65,7 @@ from routeproof.core.types import (
 from routeproof.deadline import check_deadline, past_deadline_hint
 from routeproof.errors import DeadlineExceeded, NoEligibleProvider, ProviderCallFailed, RouterError
 from routeproof.hedging import hedge_applies, hedged
-from routeproof.observe import attempt_span, genai_usage_attributes
+from routeproof.observe import AttemptSpan, attempt_span
 from routeproof.ports import Ports
 from routeproof.providers.capabilities import default_capabilities
 from routeproof.traffic_store.answer_headers import HeaderSink, collecting
@@ -77,6 +77,7 @@ __all__ = [
     "begin",
     "begin_admitted",
     "close_events",
+    "close_opened",
     "complete",
     "drive",
     "observe",
@@ -99,6 +100,7 @@ class OpenStream:
     events: AsyncIterator[StreamEvent]
     reservation: Reservation | None
     first_token_ms: int
+    span: AttemptSpan  # handed on at the first event: the relay ends it with the stream's final usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -276,6 +278,13 @@ async def close_events(events: AsyncIterator[StreamEvent]) -> None:
         await aclose()
 
 
+async def close_opened(opened: OpenStream) -> None:
+    """Close a committed attempt's stream that will not be relayed (a hedge race's loser): its span
+    ends, then its response is closed."""
+    opened.span.end()
+    await close_events(opened.events)
+
+
 async def _first_event(events: AsyncIterator[StreamEvent]) -> StreamEvent:
     """The stream's first event; a stream that ends or errs before it is a failed attempt."""
     try:
@@ -306,6 +315,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
     settled = False
     ports.traffic.started(entry.provider)  # least-outstanding's in-flight count
     sink: HeaderSink | None = None
+    handed: AttemptSpan | None = None  # a streamed attempt's span, open past its first event
     try:
         try:
             provider = ports.providers[entry.provider]
@@ -322,11 +332,11 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                     if events is not None:
                         with bounding_attempt(at_s.when):  # up to the first event, as the provider's own bound
                             first = await _first_event(events)
+                        handed = span.hand_on()  # its usage comes at the stream's end (streaming.py)
                     else:
                         with bounding_attempt(at_s.when):  # the built-in providers need no second timer
                             response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)
-                        if span.is_recording():  # a no-op span drops attributes: not built for it
-                            span.set_attributes(genai_usage_attributes(response.usage, response.model or entry.model))
+                        span.answered(response.usage, response.model or entry.model)
         except ProviderCallFailed as exc:
             failure = exc.failure
         except TimeoutError:
@@ -340,7 +350,10 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
             if events is not None:
                 keep_open = settled = True  # committed: the relay owns the stream and the reservation now
                 first_token_ms = now_ms - action.issued_at_ms
-                opened = OpenStream(first=first, events=events, reservation=reservation, first_token_ms=first_token_ms)
+                assert handed is not None  # set with `first`
+                opened = OpenStream(
+                    first=first, events=events, reservation=reservation, first_token_ms=first_token_ms, span=handed
+                )
                 await call.traffic_settled(action, usage=None, succeeded=True)  # the estimate stays booked
                 return AttemptSucceeded(now_ms=now_ms, first_token_ms=first_token_ms), opened
             ports.metrics.usage(entry.provider, entry.model, response.usage)
@@ -359,6 +372,8 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
         if not settled:  # cancelled: never leak the reservation (a hedge race's loser books it: call.py)
             await ports.ledger.settle(reservation, booked_pico_usd=call.cancelled_booking(reservation), succeeded=False)
             await call.traffic_settled(action, usage=None, succeeded=False)
+        if handed is not None and not keep_open:  # opened, then failed or cancelled before the relay took it
+            handed.end(error="the attempt ended before its stream was relayed")
         if events is not None and not keep_open:
             await close_events(events)
 
@@ -424,7 +439,7 @@ async def _drive(
             opened: OpenStream | None = None
             if hedge_applies(ports, call):  # opt-in per alias: hedging.py races a second deployment
                 state, event, opened, kept = await hedged(
-                    ports, call, state, action, perform=_performer(ports, mode), close=close_events, slot=slot
+                    ports, call, state, action, perform=_performer(ports, mode), close=close_opened, slot=slot
                 )
                 slot = kept if kept is not None else slot  # the deciding attempt's slot (released unless open)
             else:

@@ -70,7 +70,8 @@ class Opened(Protocol):
 OpenedT = TypeVar("OpenedT", bound=Opened)
 Perform = Callable[[Call, CallProvider], Coroutine[None, None, tuple[Event, OpenedT | None]]]
 """The driver's ``perform`` of one attempt through a call's bookkeeping (its mode bound)."""
-Close = Callable[[AsyncIterator[StreamEvent]], Awaitable[None]]
+Close = Callable[[OpenedT], Awaitable[None]]
+"""The driver's ``close_opened``: a loser's open stream (its span and response) closed."""
 
 
 def hedge_applies(ports: Ports, call: Call) -> bool:
@@ -138,7 +139,7 @@ async def hedged(
     action: CallProvider,
     *,
     perform: Perform[OpenedT],
-    close: Close,
+    close: Close[OpenedT],
     slot: Slot,
 ) -> tuple[KernelState, Event, OpenedT | None, Slot | None]:
     """Perform ``action``, hedged as core decides; the kernel state (the race folded in), the
@@ -200,7 +201,7 @@ async def _race(
     action: CallProvider,
     decision: HedgeNow,
     perform: Perform[OpenedT],
-    close: Close,
+    close: Close[OpenedT],
     primary: asyncio.Task[tuple[Event, OpenedT | None]],
     slot: Slot,
     hedge_slot: Slot,
@@ -269,7 +270,9 @@ async def _race(
             run_slot.release()
 
 
-async def _cancel(ports: Ports, task: asyncio.Task[tuple[Event, OpenedT | None]], run_slot: Slot, close: Close) -> None:
+async def _cancel(
+    ports: Ports, task: asyncio.Task[tuple[Event, OpenedT | None]], run_slot: Slot, close: Close[OpenedT]
+) -> None:
     """Cancel the loser and wait for it to settle (it books its reservation: driver.perform)."""
     try:
         if not task.done():
@@ -285,7 +288,7 @@ async def _cancel(ports: Ports, task: asyncio.Task[tuple[Event, OpenedT | None]]
             reserved = 0 if opened.reservation is None else opened.reservation.amount_pico_usd
             settlement = settle_stream(StreamEnd.ABANDONED, reserved_pico_usd=reserved, usage_cost_pico_usd=0)
             await ports.ledger.settle(opened.reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
-            await close(opened.events)
+            await close(opened)
     finally:
         run_slot.release()
 

@@ -20,7 +20,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
 from routeproof.clock import s_of_ms
 from routeproof.core.types import AttemptRecord, AttemptStatus, ProviderId, ProviderKind, Usage
@@ -37,6 +37,7 @@ __all__ = [
     "NO_PROVIDER_LABEL",
     "PROVIDER_LABELS",
     "RETRY_REASONS",
+    "AttemptSpan",
     "RouterMetrics",
     "attempt_span",
     "call_trace_context",
@@ -276,6 +277,42 @@ def _child_of(outer: SpanContext) -> NonRecordingSpan:
     )
 
 
+class AttemptSpan:
+    """One attempt's span. It ends when the attempt does, unless the attempt is a stream that
+    committed at its first event: that one is handed on (:meth:`hand_on`) to the relay, which ends
+    it when the stream ends, with the usage the provider reported at the end (:meth:`end`). So a
+    streamed attempt's span carries the usage the ledger booked for it, as a plain one's does."""
+
+    __slots__ = ("ended", "handed_on", "span")
+
+    def __init__(self, span: trace.Span) -> None:
+        self.span = span
+        self.handed_on = False
+        self.ended = False
+
+    def answered(self, usage: Usage, response_model: str) -> None:
+        """The provider's answer: ``gen_ai.response.model`` and the usage it reported."""
+        if self.span.is_recording():  # a no-op span drops attributes: not built for it
+            self.span.set_attributes(genai_usage_attributes(usage, response_model))
+
+    def hand_on(self) -> AttemptSpan:
+        """The stream committed: the span outlives its ``with`` block, and :meth:`end` ends it."""
+        self.handed_on = True
+        return self
+
+    def end(self, *, usage: Usage | None = None, response_model: str = "", error: str | None = None) -> None:
+        """End a handed-on span: the stream's final usage (None: none was reported), and ``error``
+        (the span's ERROR status) when the stream was cut. Only the first call counts."""
+        if self.ended:
+            return
+        self.ended = True
+        if usage is not None:
+            self.answered(usage, response_model)
+        if error is not None and self.span.is_recording():
+            self.span.set_status(Status(StatusCode.ERROR, error))
+        self.span.end()
+
+
 class _ChildSpan:
     """The attempt span when no SDK is installed: a non-recording child of the parent with a fresh
     span id, current while the attempt runs (what the no-op tracer's branch made, without the tracer)."""
@@ -286,10 +323,10 @@ class _ChildSpan:
         self._parent = parent
         self._token: object = None
 
-    def __enter__(self) -> trace.Span:
+    def __enter__(self) -> AttemptSpan:
         child = _child_of(trace.get_current_span(self._parent).get_span_context())
         self._token = otel_context.attach(trace.set_span_in_context(child))  # as trace.use_span does
-        return child
+        return AttemptSpan(child)
 
     def __exit__(self, *exc: object) -> None:
         otel_context.detach(self._token)  # type: ignore[arg-type]  # the token attach returned
@@ -306,7 +343,7 @@ def tracing_is_noop() -> bool:
 
 def attempt_span(
     provider: ProviderId, model: str, attempt_num: int, *, parent: Context | None = None
-) -> AbstractContextManager[trace.Span]:
+) -> AbstractContextManager[AttemptSpan]:
     """A CLIENT span around one attempt, current while it runs: the provider injects its context, so
     the outbound ``traceparent`` carries the call's trace id and a new span id of its own.
 
@@ -314,6 +351,7 @@ def attempt_span(
     OpenTelemetry SDK the span is a real child span. Without one the API's no-op tracer would hand the
     parent's ids on unchanged; a non-recording child with a fresh span id is made instead (AC-17),
     directly: the no-op tracer's span and its attributes were about a tenth of the router's own CPU.
+    The span ends with the block unless it was handed on (:meth:`AttemptSpan.hand_on`).
     """
     if tracing_is_noop():  # checked per attempt: an SDK installed later is used at once
         return _ChildSpan(parent)
@@ -323,7 +361,7 @@ def attempt_span(
 @contextmanager
 def _sdk_attempt_span(
     tracer_provider: trace.TracerProvider, provider: ProviderId, model: str, attempt_num: int, parent: Context | None
-) -> Iterator[trace.Span]:
+) -> Iterator[AttemptSpan]:
     outer = trace.get_current_span(parent).get_span_context()
     attributes: dict[str, str | int] = {
         **_genai_attributes(provider, model),
@@ -331,15 +369,21 @@ def _sdk_attempt_span(
         "llm.model": model,
         "llm.attempt": attempt_num,
     }
-    with _tracer(tracer_provider).start_as_current_span(
+    span = _tracer(tracer_provider).start_span(
         f"{_OPERATION} {model}", context=parent, kind=trace.SpanKind.CLIENT, attributes=attributes
-    ) as span:
-        made = span.get_span_context()
-        if made.is_valid and made.span_id != outer.span_id:
-            yield span
-            return
-        with trace.use_span(_child_of(outer), end_on_exit=False) as child:
-            yield child
+    )
+    made = span.get_span_context()
+    if not (made.is_valid and made.span_id != outer.span_id):  # a provider that hands the parent's ids on
+        with trace.use_span(span, end_on_exit=True), trace.use_span(_child_of(outer), end_on_exit=False) as child:
+            yield AttemptSpan(child)
+        return
+    attempt = AttemptSpan(span)
+    try:
+        with trace.use_span(span, end_on_exit=False):  # records an escaping exception, as start_as_current_span
+            yield attempt
+    finally:
+        if not attempt.handed_on:
+            span.end()
 
 
 def log_auth_failure(provider: ProviderId, status: int | None) -> None:

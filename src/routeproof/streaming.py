@@ -40,6 +40,7 @@ from routeproof.core.types import (
     StreamError,
     StreamEvent,
     TenantPolicy,
+    Usage,
 )
 from routeproof.driver import Mode, OpenStream, begin_admitted, close_events, drive
 from routeproof.ports import Ports
@@ -164,7 +165,14 @@ class ProviderStream:
         cut_by_deadline = False
         event: StreamEvent | None = opened.first
 
-        async def settle(end: StreamEnd, usage_cost_pico_usd: int = 0, reported: int | None = None) -> None:
+        async def settle(
+            end: StreamEnd,
+            usage_cost_pico_usd: int = 0,
+            reported: int | None = None,
+            *,
+            usage: Usage | None = None,
+            error: str | None = None,
+        ) -> None:
             nonlocal settled
             reserved = 0 if reservation is None else reservation.amount_pico_usd
             settlement = settle_stream(
@@ -173,7 +181,10 @@ class ProviderStream:
                 usage_cost_pico_usd=usage_cost_pico_usd,
                 reported_cost_pico_usd=reported,
             )
-            await ports.ledger.settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
+            try:
+                await ports.ledger.settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
+            finally:
+                opened.span.end(usage=usage, response_model=entry_model, error=error)  # the usage just priced
             ports.health.apply(kind, settlement.health, now_ms())
             settled = True
             # The call's one terminal row, counted when the stream is settled (not at its first token):
@@ -201,7 +212,7 @@ class ProviderStream:
                 if isinstance(event, MessageStop):
                     ports.metrics.usage(kind, entry_model, event.usage)
                     self.cost_pico_usd = ports.ledger.known_cost(kind, entry_model, event.usage)
-                    await settle(StreamEnd.COMPLETED, self.cost_pico_usd or 0)
+                    await settle(StreamEnd.COMPLETED, self.cost_pico_usd or 0, usage=event.usage)
                     for out in held:
                         yield out
                     yield event
@@ -212,7 +223,7 @@ class ProviderStream:
                         ports.metrics.usage(kind, entry_model, event.usage)
                     reported = ports.ledger.known_cost(kind, entry_model, event.usage)
                     end = StreamEnd.DEADLINE if cut_by_deadline else StreamEnd.INTERRUPTED
-                    await settle(end, reported=reported)
+                    await settle(end, reported=reported, usage=event.usage, error=event.message)
                     if hold_back:
                         raise StreamInterrupted(event.message)
                     self.interrupted = True

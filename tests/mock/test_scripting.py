@@ -247,6 +247,30 @@ async def test_stop_during_a_dripping_stream_ends_it_cleanly() -> None:
             await resp.aread()
 
 
+@pytest.mark.asyncio
+async def test_stop_during_a_scripted_delay_ends_it_without_cancelling_the_handler() -> None:
+    """stop() while an answer waits out delay_before_headers_s: the handler ends by itself, so the
+    loop reports no "Exception in callback" (a cancelled handler's CancelledError on Python 3.11)."""
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        srv = MockProviderServer(OPENAI, default=Scripted(delay_before_headers_s=60.0))
+        await srv.start()
+        async with client_for(srv) as client:
+            pending = asyncio.create_task(client.post(PATHS[OPENAI], json=request_body(OPENAI)))
+            async with asyncio.timeout(TIMEOUT_S):
+                await srv.wait_for_requests(1)
+            await srv.stop()
+            with pytest.raises(httpx.RemoteProtocolError):
+                await pending
+        await asyncio.sleep(0)  # a done callback of the handler's task runs on the next turn
+    finally:
+        loop.set_exception_handler(previous)
+    assert reported == []
+
+
 async def raw_response_size(srv: MockProviderServer) -> int:
     """Bytes (head + body) of the default keep-alive answer, measured on a raw socket."""
     reader, writer = await asyncio.open_connection("127.0.0.1", srv.port)

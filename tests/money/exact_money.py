@@ -117,11 +117,12 @@ def invoice_pico_usd(kind: ProviderKind, bill: Bill) -> int:
     return _openai_usage(PRICES.price_for(kind, OPENAI_MODEL), bill)
 
 
-def _anthropic_events(cut_after_usage: bool) -> tuple[Scripted, ...]:
-    """The default Anthropic stream, cut right after its message_delta (the usage), before message_stop."""
+def cut_stream(*, after_usage: bool) -> tuple[Scripted, ...]:
+    """The default Anthropic stream, cut right after its message_delta (the usage), before
+    message_stop; or (``after_usage=False``) after its first text, before any output usage."""
     view = RequestView(model=ANTHROPIC_MODEL, stream=True, tool_name=None, include_usage=False)
     events = default_stream(Shape.ANTHROPIC, view)
-    if not cut_after_usage:  # message_start, ping, block start, two text deltas (committed): no output usage
+    if not after_usage:  # message_start, ping, block start, two text deltas (committed): no output usage
         return (Scripted(cut_after_items=5, cut_mode=CutMode.RESET),)
     return (Scripted(cut_after_items=len(events) - 1, cut_mode=CutMode.RESET),)
 
@@ -180,8 +181,8 @@ async def run_path(path: Path_, backend: str, tmp: Path, redis_url: str | None, 
         scripts: dict[Path_, tuple[Scripted, ...]] = {
             Path_.RETRIED: (Scripted(status=503),),
             Path_.FAILED_OVER: (Scripted(status=500),) * 3,
-            Path_.CUT_BEFORE_USAGE: _anthropic_events(cut_after_usage=False),
-            Path_.CUT_AFTER_USAGE: _anthropic_events(cut_after_usage=True),
+            Path_.CUT_BEFORE_USAGE: cut_stream(after_usage=False),
+            Path_.CUT_AFTER_USAGE: cut_stream(after_usage=True),
             Path_.CANCELLED: (Scripted(delay_before_headers_s=5.0),),
             Path_.PAST_DEADLINE: (Scripted(delay_before_headers_s=5.0),),
         }

@@ -59,8 +59,8 @@ from tests.money.exact_money import (
     PRICING_TEXT,
     SESSION,
     Path_,
-    _anthropic_events,
     _spent_by_scope,
+    cut_stream,
     invoice_pico_usd,
 )
 
@@ -77,8 +77,8 @@ def _scripts(path: Path_) -> tuple[Scripted, ...]:
     return {
         Path_.RETRIED: (Scripted(status=503),),
         Path_.FAILED_OVER: (Scripted(status=500),) * 4,  # every attempt on the primary fails: failover
-        Path_.CUT_BEFORE_USAGE: _anthropic_events(cut_after_usage=False),
-        Path_.CUT_AFTER_USAGE: _anthropic_events(cut_after_usage=True),
+        Path_.CUT_BEFORE_USAGE: cut_stream(after_usage=False),
+        Path_.CUT_AFTER_USAGE: cut_stream(after_usage=True),
         Path_.CANCELLED: (Scripted(hang=True),),  # held until the caller gives up: no answer, no bill
         Path_.PAST_DEADLINE: (Scripted(hang=True),),
     }.get(path, ())

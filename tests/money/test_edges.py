@@ -35,7 +35,7 @@ daily_budget_usd = 5.00
 
 @pytest.mark.asyncio
 async def test_cost_shows_the_configured_session_and_monthly_limits(tmp_path: Path) -> None:
-    """[driver.budget]'s session and monthly limits appear in the limit column, not ``none``."""
+    """Each scope's row shows spent, reserved (a call in flight) and the configured limit, not ``none``."""
     path = tmp_path / "agent.toml"
     path.write_text(AGENT)
     config, limits = load_ledger_config(path, environ={})
@@ -50,15 +50,19 @@ async def test_cost_shows_the_configured_session_and_monthly_limits(tmp_path: Pa
     )
     assert isinstance(held, Reservation)
     await store.commit(held, parse_usd("0.10"), now_ms=now_ms)
+    in_flight = await store.try_reserve(
+        session_id="alice", provider=ProviderKind.ANTHROPIC, amount_pico_usd=parse_usd("0.30"), now_ms=now_ms
+    )
+    assert isinstance(in_flight, Reservation)  # left open: a call in flight
     await store.aclose()
     out, err = io.StringIO(), io.StringIO()
     status = await asyncio.to_thread(run_cost, path, out=out, err=err)  # the command runs its own loop
     assert status == 0, err.getvalue()
     shown = out.getvalue()
     rows = {line.split("│")[1].strip(): line for line in shown.splitlines() if line.count("│") >= 5}
-    assert "$40.00" in rows["monthly"]
-    assert "$2.50" in rows["session"]
-    assert "$5.00" in rows["provider_daily"]
+    for scope, limit in (("monthly", "$40.00"), ("session", "$2.50"), ("provider_daily", "$5.00")):
+        spent, reserved, shown_limit = (cell.strip() for cell in rows[scope].split("│")[3:6])
+        assert (spent, reserved, shown_limit) == ("$0.10", "$0.30", limit), rows[scope]
     assert "none" not in shown
 
 

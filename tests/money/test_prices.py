@@ -16,7 +16,7 @@ from routeproof.core.errors import ConfigError
 from routeproof.core.pricing import COST_ITEMS, PICO_USD_PER_USD, cost_lines, cost_pico_usd, load_pricing
 from routeproof.core.types import ProviderKind, Usage
 
-genai_prices = pytest.importorskip("genai_prices", reason="genai-prices (the oracle) is in the falsify extra")
+genai_prices = pytest.importorskip("genai_prices", reason="genai-prices, the oracle: the falsify extra")
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = load_pricing((ROOT / "config" / "pricing.toml").read_text(encoding="utf-8"))

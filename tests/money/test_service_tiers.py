@@ -22,7 +22,7 @@ from routeproof.core.pricing import PICO_USD_PER_USD, cost_pico_usd, load_pricin
 from routeproof.core.types import ChatRequest, Message, MessageStop, ProviderKind, Usage
 from tests.money.test_prices import AT, GENAI_PROVIDER, TABLE, usages
 
-genai_prices = pytest.importorskip("genai_prices", reason="genai-prices (the oracle) is in the falsify extra")
+genai_prices = pytest.importorskip("genai_prices", reason="genai-prices, the oracle: the falsify extra")
 
 TIERED = sorted((kind, model) for (kind, model), price in TABLE.prices.items() if price.service_tiers)
 

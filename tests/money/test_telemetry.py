@@ -10,10 +10,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as ga
 from opentelemetry.semconv._incubating.metrics import gen_ai_metrics as gm
 
@@ -37,6 +34,7 @@ from routeproof.observe import (
     genai_provider_name,
     genai_usage_attributes,
 )
+from tests.money.spans import recording_tracer
 
 SEED_LATENCY_BUCKETS_MS = (50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000)  # seed 000, LATENCY_MS
 
@@ -175,11 +173,7 @@ model = "gpt-4o"
 @pytest.fixture
 def spans(monkeypatch: pytest.MonkeyPatch) -> InMemorySpanExporter:
     """A recording SDK tracer provider for routeproof's attempt spans (the global one may be set already)."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider(sampler=ALWAYS_ON)
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
-    return exporter
+    return recording_tracer(monkeypatch)
 
 
 @pytest.mark.asyncio

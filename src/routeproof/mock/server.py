@@ -78,6 +78,7 @@ class MockProviderServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
         self._journal_grew = asyncio.Event()
+        self._stopping = asyncio.Event()  # set by stop(): a scripted delay in progress ends at once
         self.responses = ResponsesBook()  # the OpenAI shape's stored Responses (mock/responses.py)
         self.rate_window: RateWindow | None = None if rate_limit is None else RateWindow(rate_limit, shape)
 
@@ -87,6 +88,7 @@ class MockProviderServer:
         """Bind and start accepting connections."""
         if self._server is not None:
             raise RuntimeError(f"mock server {self.name!r} is already started")
+        self._stopping = asyncio.Event()
         self._server = await asyncio.start_server(self._on_connection, self._host, self._requested_port)
         self._port = int(self._server.sockets[0].getsockname()[1])
 
@@ -97,8 +99,10 @@ class MockProviderServer:
             return
         server.close()
         # Abort every connection first: an idle keep-alive connection (the normal state of a pooled
-        # client's) then ends its task by EOF. Only tasks still busy after that are cancelled:
-        # Python 3.11's StreamReaderProtocol logs "Exception in callback" for a cancelled handler.
+        # client's) then ends its task by EOF, and one in a scripted delay ends it at once (_pause).
+        # Only tasks still busy after that are cancelled: Python 3.11's StreamReaderProtocol logs
+        # "Exception in callback" for a cancelled handler.
+        self._stopping.set()
         for writer in tuple(self._writers):
             writer.transport.abort()
         tasks = tuple(self._tasks)
@@ -342,13 +346,13 @@ class MockProviderServer:
             pieces += [(step.delay_between_chunks_s if n else 0.0, c) for n, c in enumerate(chunks)]
             if step.cut_after_items is not None:  # the items, then the cut: no terminating chunk
                 pieces = pieces[: 1 + step.cut_after_items]
-                if await _emit(writer, reader, pieces, step):
+                if await _emit(writer, reader, pieces, step, self._stopping):
                     await _cut(writer, reader, step.cut_mode)
                 self._bill(step, pieces, streamed=True, cut=True)
                 return False
         if step.hang_after_headers:
             pieces = pieces[:1]
-        emitted = await _emit(writer, reader, pieces, step)
+        emitted = await _emit(writer, reader, pieces, step, self._stopping)
         self._bill(step, pieces, streamed=items is not None)
         if not emitted:
             return False
@@ -444,15 +448,29 @@ def _unchunk(data: bytes) -> bytes:
     return rest[:-2] if rest.endswith(b"\r\n") else rest
 
 
+async def _pause(delay_s: float, stopping: asyncio.Event) -> None:
+    """Sleep ``delay_s``; when the server stops first, end the connection's work (as a client that
+    went away does) instead of waiting to be cancelled."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(delay_s):
+            await stopping.wait()
+    if stopping.is_set():
+        raise ConnectionAbortedError("the mock server is stopping")
+
+
 async def _emit(
-    writer: asyncio.StreamWriter, reader: asyncio.StreamReader, pieces: list[_Piece], step: Scripted
+    writer: asyncio.StreamWriter,
+    reader: asyncio.StreamReader,
+    pieces: list[_Piece],
+    step: Scripted,
+    stopping: asyncio.Event,
 ) -> bool:
     """Write the pieces with their delays; False when ``cut_after_bytes`` ended the connection."""
     written = 0
     limit = step.cut_after_bytes
     for delay_s, data in pieces:
         if delay_s > 0:
-            await asyncio.sleep(delay_s)
+            await _pause(delay_s, stopping)
         if limit is not None and written + len(data) >= limit:
             writer.write(data[: limit - written])
             await writer.drain()
