@@ -88,6 +88,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         logger.addHandler(catch)
     try:
         app = runner.run(start())
+        asyncio.set_event_loop(None)  # not current between tests, or the stray-loop guard closes it after the first
         yield Gateway(runner=runner, app=app, figures=FIGURES)
         runner.run(stack.aclose())
     finally:
