@@ -580,6 +580,11 @@ BREAKS: tuple[Break, ...] = (
           new='out += self._chunk({"content": event.text})  # planted',
           targets=("tests/wire/test_streamed_logprobs.py",),
           why="the gateway's OpenAI stream encoder writes logprobs: null over the provider's"),
+    Break(row="WIRE-SKIP-NAMES-FIELD", file="src/routeproof/core/boundary.py",
+          old="    return f\"{skip_reason}: {', '.join(fields)}\" if fields else skip_reason",
+          new="    return skip_reason  # planted",
+          targets=("tests/wire/test_refused_skip.py", "tests/core/test_mut_boundary.py"),
+          why="a provider skipped for a refused field is recorded only 'untranslatable', the field in a log line"),
     # --- workstream hedge (issue 32 item 4): budgeted hedging ---
     Break(row="TRAFFIC-HEDGE", file="src/routeproof/core/hedge.py",
           old="    if bucket_milli < MILLI:\n        return HedgeNever(reason=NeverReason.RATIO_SPENT)",

@@ -127,7 +127,7 @@ class ResponsesRefused(TranslationError):
     """
 
     def __init__(self, field: str, why: str) -> None:
-        super().__init__(f"{field!r} {why}")
+        super().__init__(f"{field!r} {why}", fields=(field,))
         self.field = field
         self.why = why
 
