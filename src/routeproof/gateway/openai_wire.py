@@ -1,10 +1,16 @@
-"""Responses and streams in the OpenAI Chat Completions shape, from routeproof's neutral values."""
+"""Responses and streams in the OpenAI Chat Completions shape, from routeproof's neutral values.
+
+A model's thinking (Anthropic, Bedrock) is carried as ``reasoning_content`` (the field
+OpenAI-compatible servers use), on the message and streamed on the deltas; its signatures have no
+place here and are named dropped (``core/formats/answer_drops.py``).
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from routeproof.core.formats.answer_drops import thinking_text
 from routeproof.core.types import (
     FinishReason,
     MessageStop,
@@ -12,6 +18,7 @@ from routeproof.core.types import (
     StreamError,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     ToolUseDelta,
     ToolUseStart,
     Usage,
@@ -49,6 +56,9 @@ def completion(resp: ProviderResponse, *, created: int) -> dict[str, Any]:
         for c in choice.tool_calls
     ]
     message: dict[str, Any] = {"role": "assistant", "content": choice.content or None, "refusal": choice.refusal}
+    reasoning = thinking_text(choice)
+    if reasoning:  # the model's thinking, as OpenAI-compatible servers carry it
+        message["reasoning_content"] = reasoning
     if tool_calls:
         message["tool_calls"] = tool_calls
     return {
@@ -96,6 +106,9 @@ class OpenAIStream:
             out += self._chunk({"role": "assistant", "content": ""})
         if isinstance(event, TextDelta):
             out += self._chunk({"content": event.text}, logprobs=event.logprobs_json)
+        elif isinstance(event, ThinkingDelta):
+            if event.thinking:  # a signature or redacted data has no place here (named dropped up front)
+                out += self._chunk({"reasoning_content": event.thinking})
         elif isinstance(event, ToolUseStart):
             index = self._tools.setdefault(event.id, len(self._tools))
             call = {
