@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from routeproof.content import Reasoning, ReasoningEffort
-from routeproof.core.blocks import RedactedThinkingBlock, ThinkingBlock
+from routeproof.core.blocks import DocumentBlock, RedactedThinkingBlock, SourceKind, ThinkingBlock
 from routeproof.core.formats.answer_drops import (
+    CITATIONS,
     OPAQUE_THINKING,
     answer_drops,
+    citation_drops,
     stream_answer_drops,
     thinking_text,
 )
-from routeproof.core.messages import Message, WireFormat
+from routeproof.core.messages import Message, Role, TextBlock, WireFormat
 from routeproof.core.types import ChatRequest, Choice
 
 SIGNED = Choice(content="hi", thinking=(ThinkingBlock(thinking="a", signature="c2ln"), ThinkingBlock(thinking="b")))
@@ -44,3 +46,18 @@ def test_a_stream_names_the_signature_up_front_when_a_signing_provider_is_asked_
     assert stream_answer_drops(WireFormat.OPENAI_CHAT, WireFormat.OPENAI_CHAT, ASKS) == ()
     assert stream_answer_drops(WireFormat.OPENAI_CHAT, None, ASKS) == ()
     assert stream_answer_drops(WireFormat.ANTHROPIC_MESSAGES, WireFormat.ANTHROPIC_MESSAGES, ASKS) == ()
+
+
+def test_citations_are_named_unless_anthropic_answers_an_anthropic_caller() -> None:
+    """A request with cited documents: only Anthropic -> Anthropic carries the citations; else named."""
+    doc = DocumentBlock(source=SourceKind.TEXT, data="The sky is blue.", citations=True)
+    cited = ChatRequest(messages=(Message(role=Role.USER, content=(doc, TextBlock(text="colour?"))),))
+    ant, bedrock, chat = WireFormat.ANTHROPIC_MESSAGES, WireFormat.BEDROCK_CONVERSE, WireFormat.OPENAI_CHAT
+    assert citation_drops(ant, ant, cited) == ()
+    assert citation_drops(ant, bedrock, cited) == (CITATIONS,)
+    assert citation_drops(chat, ant, cited) == (CITATIONS,)
+    assert citation_drops(ant, bedrock, PLAIN) == ()
+    uncited = ChatRequest(
+        messages=(Message(role=Role.USER, content=(DocumentBlock(source=SourceKind.TEXT, data="x"),)),)
+    )
+    assert citation_drops(ant, bedrock, uncited) == ()

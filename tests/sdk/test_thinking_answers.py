@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import anthropic
 import httpx
 import openai
 import pytest
@@ -133,3 +134,28 @@ def test_a_replayed_reasoning_item_is_answered_and_named(anthropic_behind: Runni
     assert isinstance(sent, dict)
     assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "user"]
     assert MOCK_THINKING not in json.dumps(sent)
+
+
+@pytest.fixture(scope="module")
+def bedrock_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """A gateway whose only provider is a Bedrock Converse mock (it answers thinking with reasoningContent)."""
+    with gateway_in_thread(tmp_path_factory.mktemp("thinking-bedrock"), Shape.BEDROCK) as running:
+        yield running
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_bedrock_reasoning_reaches_an_anthropic_client_signed(bedrock_behind: Running, stream: bool) -> None:
+    """Converse ``reasoningContent`` (plain, and streamed as reasoningContent deltas) is an Anthropic
+    thinking block with its signature byte-exact, before the text; nothing is named dropped."""
+    ask: dict[str, Any] = {"model": "chat", "max_tokens": 4096, "thinking": {"type": "enabled", "budget_tokens": 1024},
+                           "messages": [{"role": "user", "content": "hi"}]}  # fmt: skip
+    with anthropic.Anthropic(base_url=bedrock_behind.url, api_key=GATEWAY_KEY, max_retries=0, timeout=15) as client:
+        if stream:
+            with client.messages.stream(**ask) as events:
+                message = events.get_final_message()
+        else:
+            message = client.messages.create(**ask)
+    assert [block.type for block in message.content] == ["thinking", "text"]
+    thinking = message.content[0]
+    assert thinking.type == "thinking"
+    assert (thinking.thinking, thinking.signature) == (MOCK_THINKING, MOCK_SIGNATURE)

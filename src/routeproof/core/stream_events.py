@@ -25,6 +25,9 @@ class TextDelta:
 
     text: str
     logprobs_json: str | None = None
+    # An Anthropic ``citations_delta``: one citation (compact JSON) of the text block being streamed; the
+    # ``text`` of such a delta is empty. Carried to an Anthropic caller; other shapes have no place for it.
+    citation_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -140,7 +140,10 @@ class AnthropicStream:
             if not (self._open and self._text_block):
                 out += self._open_block({"type": "text", "text": ""})
                 self._text_block, self._thinking_block = True, False
-            out += self._delta({"type": "text_delta", "text": event.text})
+            if event.citation_json is not None:  # a citation of this text block, as the provider sent it
+                out += self._delta({"type": "citations_delta", "citation": json.loads(event.citation_json)})
+            else:
+                out += self._delta({"type": "text_delta", "text": event.text})
         elif isinstance(event, ThinkingDelta):
             out += self._thinking(event)
         elif isinstance(event, ToolUseStart):

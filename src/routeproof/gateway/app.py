@@ -37,7 +37,7 @@ from opentelemetry.trace import NonRecordingSpan
 
 from routeproof.clock import s_of_ms
 from routeproof.core.constants import FAILOVER_BUDGET_MS, STREAM_INTERRUPTED
-from routeproof.core.formats.answer_drops import answer_drops, stream_answer_drops
+from routeproof.core.formats.answer_drops import answer_drops, citation_drops, stream_answer_drops
 from routeproof.core.formats.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
 from routeproof.core.formats.responses_api import responses_estimate, responses_to_chat
 from routeproof.core.formats.translate import parse_anthropic_request, parse_openai_request
@@ -387,6 +387,8 @@ class GatewayApp:
         else:
             body = message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
             lost = answer_drops(_SHAPE[api], resp.choices[0])
+        kind = None if resp.provider is None else resp.provider.kind
+        lost += citation_drops(_SHAPE[api], None if kind is None else protocol_of(kind), job.req)
         dropped = resp.dropped_parameters + tuple(name for name in lost if name not in resp.dropped_parameters)
         await _send_json(send, 200, body, (_attempts_header(resp.attempts), *_dropped_header(dropped)))
 
@@ -419,7 +421,8 @@ class GatewayApp:
             # known once the stream is committed: the request's drops, and what of the answer this shape
             # cannot carry (named up front: the header goes before the first event)
             kind = None if stream.provider is None else stream.provider.kind
-            lost = stream_answer_drops(_SHAPE[api], None if kind is None else protocol_of(kind), job.req)
+            provider = None if kind is None else protocol_of(kind)
+            lost = stream_answer_drops(_SHAPE[api], provider, job.req) + citation_drops(_SHAPE[api], provider, job.req)
             if isinstance(encoder, ResponsesStream):  # answered through the Chat rewriting: what it left out
                 lost = job.rewrite_dropped + lost
             dropped = stream.dropped_parameters + tuple(n for n in lost if n not in stream.dropped_parameters)

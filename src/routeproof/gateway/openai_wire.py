@@ -105,7 +105,8 @@ class OpenAIStream:
             self._started = True
             out += self._chunk({"role": "assistant", "content": ""})
         if isinstance(event, TextDelta):
-            out += self._chunk({"content": event.text}, logprobs=event.logprobs_json)
+            if event.citation_json is None:  # a citation has no place here (named dropped up front)
+                out += self._chunk({"content": event.text}, logprobs=event.logprobs_json)
         elif isinstance(event, ThinkingDelta):
             if event.thinking:  # a signature or redacted data has no place here (named dropped up front)
                 out += self._chunk({"reasoning_content": event.thinking})

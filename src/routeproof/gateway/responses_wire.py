@@ -34,6 +34,7 @@ import json
 from typing import Any
 
 from routeproof.core.formats.answer_drops import thinking_text
+from routeproof.core.formats.logprobs import chat_answer_logprobs, responses_delta_logprobs, responses_part_logprobs
 from routeproof.core.formats.responses_upstream import wire_frames
 from routeproof.core.types import (
     BlockStop,
@@ -71,8 +72,8 @@ def responses_usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _message_item(item_id: str, text: str, status: str) -> dict[str, Any]:
-    part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+def _message_item(item_id: str, text: str, status: str, logprobs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    part = {"type": "output_text", "text": text, "annotations": [], "logprobs": logprobs or []}
     return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": [part]}
 
 
@@ -126,8 +127,9 @@ def response_object(
     reasoning = thinking_text(choice)
     if reasoning:  # the model's thinking first, as OpenAI orders a reasoning item
         output.append(_reasoning_item(f"rs_{response_id[5:]}", reasoning, status))
-    if choice.content:
-        output.append(_message_item(f"msg_{response_id[5:]}", choice.content, status))
+    if choice.content:  # token logprobs of a Chat answer (the rewriting asked for them) on its text part
+        logprobs = responses_part_logprobs(chat_answer_logprobs(resp.wire_body_json))
+        output.append(_message_item(f"msg_{response_id[5:]}", choice.content, status, logprobs))
     output += [
         _call_item(f"fc_{call.id}", call.id, call.name, call.arguments_json, "completed") for call in choice.tool_calls
     ]
@@ -157,6 +159,7 @@ class ResponsesStream:
         self._output: list[dict[str, Any]] = []  # closed items, and the open one last
         self._open: dict[str, Any] | None = None
         self._calls: dict[str, int] = {}  # tool call id -> output index
+        self._text_logprobs: list[dict[str, Any]] = []  # the open message's token logprobs, delta-shaped
 
     def _event(self, kind: str, **fields: Any) -> bytes:
         payload = {"type": kind, "sequence_number": self._seq, **fields}
@@ -181,7 +184,9 @@ class ResponsesStream:
             part = item["content"][0]
             where = {"item_id": item["id"], "output_index": index, "content_index": 0}
             if item["type"] == "message":
-                out += self._event("response.output_text.done", **where, text=part["text"], logprobs=[])
+                out += self._event(
+                    "response.output_text.done", **where, text=part["text"], logprobs=self._text_logprobs
+                )
             else:
                 out += self._event("response.reasoning_text.done", **where, text=part["text"])
             out += self._event("response.content_part.done", **where, part=part)
@@ -221,13 +226,19 @@ class ResponsesStream:
     def encode(self, event: StreamEvent) -> bytes:
         """The bytes for one event (possibly none)."""
         out = b"" if self._started else self._start()
-        if isinstance(event, TextDelta):
+        if isinstance(event, TextDelta) and event.citation_json is not None:
+            pass  # an Anthropic citation has no Responses form (named dropped up front)
+        elif isinstance(event, TextDelta):
             if self._open is None or self._open["type"] != "message":
                 out += self._open_item(_message_item(f"msg_{self._id[5:]}_{len(self._output)}", "", "in_progress"))
+                self._text_logprobs = []
             assert self._open is not None
             self._open["content"][0]["text"] += event.text
+            self._open["content"][0]["logprobs"] += responses_part_logprobs(event.logprobs_json)
+            pieces = responses_delta_logprobs(event.logprobs_json)  # a Chat chunk's token logprobs
+            self._text_logprobs += pieces
             where = {"item_id": self._open["id"], "output_index": len(self._output) - 1, "content_index": 0}
-            out += self._event("response.output_text.delta", **where, delta=event.text, logprobs=[])
+            out += self._event("response.output_text.delta", **where, delta=event.text, logprobs=pieces)
         elif isinstance(event, ThinkingDelta):
             out += self._thinking(event)
         elif isinstance(event, ToolUseStart):

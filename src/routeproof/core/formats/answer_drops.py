@@ -23,18 +23,35 @@ is not. So the opaque parts are named as dropped (``x-routeproof-dropped``): exa
 answer, for a plain call (:func:`answer_drops`); for a stream, whose header goes before the first
 event, up front when the request asks for thinking from a provider that signs it
 (:func:`stream_answer_drops`).
+
+Citations (a request's documents with ``citations`` enabled, an Anthropic feature) are carried only
+from Anthropic to an Anthropic caller: its own answer whole, or its stream's ``citations_delta``
+events. From any other provider (Bedrock's ``citationsContent`` / ``citation`` deltas: its text is
+kept, the citations are not modelled) or to any other shape they are named ``citations``, up front
+from the request (:func:`citation_drops`).
 """
 
 from __future__ import annotations
 
 import icontract
 
-from routeproof.core.blocks import RedactedThinkingBlock, ThinkingBlock
+from routeproof.core.blocks import DocumentBlock, RedactedThinkingBlock, ThinkingBlock
 from routeproof.core.capabilities import Capability, needed_capabilities
 from routeproof.core.messages import WireFormat
 from routeproof.core.types import ChatRequest, Choice
 
-__all__ = ["OPAQUE_THINKING", "SIGNING_PROTOCOLS", "answer_drops", "stream_answer_drops", "thinking_text"]
+__all__ = [
+    "CITATIONS",
+    "OPAQUE_THINKING",
+    "SIGNING_PROTOCOLS",
+    "answer_drops",
+    "citation_drops",
+    "stream_answer_drops",
+    "thinking_text",
+]
+
+CITATIONS = "citations"
+"""The name under which an answer's citations are reported dropped when they cannot reach the caller."""
 
 OPAQUE_THINKING = "thinking.signature"
 """The name under which the opaque parts of thinking blocks (signatures, redacted thinking) are
@@ -90,3 +107,24 @@ def stream_answer_drops(client: WireFormat, provider: WireFormat | None, req: Ch
     ``client`` shape has no place for, named before the first event: thinking signatures, when
     ``req`` asks for thinking from a provider that signs it."""
     return _stream_answer_drops(client, provider, req)
+
+
+def _asks_citations(req: ChatRequest) -> bool:
+    return any(isinstance(b, DocumentBlock) and b.citations is True for m in req.messages for b in m.content)
+
+
+def _citation_drops(client: WireFormat, provider: WireFormat | None, req: ChatRequest) -> tuple[str, ...]:
+    carried = client is WireFormat.ANTHROPIC_MESSAGES and provider is WireFormat.ANTHROPIC_MESSAGES
+    return () if carried or not _asks_citations(req) else (CITATIONS,)
+
+
+@icontract.ensure(lambda result: set(result) <= {CITATIONS})
+@icontract.ensure(
+    lambda client, provider, result: (
+        result == () or not (client is WireFormat.ANTHROPIC_MESSAGES and provider is WireFormat.ANTHROPIC_MESSAGES)
+    )
+)
+def citation_drops(client: WireFormat, provider: WireFormat | None, req: ChatRequest) -> tuple[str, ...]:
+    """``citations`` when ``req`` asks for document citations and the answer cannot bring them to the
+    ``client`` shape (only Anthropic to an Anthropic caller carries them), else ()."""
+    return _citation_drops(client, provider, req)

@@ -346,6 +346,12 @@ def _normalize_bedrock(body: object, response_id: str, model: str) -> ProviderRe
         block = read.obj(raw, where)
         if "text" in block:
             texts.append(read.text(block["text"], f"{where}.text"))
+        elif "citationsContent" in block:  # cited text: kept; its citations are named dropped (answer_drops)
+            cited = read.obj(block["citationsContent"], f"{where}.citationsContent")
+            for j, part in enumerate(read.arr(cited.get("content"), f"{where}.citationsContent.content")):
+                piece = read.obj(part, f"{where}.citationsContent.content[{j}]")
+                if "text" in piece:
+                    texts.append(read.text(piece["text"], f"{where}.citationsContent.content[{j}].text"))
         elif "reasoningContent" in block:
             reasoning = _bedrock_reasoning(read, block["reasoningContent"], f"{where}.reasoningContent")
             if reasoning is not None:

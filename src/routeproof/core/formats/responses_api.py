@@ -91,7 +91,11 @@ RESPONSES_FIELDS: Mapping[str, tuple[Handling, str]] = MappingProxyType(
         "background": (Handling.STATEFUL, "needs a background job polled later"),
         "background_options": (Handling.STATEFUL, "options of a background job"),
         "prompt": (Handling.STATEFUL, "a prompt template stored at OpenAI"),
-        "include": (Handling.STATEFUL, "extra output OpenAI's service adds (encrypted reasoning, tool results)"),
+        "include": (
+            Handling.STATEFUL,
+            "extra output OpenAI's service adds (encrypted reasoning, tool results);"
+            " message.output_text.logprobs alone is translated: logprobs: true",
+        ),
         "truncation": (Handling.STATEFUL, "truncation: auto is done by OpenAI's service on its stored context"),
         "context_management": (Handling.STATEFUL, "server-side context compaction"),
         "max_tool_calls": (Handling.STATEFUL, "a limit on hosted tool calls"),
@@ -110,6 +114,8 @@ _IDLE_VALUES: Mapping[str, tuple[object, ...]] = MappingProxyType(
     {"store": (False,), "background": (False,), "include": ([],), "truncation": ("disabled",)}
 )
 """A STATEFUL field with one of these values (or null) asks for nothing and is accepted."""
+_TRANSLATED_INCLUDES = frozenset({"message.output_text.logprobs"})
+"""``include`` values with a Chat Completions form (the token logprobs of the answer's text)."""
 _NEEDS = "needs state kept by OpenAI's Responses service, which no provider behind this route keeps"
 
 
@@ -348,6 +354,8 @@ def _responses_to_chat(body: object) -> ResponsesRequest:
         if row is None:
             raise _refuse(field, "is not a field of the Responses API this gateway knows")
         value = request[field]
+        if field == "include" and isinstance(value, list) and value and set(value) <= _TRANSLATED_INCLUDES:
+            continue  # translated below
         if row[0] is Handling.STATEFUL and value is not None and value not in _IDLE_VALUES.get(field, ()):
             raise _refuse(field, f"{_NEEDS} ({row[1]}); set it to null or leave it out")
     if "input" not in request:
@@ -378,6 +386,8 @@ def _responses_to_chat(body: object) -> ResponsesRequest:
     if request.get("top_logprobs") is not None:
         chat["logprobs"] = True
         chat["top_logprobs"] = request["top_logprobs"]
+    if request.get("include"):  # only translatable values reach here
+        chat["logprobs"] = True
     try:
         return ResponsesRequest(
             chat_json=compact_json(chat), echo_json=compact_json(responses_echo(request)), dropped=tuple(dropped)

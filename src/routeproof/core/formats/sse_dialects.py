@@ -145,8 +145,8 @@ def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[Stre
         delta = _get(payload, "delta", dict, kind)
         if block_kind is BlockKind.TEXT and delta.get("type") == "text_delta":
             return [TextDelta(text=_get(delta, "text", str, "delta"))]
-        if block_kind is BlockKind.TEXT and delta.get("type") == "citations_delta":
-            return []  # a citation of the text already streamed: the non-streamed body keeps it apart too
+        if block_kind is BlockKind.TEXT and delta.get("type") == "citations_delta":  # carried, as sent
+            return [TextDelta(text="", citation_json=compact_json(_get(delta, "citation", dict, "delta")))]
         if block_kind is BlockKind.TOOL and delta.get("type") == "input_json_delta":
             piece = _get(delta, "partial_json", str, "delta")
             parts.append(piece)
