@@ -596,7 +596,7 @@ BREAKS: tuple[Break, ...] = (
     Break(row="WIRE-ANSWER-THINKING", file="src/routeproof/core/formats/responses_api.py",
           old='        elif kind == "reasoning" and _own_reasoning(item):',
           new='        elif False:  # planted',
-          targets=("tests/sdk/test_thinking_answers.py",),
+          targets=("tests/sdk/test_thinking_answers.py", "tests/responses/test_responses_agents.py"),
           why="a client replaying the gateway's own reasoning item (the Agents SDK does) is refused"),
     Break(row="WIRE-BEDROCK-STREAM-THINKING", file="src/routeproof/providers/bedrock_stream.py",
           old='        return [_thinking(_obj(delta["reasoningContent"], "delta.reasoningContent"))]',
