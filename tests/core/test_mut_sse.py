@@ -291,10 +291,10 @@ def test_openai_error_payload_is_a_provider_error() -> None:
 
 
 def test_openai_refusal_text_streams_and_finishes_as_content_filter() -> None:
-    """A refusal delta streams as text and turns the finish reason into CONTENT_FILTER."""
+    """A refusal delta streams as text marked refusal and turns the finish reason into CONTENT_FILTER."""
     events = _run(OA, _choice({"refusal": "no"}), _choice({}, "stop"), _DONE)
     assert events == [
-        TextDelta(text="no"),
+        TextDelta(text="no", refusal=True),
         BlockStop(),
         MessageStop(stop_reason=FinishReason.CONTENT_FILTER, usage=Usage()),
     ]
@@ -651,7 +651,7 @@ def test_openai_content_and_refusal_in_one_delta_are_both_streamed() -> None:
     events = _run(OA, _choice({"content": "a", "refusal": "b"}, "stop"), _DONE)
     assert events == [
         TextDelta(text="a"),
-        TextDelta(text="b"),
+        TextDelta(text="b", refusal=True),
         BlockStop(),
         MessageStop(stop_reason=FinishReason.CONTENT_FILTER, usage=Usage()),
     ]

@@ -28,6 +28,9 @@ class TextDelta:
     # An Anthropic ``citations_delta``: one citation (compact JSON) of the text block being streamed; the
     # ``text`` of such a delta is empty. Carried to an Anthropic caller; other shapes have no place for it.
     citation_json: str | None = None
+    # OpenAI's ``delta.refusal``: the piece is refusal text (an OpenAI caller gets it back as ``refusal``;
+    # other shapes read it as the answer's text, the stream ending as a refusal / content filter).
+    refusal: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

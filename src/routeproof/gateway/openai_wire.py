@@ -87,6 +87,7 @@ class OpenAIStream:
         self._include_usage = include_usage
         self._tools: dict[str, int] = {}
         self._started = False
+        self._refused = False  # refusal deltas were sent: OpenAI ends such a stream with finish_reason "stop"
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None, logprobs: str | None = None) -> bytes:
         chunk: dict[str, Any] = {
@@ -105,7 +106,10 @@ class OpenAIStream:
             self._started = True
             out += self._chunk({"role": "assistant", "content": ""})
         if isinstance(event, TextDelta):
-            if event.citation_json is None:  # a citation has no place here (named dropped up front)
+            if event.refusal:  # OpenAI's own refusal, in its own field
+                self._refused = True
+                out += self._chunk({"refusal": event.text}, logprobs=event.logprobs_json)
+            elif event.citation_json is None:  # a citation has no place here (named dropped up front)
                 out += self._chunk({"content": event.text}, logprobs=event.logprobs_json)
         elif isinstance(event, ThinkingDelta):
             if event.thinking:  # a signature or redacted data has no place here (named dropped up front)
@@ -123,7 +127,8 @@ class OpenAIStream:
             index = self._tools.setdefault(event.id, len(self._tools))
             out += self._chunk({"tool_calls": [{"index": index, "function": {"arguments": event.partial_json}}]})
         elif isinstance(event, MessageStop):
-            out += self._chunk({}, _FINISH[event.stop_reason])
+            refused = self._refused and event.stop_reason is FinishReason.CONTENT_FILTER
+            out += self._chunk({}, "stop" if refused else _FINISH[event.stop_reason])
             if self._include_usage:
                 out += _sse({**self._base, "choices": [], "usage": usage_json(event.usage)})
             out += b"data: [DONE]\n\n"

@@ -214,7 +214,8 @@ def _openai_choice(state: OpenAIState, choice: dict[str, Any]) -> list[StreamEve
         if text:
             state.refusal = state.refusal or key == "refusal"
             events += _switch_block(state, (BlockKind.TEXT, 0))
-            events.append(TextDelta(text=text, logprobs_json=None if logprobs is None else _logprobs_text(logprobs)))
+            lp = None if logprobs is None else _logprobs_text(logprobs)
+            events.append(TextDelta(text=text, logprobs_json=lp, refusal=key == "refusal"))
             logprobs = None  # one chunk's logprobs go with its first piece of text
     calls = delta.get("tool_calls") or []
     if not isinstance(calls, list):
