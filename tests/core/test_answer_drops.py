@@ -5,6 +5,7 @@ from __future__ import annotations
 from routeproof.content import Reasoning, ReasoningEffort
 from routeproof.core.blocks import DocumentBlock, RedactedThinkingBlock, SourceKind, ThinkingBlock
 from routeproof.core.formats.answer_drops import (
+    ANNOTATIONS,
     CITATIONS,
     OPAQUE_THINKING,
     answer_drops,
@@ -61,3 +62,14 @@ def test_citations_are_named_unless_anthropic_answers_an_anthropic_caller() -> N
         messages=(Message(role=Role.USER, content=(DocumentBlock(source=SourceKind.TEXT, data="x"),)),)
     )
     assert citation_drops(ant, bedrock, uncited) == ()
+
+
+def test_annotations_go_to_a_responses_caller_and_are_named_for_an_anthropic_one() -> None:
+    """OpenAI's url_citation annotations: no drop for Responses (translated), named for Anthropic;
+    an annotation of another type has no Responses form: named."""
+    url = '[{"type":"url_citation","url_citation":{"url":"https://x.test","title":"x","start_index":0,"end_index":1}}]'
+    cited = Choice(content="x", annotations_json=url)
+    assert answer_drops(WireFormat.OPENAI_RESPONSES, cited) == ()
+    assert answer_drops(WireFormat.ANTHROPIC_MESSAGES, cited) == (ANNOTATIONS,)
+    odd = Choice(content="x", annotations_json='[{"type":"file_path","file_path":{"file_id":"f"}}]')
+    assert answer_drops(WireFormat.OPENAI_RESPONSES, odd) == (ANNOTATIONS,)

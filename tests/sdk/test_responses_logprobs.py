@@ -1,4 +1,5 @@
-"""Token logprobs reach a Responses API client answered through the Chat rewriting (``core/formats/logprobs.py``).
+"""Token logprobs reach a Responses API client answered through the Chat rewriting
+(``core/formats/responses_answer.py``).
 
 The official ``openai`` SDK's ``responses`` client against ``routeproof serve`` with an OpenAI Chat
 Completions mock behind it (no Responses API): ``top_logprobs`` and

@@ -59,6 +59,8 @@ def completion(resp: ProviderResponse, *, created: int) -> dict[str, Any]:
     reasoning = thinking_text(choice)
     if reasoning:  # the model's thinking, as OpenAI-compatible servers carry it
         message["reasoning_content"] = reasoning
+    if choice.annotations_json is not None:  # an OpenAI-protocol answer's URL citations, as it gave them
+        message["annotations"] = json.loads(choice.annotations_json)
     if tool_calls:
         message["tool_calls"] = tool_calls
     return {

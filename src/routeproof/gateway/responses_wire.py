@@ -34,7 +34,12 @@ import json
 from typing import Any
 
 from routeproof.core.formats.answer_drops import thinking_text
-from routeproof.core.formats.logprobs import chat_answer_logprobs, responses_delta_logprobs, responses_part_logprobs
+from routeproof.core.formats.responses_answer import (
+    chat_answer_logprobs,
+    responses_annotations,
+    responses_delta_logprobs,
+    responses_part_logprobs,
+)
 from routeproof.core.formats.responses_upstream import wire_frames
 from routeproof.core.types import (
     BlockStop,
@@ -72,8 +77,14 @@ def responses_usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _message_item(item_id: str, text: str, status: str, logprobs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    part = {"type": "output_text", "text": text, "annotations": [], "logprobs": logprobs or []}
+def _message_item(
+    item_id: str,
+    text: str,
+    status: str,
+    logprobs: list[dict[str, Any]] | None = None,
+    annotations: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    part = {"type": "output_text", "text": text, "annotations": annotations or [], "logprobs": logprobs or []}
     return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": [part]}
 
 
@@ -129,7 +140,8 @@ def response_object(
         output.append(_reasoning_item(f"rs_{response_id[5:]}", reasoning, status))
     if choice.content:  # token logprobs of a Chat answer (the rewriting asked for them) on its text part
         logprobs = responses_part_logprobs(chat_answer_logprobs(resp.wire_body_json))
-        output.append(_message_item(f"msg_{response_id[5:]}", choice.content, status, logprobs))
+        annotations, _ = responses_annotations(choice.annotations_json)  # a search model's URL citations
+        output.append(_message_item(f"msg_{response_id[5:]}", choice.content, status, logprobs, annotations))
     output += [
         _call_item(f"fc_{call.id}", call.id, call.name, call.arguments_json, "completed") for call in choice.tool_calls
     ]

@@ -29,6 +29,11 @@ from Anthropic to an Anthropic caller: its own answer whole, or its stream's ``c
 events. From any other provider (Bedrock's ``citationsContent`` / ``citation`` deltas: its text is
 kept, the citations are not modelled) or to any other shape they are named ``citations``, up front
 from the request (:func:`citation_drops`).
+
+OpenAI's ``message.annotations`` (a search model's URL citations) go to a Responses caller as
+``output_text`` annotations (``core/formats/responses_answer.py``); the Anthropic shape has no
+equivalent (its web-search citation needs an ``encrypted_index`` only Anthropic issues): named
+``annotations`` (:func:`answer_drops`).
 """
 
 from __future__ import annotations
@@ -37,10 +42,12 @@ import icontract
 
 from routeproof.core.blocks import DocumentBlock, RedactedThinkingBlock, ThinkingBlock
 from routeproof.core.capabilities import Capability, needed_capabilities
+from routeproof.core.formats.responses_answer import responses_annotations
 from routeproof.core.messages import WireFormat
 from routeproof.core.types import ChatRequest, Choice
 
 __all__ = [
+    "ANNOTATIONS",
     "CITATIONS",
     "OPAQUE_THINKING",
     "SIGNING_PROTOCOLS",
@@ -50,6 +57,8 @@ __all__ = [
     "thinking_text",
 ]
 
+ANNOTATIONS = "annotations"
+"""The name under which OpenAI's annotations are reported dropped for a caller whose shape has none."""
 CITATIONS = "citations"
 """The name under which an answer's citations are reported dropped when they cannot reach the caller."""
 
@@ -78,16 +87,19 @@ def thinking_text(choice: Choice) -> str:
 
 def _answer_drops(client: WireFormat, choice: Choice) -> tuple[str, ...]:
     if client in _KEEPS_SIGNATURES:
-        return ()
+        return (ANNOTATIONS,) if choice.annotations_json is not None else ()
     opaque = any(
         isinstance(b, RedactedThinkingBlock) or (isinstance(b, ThinkingBlock) and b.signature) for b in choice.thinking
     )
-    return (OPAQUE_THINKING,) if opaque else ()
+    # a Responses caller gets the URL citations; an annotation of another type has no form there
+    unformed = client is WireFormat.OPENAI_RESPONSES and responses_annotations(choice.annotations_json)[1] > 0
+    return ((OPAQUE_THINKING,) if opaque else ()) + ((ANNOTATIONS,) if unformed else ())
 
 
-@icontract.ensure(lambda client, result: client not in _KEEPS_SIGNATURES or result == ())
-@icontract.ensure(lambda result: set(result) <= {OPAQUE_THINKING})
-@icontract.ensure(lambda choice, result: bool(choice.thinking) or result == ())
+@icontract.ensure(lambda client, result: client not in _KEEPS_SIGNATURES or OPAQUE_THINKING not in result)
+@icontract.ensure(lambda result: set(result) <= {OPAQUE_THINKING, ANNOTATIONS})
+@icontract.ensure(lambda choice, result: bool(choice.thinking) or OPAQUE_THINKING not in result)
+@icontract.ensure(lambda choice, result: choice.annotations_json is not None or ANNOTATIONS not in result)
 def answer_drops(client: WireFormat, choice: Choice) -> tuple[str, ...]:
     """What of ``choice`` the ``client`` shape has no place for (named in ``x-routeproof-dropped``)."""
     return _answer_drops(client, choice)

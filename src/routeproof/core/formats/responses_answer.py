@@ -1,4 +1,4 @@
-"""Chat Completions token log probabilities in the Responses API's shape.
+"""A Chat Completions answer's token log probabilities and URL citations in the Responses API's shape.
 
 A Responses request asking for logprobs (``top_logprobs``, ``include: ["message.output_text.logprobs"]``)
 answered through its Chat rewriting gets the provider's ``choices[].logprobs.content`` back on its
@@ -16,6 +16,11 @@ the same                                        ``response.output_text.delta``'s
 ==============================================  ============================================
 
 A logprobs object that is not the documented shape gives no entries rather than a wrong one.
+
+A Chat answer's ``message.annotations`` (OpenAI's search models: ``{type: url_citation,
+url_citation: {url, title, start_index, end_index}}``) become the ``output_text`` part's
+``annotations`` (``{type: url_citation, url, title, start_index, end_index}``); an annotation of
+another type has no Responses form here and is left out (:func:`responses_annotations` says how many).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any
 
 import icontract
 
-__all__ = ["chat_answer_logprobs", "responses_delta_logprobs", "responses_part_logprobs"]
+__all__ = ["chat_answer_logprobs", "responses_annotations", "responses_delta_logprobs", "responses_part_logprobs"]
 
 
 def _number(value: object) -> bool:
@@ -110,3 +115,32 @@ def _chat_answer_logprobs(wire_body_json: str | None) -> str | None:
 def chat_answer_logprobs(wire_body_json: str | None) -> str | None:
     """The first choice's ``logprobs`` object (compact JSON) of a Chat Completions answer body, or None."""
     return _chat_answer_logprobs(wire_body_json)
+
+
+def _url_citation(raw: object) -> dict[str, Any] | None:
+    if not isinstance(raw, dict) or raw.get("type") != "url_citation" or not isinstance(raw.get("url_citation"), dict):
+        return None
+    cite = raw["url_citation"]
+    fields = {"url": cite.get("url"), "title": cite.get("title", ""), "start_index": cite.get("start_index"),
+              "end_index": cite.get("end_index")}  # fmt: skip
+    strings = isinstance(fields["url"], str) and isinstance(fields["title"], str)
+    indices = all(isinstance(fields[k], int) and not isinstance(fields[k], bool) for k in ("start_index", "end_index"))
+    return {"type": "url_citation", **fields} if strings and indices else None
+
+
+def _responses_annotations(annotations_json: str | None) -> tuple[list[dict[str, Any]], int]:
+    if annotations_json is None:
+        return [], 0
+    try:
+        raw = json.loads(annotations_json)
+    except ValueError:
+        return [], 0
+    items = raw if isinstance(raw, list) else []
+    out = [a for a in (_url_citation(item) for item in items) if a is not None]
+    return out, len(items) - len(out)
+
+
+@icontract.ensure(lambda result: result[1] >= 0 and all(a["type"] == "url_citation" for a in result[0]))
+def responses_annotations(annotations_json: str | None) -> tuple[list[dict[str, Any]], int]:
+    """A Chat message's ``annotations`` (compact JSON) as ``output_text`` annotations, and how many had no form."""
+    return _responses_annotations(annotations_json)
