@@ -117,7 +117,7 @@ def _skip_reason_of(skip_reason: str, exc: BaseException) -> str:
 
 
 @icontract.require(lambda skip_reason: skip_reason != "")
-@icontract.ensure(lambda skip_reason, result: result.split(": ", 1)[0] == skip_reason)
+@icontract.ensure(lambda skip_reason, result: result == skip_reason or result.startswith(skip_reason + ": "))
 @icontract.ensure(
     lambda exc, result: not isinstance(exc, TranslationError) or all(field in result for field in exc.fields)
 )
