@@ -10,6 +10,7 @@ from routeproof.core.types import (
     BlockStop,
     FinishReason,
     MessageStop,
+    OpaqueBlock,
     ProviderResponse,
     StreamError,
     StreamEvent,
@@ -146,6 +147,12 @@ class AnthropicStream:
                 out += self._delta({"type": "text_delta", "text": event.text})
         elif isinstance(event, ThinkingDelta):
             out += self._thinking(event)
+        elif isinstance(event, OpaqueBlock):  # a server tool's block (or a newer type), as the provider sent it
+            if event.start_json is not None:
+                out += self._open_block(json.loads(event.start_json))
+                self._text_block = self._thinking_block = False
+            if event.delta_json is not None:
+                out += self._delta(json.loads(event.delta_json))
         elif isinstance(event, ToolUseStart):
             out += self._open_block({"type": "tool_use", "id": event.id, "name": event.name, "input": {}})
             self._text_block = self._thinking_block = False
