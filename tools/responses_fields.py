@@ -29,7 +29,9 @@ CHAT_FIELD = {
 TARGETS = (("Anthropic", WireFormat.ANTHROPIC_MESSAGES), ("Bedrock", WireFormat.BEDROCK_CONVERSE))
 TRANSLATED_EVENTS = (
     "response.created, response.in_progress, response.output_item.added/.done, response.content_part.added/.done, "
-    "response.output_text.delta/.done, response.function_call_arguments.delta/.done, response.completed, "
+    "response.output_text.delta/.done (token logprobs when asked: Chat-compatible only), "
+    "response.reasoning_text.delta/.done (the thinking of an Anthropic or Bedrock answer, in a reasoning item; "
+    "its signature named thinking.signature), response.function_call_arguments.delta/.done, response.completed, "
     "response.incomplete, response.failed (each with sequence_number; ids are the gateway's resp_rp...)"
 )
 
@@ -65,7 +67,7 @@ def rows() -> list[str]:
         "| --- | --- | --- |",
         f"| streamed | every event OpenAI sends, relayed byte for byte (its ids, sequence numbers, reasoning, "
         f"annotations, hosted-tool events); a cut after content: one response.failed continuing them "
-        f"| {_cell(TRANSLATED_EVENTS)}; not emitted: reasoning, refusal, annotation, logprob events |",
+        f"| {_cell(TRANSLATED_EVENTS)}; not emitted: refusal parts (the refusal is the text), annotation events |",
         "| field newer than this code | verbatim | refused (400 naming it, or a skip) |",
     ]
     return out

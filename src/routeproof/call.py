@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from routeproof.clock import loop_ms
 from routeproof.core import kernel
-from routeproof.core.boundary import MAX_DETAIL_CHARS, classify_exception
+from routeproof.core.boundary import MAX_DETAIL_CHARS, classify_exception, skip_reason_of
 from routeproof.core.classify import is_billable
 from routeproof.core.hedge import cancelled_booking_pico_usd
 from routeproof.core.kernel import AttemptFailed, AttemptRefused, CallProvider, Fail, Succeed
@@ -167,16 +167,17 @@ class Call:
         if isinstance(exc, ConfigError) and self.config_error is None:
             self.config_error = exc  # the call's error if no other provider can take it (_no_eligible)
         if outcome is not None and outcome.skip_reason is not None:
+            reason = skip_reason_of(outcome.skip_reason, exc)  # names the refused fields, when known
             logger.warning(
                 "router_attempt_skipped provider=%s model=%s reason=%s detail=%s",
                 entry.provider.as_metric_label(),
                 entry.model,
-                outcome.skip_reason,
+                reason,
                 str(exc)[:MAX_DETAIL_CHARS],
             )
             await self.ports.ledger.settle(reservation, booked_pico_usd=0, succeeded=False)
             await self.release_ticket()  # nothing was sent
-            return self.skip(action, outcome.skip_reason)
+            return self.skip(action, reason)
         if failure is None:  # pragma: no cover - classify_exception covers every Exception
             raise exc
         return await self.failed(action, reservation, failure)

@@ -25,7 +25,7 @@ from routeproof.core.options import (
     ResponseFormatKind,
     ThinkingMode,
 )
-from routeproof.core.stream_events import ThinkingDelta
+from routeproof.core.stream_events import OpaqueBlock, ThinkingDelta
 
 __all__ = [
     "EFFORT_BUDGET_TOKENS",
@@ -34,6 +34,7 @@ __all__ = [
     "DocumentBlock",
     "FieldRow",
     "ImageBlock",
+    "OpaqueBlock",
     "Reasoning",
     "ReasoningEffort",
     "RedactedThinkingBlock",

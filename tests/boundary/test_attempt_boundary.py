@@ -124,7 +124,8 @@ async def _call(first: object, *, stream: bool = False, pricing: str | None = No
     ("exc", "reason"),
     [
         (TranslationError("tool_result 'x' has no equivalent"), "untranslatable"),
-        (UnsupportedParameters("o3", ("temperature",)), "unsupported_parameter"),
+        (TranslationError("'audio' has no equivalent", fields=("audio",)), "untranslatable: audio"),
+        (UnsupportedParameters("o3", ("temperature",)), "unsupported_parameter: temperature"),
         (ConfigError("no price for openai/gpt-4o"), "misconfigured"),
     ],
 )

@@ -7,6 +7,7 @@ from routeproof.core.boundary import (
     BoundaryOutcome,
     UnsupportedParameters,
     classify_exception,
+    skip_reason_of,
 )
 from routeproof.core.types import AttemptFailure, AttemptFailureKind
 from routeproof.errors import TranslationError
@@ -27,6 +28,17 @@ def test_unsupported_parameters_is_skipped_not_failed() -> None:
         BoundaryOutcome(skip_reason="unsupported_parameter"),
         None,
     )
+
+
+def test_a_skip_names_the_fields_the_exception_could_not_carry() -> None:
+    """A skip reason names the refused fields when the exception knows them, else is the table's reason."""
+    refused = TranslationError("cannot carry 'audio', 'modalities'", fields=("audio", "modalities"))
+    assert skip_reason_of("untranslatable", refused) == "untranslatable: audio, modalities"
+    assert skip_reason_of("untranslatable", TranslationError("no equivalent")) == "untranslatable"
+    assert skip_reason_of("unsupported_parameter", UnsupportedParameters("m", ("seed",))) == (
+        "unsupported_parameter: seed"
+    )
+    assert skip_reason_of("misconfigured", ValueError("x")) == "misconfigured"
 
 
 def test_a_failure_message_is_the_type_name_and_the_text() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from routeproof.core.formats.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol, _well_formed, fold_events
 from routeproof.core.formats.wire import deterministic_tool_id
-from routeproof.core.stream_events import ThinkingDelta
+from routeproof.core.stream_events import OpaqueBlock, ThinkingDelta
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -109,11 +109,16 @@ def test_a_tool_block_with_no_input_and_no_deltas_has_empty_object_arguments() -
     assert folded.choices[0].tool_calls[0].arguments_json == "{}"
 
 
-def test_ignored_blocks_emit_nothing_for_start_delta_or_stop() -> None:
-    """A server-tool block's start, deltas and stop emit no events at all."""
+def test_server_tool_blocks_are_carried_as_opaque_pieces() -> None:
+    """A server-tool block's start and deltas are OpaqueBlock pieces as sent, its stop a BlockStop."""
     tool = _block(0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}})
     events = _run(A, _start(), tool + _delta(0, {"type": "input_json_delta", "partial_json": "{}"}), _stop(0), _END)
-    assert events == [MessageStop(stop_reason=FinishReason.STOP, usage=Usage(prompt_tokens=3, completion_tokens=1))]
+    assert events == [
+        OpaqueBlock(start_json='{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}'),
+        OpaqueBlock(delta_json='{"type":"input_json_delta","partial_json":"{}"}'),
+        BlockStop(),
+        MessageStop(stop_reason=FinishReason.STOP, usage=Usage(prompt_tokens=3, completion_tokens=1)),
+    ]
 
 
 def test_thinking_blocks_are_relayed_with_their_signature_byte_exact() -> None:
@@ -291,10 +296,10 @@ def test_openai_error_payload_is_a_provider_error() -> None:
 
 
 def test_openai_refusal_text_streams_and_finishes_as_content_filter() -> None:
-    """A refusal delta streams as text and turns the finish reason into CONTENT_FILTER."""
+    """A refusal delta streams as text marked refusal and turns the finish reason into CONTENT_FILTER."""
     events = _run(OA, _choice({"refusal": "no"}), _choice({}, "stop"), _DONE)
     assert events == [
-        TextDelta(text="no"),
+        TextDelta(text="no", refusal=True),
         BlockStop(),
         MessageStop(stop_reason=FinishReason.CONTENT_FILTER, usage=Usage()),
     ]
@@ -651,7 +656,7 @@ def test_openai_content_and_refusal_in_one_delta_are_both_streamed() -> None:
     events = _run(OA, _choice({"content": "a", "refusal": "b"}, "stop"), _DONE)
     assert events == [
         TextDelta(text="a"),
-        TextDelta(text="b"),
+        TextDelta(text="b", refusal=True),
         BlockStop(),
         MessageStop(stop_reason=FinishReason.CONTENT_FILTER, usage=Usage()),
     ]

@@ -333,6 +333,7 @@ def test_null_usage_fields_in_message_delta_keep_the_counts_of_message_start() -
     events = _decode(WireProtocol.ANTHROPIC, [body])
     assert events == [
         TextDelta(text="hi"),
+        TextDelta(text="", citation_json='{"type":"char_location","cited_text":"hi"}'),  # carried, as sent
         BlockStop(),
         MessageStop(
             stop_reason=FinishReason.LENGTH,

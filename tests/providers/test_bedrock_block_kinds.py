@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from routeproof.core.types import StreamError, TextDelta, ToolUseStart
+from routeproof.core.types import BlockStop, StreamError, TextDelta, ThinkingDelta, ToolUseStart
 from routeproof.mock.eventstream import encode_event
 from routeproof.providers.bedrock_stream import ConverseStreamDecoder
 
@@ -42,3 +42,33 @@ def test_a_delta_of_the_wrong_kind_is_malformed(frames: list[bytes], first: list
     assert isinstance(events[-1], StreamError)
     assert "malformed" in events[-1].message
     assert named in events[-1].message
+
+
+def test_streamed_reasoning_is_relayed_with_its_signature_byte_exact() -> None:
+    """reasoningContent deltas are ThinkingDeltas (text, then the signature; a redacted block's data),
+    each block closed by a BlockStop, before the answer's text: an Anthropic client gets its thinking."""
+    frames = [
+        _delta(0, {"reasoningContent": {"text": "Let me "}}),
+        _delta(0, {"reasoningContent": {"text": "think."}}),
+        _delta(0, {"reasoningContent": {"signature": "EqQB+/sig=="}}),
+        encode_event("contentBlockStop", {"contentBlockIndex": 0}),
+        _delta(1, {"reasoningContent": {"redactedContent": "ZW5jcnlwdGVk"}}),
+        encode_event("contentBlockStop", {"contentBlockIndex": 1}),
+        _delta(2, {"text": "Hi"}),
+    ]
+    assert ConverseStreamDecoder().feed(b"".join(frames)) == [
+        ThinkingDelta(thinking="Let me "),
+        ThinkingDelta(thinking="think."),
+        ThinkingDelta(signature="EqQB+/sig=="),
+        BlockStop(),
+        ThinkingDelta(redacted_data="ZW5jcnlwdGVk"),
+        BlockStop(),
+        TextDelta(text="Hi"),
+    ]
+
+
+def test_a_reasoning_delta_of_no_known_kind_is_malformed() -> None:
+    """A reasoningContent with none of text, signature, redactedContent is a malformed stream, naming them."""
+    events = ConverseStreamDecoder().feed(_delta(0, {"reasoningContent": {"future": 1}}))
+    assert isinstance(events[-1], StreamError)
+    assert "text, signature, redactedContent" in events[-1].message

@@ -86,7 +86,8 @@ async def test_strict_parameters_skip_the_provider_with_a_skip_record() -> None:
         )
         assert server.journal == ()
     assert response.provider is ProviderKind.LOCAL
-    assert [(s.provider, s.reason) for s in response.skipped] == [(ProviderKind.OPENAI, "unsupported_parameter")]
+    skipped = [(s.provider, s.reason) for s in response.skipped]
+    assert skipped == [(ProviderKind.OPENAI, "unsupported_parameter: temperature")]
 
 
 async def test_a_user_table_named_by_the_environment_overrides_the_shipped_rows(

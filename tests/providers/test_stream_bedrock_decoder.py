@@ -152,11 +152,11 @@ def test_wrong_shapes_are_stream_errors(frame: bytes) -> None:
 
 
 def test_unknown_events_and_deltas_are_ignored() -> None:
-    """Event types and delta kinds added later (reasoning) are skipped, as the SSE decoder skips thinking."""
+    """Event types and delta kinds added later are skipped (reasoning is carried: test_bedrock_block_kinds)."""
     data = b"".join(
         [
             encode_event("somethingNew", {"x": 1}),
-            delta(0, {"reasoningContent": {"text": "hmm"}}),
+            delta(0, {"somethingNewer": {"text": "hmm"}}),
             delta(1, {"text": "answer"}),
             encode_event("messageStop", {"stopReason": "end_turn"}),
             encode_event("metadata", {"usage": {"inputTokens": 1, "outputTokens": 1}}),

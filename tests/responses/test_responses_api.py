@@ -108,6 +108,20 @@ def test_untranslatable_fields_are_refused_by_name(fields: dict[str, Any], named
         _chat(**fields)
 
 
+def test_the_gateways_own_reasoning_item_is_left_out_and_named() -> None:
+    """A reasoning item this gateway answered with (``rs_rp...``, no encrypted_content), replayed by the
+    client, is left out of the Chat rewriting and named; OpenAI's own reasoning item is still refused."""
+    own = {"type": "reasoning", "id": "rs_rp0123", "summary": [],
+           "content": [{"type": "reasoning_text", "text": "thought"}]}  # fmt: skip
+    body = {"model": "m", "input": [{"role": "user", "content": "hi"}, own, own, {"role": "user", "content": "go"}]}
+    rewritten = responses_to_chat(body)
+    assert rewritten.dropped == ("input[].reasoning",)
+    assert "thought" not in rewritten.chat_json
+    assert [m["role"] for m in json.loads(rewritten.chat_json)["messages"]] == ["user", "user"]
+    with pytest.raises(TranslationError, match=r"input\[1\]\.type"):
+        responses_to_chat({**body, "input": [body["input"][0], {**own, "encrypted_content": "gAAA"}]})
+
+
 def test_malformed_bodies_are_named() -> None:
     """A body that is not an object, has no input or a non-string instructions is refused naming it."""
     with pytest.raises(TranslationError, match="must be an object"):

@@ -113,4 +113,7 @@ def test_only_the_first_text_of_a_chunk_carries_its_logprobs() -> None:
     """A chunk with content and a refusal piece: the logprobs object goes with the first, once."""
     decoder = StreamDecoder(WireProtocol.OPENAI)
     chunk = b'data: {"choices":[{"index":0,"delta":{"content":"a","refusal":"b"},"logprobs":{"content":[]}}]}\n\n'
-    assert decoder.feed(chunk) == [TextDelta(text="a", logprobs_json='{"content":[]}'), TextDelta(text="b")]
+    assert decoder.feed(chunk) == [
+        TextDelta(text="a", logprobs_json='{"content":[]}'),
+        TextDelta(text="b", refusal=True),
+    ]

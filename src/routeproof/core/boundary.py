@@ -22,9 +22,13 @@ any other ``Exception``          a provider client's bug or an undocumented answ
 ===============================  ======================================================  ==========================
 
 A skip never sent anything billable: the call goes on down the chain and the entry is reported as a
-``SkipRecord``. A failure is one more ``AttemptRecord``, retried or failed over by the kernel's
-tables (``INVALID_RESPONSE`` fails over). A ``BaseException`` that is not an ``Exception``
-(``CancelledError``, ``KeyboardInterrupt``, ``SystemExit``) is not in the table and passes through.
+``SkipRecord``. A skip for an exception that names the fields it could not carry
+(``TranslationError.fields``: a refused field, a parameter the model rejects) names them in the
+record's reason (:func:`skip_reason_of`): ``untranslatable: audio``, ``unsupported_parameter:
+temperature``, as a capability skip says ``capability: images``. A failure is one more
+``AttemptRecord``, retried or failed over by the kernel's tables (``INVALID_RESPONSE`` fails over).
+A ``BaseException`` that is not an ``Exception`` (``CancelledError``, ``KeyboardInterrupt``,
+``SystemExit``) is not in the table and passes through.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ __all__ = [
     "BoundaryOutcome",
     "UnsupportedParameters",
     "classify_exception",
+    "skip_reason_of",
 ]
 
 MAX_DETAIL_CHARS = 300
@@ -52,7 +57,7 @@ class UnsupportedParameters(TranslationError):
     """Strict mode: the model does not accept ``parameters``, so this provider is skipped."""
 
     def __init__(self, model: str, parameters: tuple[str, ...]) -> None:
-        super().__init__(f"model {model!r} does not accept {', '.join(parameters)}")
+        super().__init__(f"model {model!r} does not accept {', '.join(parameters)}", fields=parameters)
         self.model = model
         self.parameters = parameters
 
@@ -104,3 +109,19 @@ def classify_exception(exc: BaseException) -> tuple[BoundaryOutcome | None, Atte
     ``(None, None)`` means "not ours": the exception (``CancelledError`` and friends) propagates.
     """
     return _classify(exc)
+
+
+def _skip_reason_of(skip_reason: str, exc: BaseException) -> str:
+    fields = exc.fields if isinstance(exc, TranslationError) else ()
+    return f"{skip_reason}: {', '.join(fields)}" if fields else skip_reason
+
+
+@icontract.require(lambda skip_reason: skip_reason != "")
+@icontract.ensure(lambda skip_reason, result: result == skip_reason or result.startswith(skip_reason + ": "))
+@icontract.ensure(
+    lambda exc, result: not isinstance(exc, TranslationError) or all(field in result for field in exc.fields)
+)
+def skip_reason_of(skip_reason: str, exc: BaseException) -> str:
+    """The ``SkipRecord.reason`` of a provider skipped for ``exc``: the table's ``skip_reason``, naming
+    the fields ``exc`` could not carry when it knows them (``untranslatable: audio``)."""
+    return _skip_reason_of(skip_reason, exc)

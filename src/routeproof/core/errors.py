@@ -153,7 +153,16 @@ class NoEligibleProvider(RouterError):
 
 
 class TranslationError(RouterError):
-    """Content has no equivalent in the target format; names what could not be carried."""
+    """Content has no equivalent in the target format; names what could not be carried.
+
+    ``fields`` names the request fields (paths such as ``audio`` or ``messages[0].content[1]``) that
+    could not be carried, when the raiser knows them: a provider skipped for it is recorded naming
+    them (``SkipRecord.reason`` ``untranslatable: audio``, ``core/boundary.py``).
+    """
+
+    def __init__(self, message: str, *, fields: tuple[str, ...] = (), attempts: tuple[AttemptRecord, ...] = ()) -> None:
+        super().__init__(message, attempts=attempts)
+        self.fields: tuple[str, ...] = fields
 
 
 class ConfigError(RouterError):

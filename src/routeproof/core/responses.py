@@ -145,6 +145,8 @@ class Choice:
     # signatures byte-exact, so a caller can send the blocks back in its next turn.
     thinking: tuple[ThinkingBlock | RedactedThinkingBlock, ...] = ()
     refusal: str | None = None  # OpenAI's refusal text (``content`` carries it too, for text-only callers)
+    # OpenAI's message.annotations (URL citations of a search model), compact JSON; None: none given
+    annotations_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

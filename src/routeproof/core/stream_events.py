@@ -9,6 +9,7 @@ from routeproof.core.responses import FinishReason, Usage
 __all__ = [
     "BlockStop",
     "MessageStop",
+    "OpaqueBlock",
     "StreamError",
     "StreamEvent",
     "TextDelta",
@@ -25,6 +26,12 @@ class TextDelta:
 
     text: str
     logprobs_json: str | None = None
+    # An Anthropic ``citations_delta``: one citation (compact JSON) of the text block being streamed; the
+    # ``text`` of such a delta is empty. Carried to an Anthropic caller; other shapes have no place for it.
+    citation_json: str | None = None
+    # OpenAI's ``delta.refusal``: the piece is refusal text (an OpenAI caller gets it back as ``refusal``;
+    # other shapes read it as the answer's text, the stream ending as a refusal / content filter).
+    refusal: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +46,20 @@ class ThinkingDelta:
     thinking: str = ""
     signature: str = ""
     redacted_data: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpaqueBlock:
+    """A piece of a content block routeproof does not model (an Anthropic server tool's use or result,
+    a block type newer than this code), carried as the provider sent it to a caller of its protocol.
+
+    The first piece opens the block (``start_json``: the ``content_block_start``'s block, compact
+    JSON); the following ones are its deltas (``delta_json``); ``BlockStop`` closes it. Other shapes
+    have no place for it (and such blocks only come from features carried to the caller's own protocol).
+    """
+
+    start_json: str | None = None
+    delta_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,4 +103,6 @@ class StreamError:
     usage: Usage | None = None
 
 
-StreamEvent = TextDelta | ThinkingDelta | ToolUseStart | ToolUseDelta | BlockStop | MessageStop | StreamError
+StreamEvent = (
+    TextDelta | ThinkingDelta | ToolUseStart | ToolUseDelta | BlockStop | MessageStop | StreamError | OpaqueBlock
+)

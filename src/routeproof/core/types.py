@@ -48,6 +48,7 @@ from routeproof.core.responses import (
 from routeproof.core.stream_events import (
     BlockStop,
     MessageStop,
+    OpaqueBlock,
     StreamError,
     StreamEvent,
     TextDelta,
@@ -74,6 +75,7 @@ __all__ = [
     "FrozenMap",
     "Message",
     "MessageStop",
+    "OpaqueBlock",
     "PrivacyTier",
     "ProviderId",
     "ProviderKind",

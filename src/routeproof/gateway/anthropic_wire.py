@@ -10,6 +10,7 @@ from routeproof.core.types import (
     BlockStop,
     FinishReason,
     MessageStop,
+    OpaqueBlock,
     ProviderResponse,
     StreamError,
     StreamEvent,
@@ -140,9 +141,18 @@ class AnthropicStream:
             if not (self._open and self._text_block):
                 out += self._open_block({"type": "text", "text": ""})
                 self._text_block, self._thinking_block = True, False
-            out += self._delta({"type": "text_delta", "text": event.text})
+            if event.citation_json is not None:  # a citation of this text block, as the provider sent it
+                out += self._delta({"type": "citations_delta", "citation": json.loads(event.citation_json)})
+            else:
+                out += self._delta({"type": "text_delta", "text": event.text})
         elif isinstance(event, ThinkingDelta):
             out += self._thinking(event)
+        elif isinstance(event, OpaqueBlock):  # a server tool's block (or a newer type), as the provider sent it
+            if event.start_json is not None:
+                out += self._open_block(json.loads(event.start_json))
+                self._text_block = self._thinking_block = False
+            if event.delta_json is not None:
+                out += self._delta(json.loads(event.delta_json))
         elif isinstance(event, ToolUseStart):
             out += self._open_block({"type": "tool_use", "id": event.id, "name": event.name, "input": {}})
             self._text_block = self._thinking_block = False

@@ -37,6 +37,7 @@ from opentelemetry.trace import NonRecordingSpan
 
 from routeproof.clock import s_of_ms
 from routeproof.core.constants import FAILOVER_BUDGET_MS, STREAM_INTERRUPTED
+from routeproof.core.formats.answer_drops import answer_drops, citation_drops, stream_answer_drops
 from routeproof.core.formats.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
 from routeproof.core.formats.responses_api import responses_estimate, responses_to_chat
 from routeproof.core.formats.translate import parse_anthropic_request, parse_openai_request
@@ -79,11 +80,14 @@ DEADLINE_HEADER = "x-routeproof-deadline-ms"
 ATTEMPTS_HEADER = "x-routeproof-attempts"
 """A success's attempt records, as a JSON list (the items of the error body's ``routeproof.attempts``)."""
 DROPPED_HEADER = "x-routeproof-dropped"
-"""The request fields (and ``header:NAME`` feature headers) the answering provider was sent without, comma-separated."""
+"""The request fields (and ``header:NAME`` feature headers) the answering provider was sent without, and
+what of its answer the caller's shape has no place for (``thinking.signature``), comma-separated."""
 DEFAULT_MAX_TOKENS: int = next(f.default for f in fields(ChatRequest) if f.name == "max_tokens")  # type: ignore[assignment]  # the field default, an int
 """The parse's placeholder cap for an OpenAI request that sets none; replaced by the route's documented
 maximum output before the call (it is never sent: no cap is invented for an OpenAI request)."""
 _ORIGIN = {Api.OPENAI: WireFormat.OPENAI_CHAT, Api.ANTHROPIC: WireFormat.ANTHROPIC_MESSAGES}
+_SHAPE = {**_ORIGIN, Api.RESPONSES: WireFormat.OPENAI_RESPONSES}
+"""The shape each API answers in (what ``core/formats/answer_drops.py`` judges an answer against)."""
 _API_BY_PATH = {"/v1/chat/completions": Api.OPENAI, "/v1/messages": Api.ANTHROPIC, "/v1/responses": Api.RESPONSES}
 """The chat endpoints speak one API each; elsewhere ``anthropic-version`` says the client is Anthropic's."""
 _ROUTES = {
@@ -178,6 +182,7 @@ class _Job:
     req: ChatRequest
     timeout_s: float
     echo_json: str = "{}"  # Responses API only: the request fields a response object repeats
+    rewrite_dropped: tuple[str, ...] = ()  # Responses API only: what its Chat rewriting leaves out
 
 
 class GatewayApp:
@@ -274,10 +279,11 @@ class GatewayApp:
         check_content_type(headers.get("content-type"))
         body = await self._body(headers, receive)
         echo_json = "{}"
+        rewrite_dropped: tuple[str, ...] = ()  # Responses API: what its Chat rewriting leaves out
         forward = tuple((h, headers[h]) for h in self.backend.settings.forward_headers if h in headers)
         refusal: str | None = None  # Responses API: why the request has no Chat form (verbatim only)
         if api is Api.RESPONSES:
-            req, model, stream, echo_json, refusal = _parse_responses(body, forward)
+            req, model, stream, echo_json, refusal, rewrite_dropped = _parse_responses(body, forward)
             include_usage = True
         else:
             req, model, stream, include_usage = _parse(api, body, forward)
@@ -292,7 +298,9 @@ class GatewayApp:
             req = replace(req, origin=WireOrigin(protocol=WireFormat.OPENAI_RESPONSES, body_json=body.decode(),
                                                  headers=forward))  # fmt: skip
         timeout_s = _timeout_s(headers.get(DEADLINE_HEADER))
-        job = _Job(api=api, route=route, req=req, timeout_s=timeout_s, echo_json=echo_json)
+        job = _Job(
+            api=api, route=route, req=req, timeout_s=timeout_s, echo_json=echo_json, rewrite_dropped=rewrite_dropped
+        )
 
         def answer_for(admitted: _Job) -> Coroutine[Any, Any, None]:
             return self._stream(admitted, include_usage, send) if stream else self._call(admitted, send)
@@ -368,16 +376,21 @@ class GatewayApp:
             failure = failure_for(exc)
             await _send_json(send, failure.status, error_body(api, failure), failure_headers(failure))
             return
-        if api is Api.RESPONSES:
+        own = own_response(resp) if api is Api.RESPONSES else _own_answer(api, resp)
+        lost: tuple[str, ...]
+        if own is not None:  # the provider's own answer, relayed whole
+            body, lost = own, ()
+        elif api is Api.RESPONSES:  # answered through the Chat rewriting: what it left out, too
             response_id, echo = f"resp_rp{uuid.uuid4().hex}", json.loads(job.echo_json)
-            body = own_response(resp) or response_object(
-                resp, response_id=response_id, created_at=int(time.time()), echo=echo
-            )
+            body = response_object(resp, response_id=response_id, created_at=int(time.time()), echo=echo)
+            lost = job.rewrite_dropped + answer_drops(_SHAPE[api], resp.choices[0])
         else:
-            body = _own_answer(api, resp) or (
-                message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
-            )
-        await _send_json(send, 200, body, (_attempts_header(resp.attempts), *_dropped_header(resp.dropped_parameters)))
+            body = message(resp) if api is Api.ANTHROPIC else completion(resp, created=int(time.time()))
+            lost = answer_drops(_SHAPE[api], resp.choices[0])
+        kind = None if resp.provider is None else resp.provider.kind
+        lost += citation_drops(_SHAPE[api], None if kind is None else protocol_of(kind), job.req)
+        dropped = resp.dropped_parameters + tuple(name for name in lost if name not in resp.dropped_parameters)
+        await _send_json(send, 200, body, (_attempts_header(resp.attempts), *_dropped_header(dropped)))
 
     async def _stream(self, job: _Job, include_usage: bool, send: Send) -> None:
         api = job.api
@@ -405,7 +418,15 @@ class GatewayApp:
                     created=int(time.time()), include_usage=include_usage,
                 )  # fmt: skip
             headers = [_SSE, (b"cache-control", b"no-cache"), _attempts_header(stream.attempts)]
-            headers += _dropped_header(stream.dropped_parameters)  # known once the stream is committed
+            # known once the stream is committed: the request's drops, and what of the answer this shape
+            # cannot carry (named up front: the header goes before the first event)
+            kind = None if stream.provider is None else stream.provider.kind
+            provider = None if kind is None else protocol_of(kind)
+            lost = stream_answer_drops(_SHAPE[api], provider, job.req) + citation_drops(_SHAPE[api], provider, job.req)
+            if isinstance(encoder, ResponsesStream):  # answered through the Chat rewriting: what it left out
+                lost = job.rewrite_dropped + lost
+            dropped = stream.dropped_parameters + tuple(n for n in lost if n not in stream.dropped_parameters)
+            headers += _dropped_header(dropped)
             await send({"type": "http.response.start", "status": 200, "headers": headers})
             await send({"type": "http.response.body", "body": encoder.encode(first), "more_body": True})
             try:
@@ -480,9 +501,9 @@ def _parse(api: Api, body: bytes, forward: tuple[tuple[str, str], ...] = ()) -> 
 
 def _parse_responses(
     body: bytes, forward: tuple[tuple[str, str], ...]
-) -> tuple[ChatRequest, str, bool, str, str | None]:
-    """A Responses API request: the request, its model alias, whether it streams, its echo fields, and
-    why it has no Chat Completions form (None when it has one).
+) -> tuple[ChatRequest, str, bool, str, str | None, tuple[str, ...]]:
+    """A Responses API request: the request, its model alias, whether it streams, its echo fields,
+    why it has no Chat Completions form (None when it has one), and what its Chat form leaves out.
 
     The body is rewritten to the equivalent Chat Completions body (``core/formats/responses_api.py``): the
     router decides on it, and providers without the Responses API are sent it. A request with a field
@@ -501,7 +522,7 @@ def _parse_responses(
     except TranslationError as exc:
         refusal, rewritten = str(exc), responses_estimate(data)
     req, model, stream, _ = _parse(Api.OPENAI, rewritten.chat_json.encode(), forward)
-    return req, model, stream, rewritten.echo_json, refusal
+    return req, model, stream, rewritten.echo_json, refusal, rewritten.dropped
 
 
 def _timeout_s(raw: str | None) -> float:

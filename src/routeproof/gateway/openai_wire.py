@@ -1,10 +1,16 @@
-"""Responses and streams in the OpenAI Chat Completions shape, from routeproof's neutral values."""
+"""Responses and streams in the OpenAI Chat Completions shape, from routeproof's neutral values.
+
+A model's thinking (Anthropic, Bedrock) is carried as ``reasoning_content`` (the field
+OpenAI-compatible servers use), on the message and streamed on the deltas; its signatures have no
+place here and are named dropped (``core/formats/answer_drops.py``).
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from routeproof.core.formats.answer_drops import thinking_text
 from routeproof.core.types import (
     FinishReason,
     MessageStop,
@@ -12,6 +18,7 @@ from routeproof.core.types import (
     StreamError,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     ToolUseDelta,
     ToolUseStart,
     Usage,
@@ -49,6 +56,11 @@ def completion(resp: ProviderResponse, *, created: int) -> dict[str, Any]:
         for c in choice.tool_calls
     ]
     message: dict[str, Any] = {"role": "assistant", "content": choice.content or None, "refusal": choice.refusal}
+    reasoning = thinking_text(choice)
+    if reasoning:  # the model's thinking, as OpenAI-compatible servers carry it
+        message["reasoning_content"] = reasoning
+    if choice.annotations_json is not None:  # an OpenAI-protocol answer's URL citations, as it gave them
+        message["annotations"] = json.loads(choice.annotations_json)
     if tool_calls:
         message["tool_calls"] = tool_calls
     return {
@@ -77,6 +89,7 @@ class OpenAIStream:
         self._include_usage = include_usage
         self._tools: dict[str, int] = {}
         self._started = False
+        self._refused = False  # refusal deltas were sent: OpenAI ends such a stream with finish_reason "stop"
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None, logprobs: str | None = None) -> bytes:
         chunk: dict[str, Any] = {
@@ -95,7 +108,14 @@ class OpenAIStream:
             self._started = True
             out += self._chunk({"role": "assistant", "content": ""})
         if isinstance(event, TextDelta):
-            out += self._chunk({"content": event.text}, logprobs=event.logprobs_json)
+            if event.refusal:  # OpenAI's own refusal, in its own field
+                self._refused = True
+                out += self._chunk({"refusal": event.text}, logprobs=event.logprobs_json)
+            elif event.citation_json is None:  # a citation has no place here (named dropped up front)
+                out += self._chunk({"content": event.text}, logprobs=event.logprobs_json)
+        elif isinstance(event, ThinkingDelta):
+            if event.thinking:  # a signature or redacted data has no place here (named dropped up front)
+                out += self._chunk({"reasoning_content": event.thinking})
         elif isinstance(event, ToolUseStart):
             index = self._tools.setdefault(event.id, len(self._tools))
             call = {
@@ -109,7 +129,8 @@ class OpenAIStream:
             index = self._tools.setdefault(event.id, len(self._tools))
             out += self._chunk({"tool_calls": [{"index": index, "function": {"arguments": event.partial_json}}]})
         elif isinstance(event, MessageStop):
-            out += self._chunk({}, _FINISH[event.stop_reason])
+            refused = self._refused and event.stop_reason is FinishReason.CONTENT_FILTER
+            out += self._chunk({}, "stop" if refused else _FINISH[event.stop_reason])
             if self._include_usage:
                 out += _sse({**self._base, "choices": [], "usage": usage_json(event.usage)})
             out += b"data: [DONE]\n\n"

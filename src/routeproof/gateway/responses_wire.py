@@ -5,11 +5,17 @@ each event with its ``sequence_number``::
 
     response.created, response.in_progress
     per output item:  response.output_item.added
+        reasoning:    response.content_part.added, response.reasoning_text.delta..., response.reasoning_text.done,
+                      response.content_part.done
         a message:    response.content_part.added, response.output_text.delta..., response.output_text.done,
                       response.content_part.done
         a tool call:  response.function_call_arguments.delta..., response.function_call_arguments.done
                       response.output_item.done
     response.completed (or response.incomplete: cut by the output cap or a content filter)
+
+A model's thinking (Anthropic, Bedrock) is a ``reasoning`` item whose content is its
+``reasoning_text``; its signatures have no place in this shape and are named dropped
+(``core/formats/answer_drops.py``).
 
 A stream cut after its first event (``StreamError``) ends in one ``response.failed`` whose response
 has ``status: "failed"`` and an ``error``, never a silent end; the SDKs' stream helpers raise on it.
@@ -27,6 +33,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from routeproof.core.formats.answer_drops import thinking_text
+from routeproof.core.formats.responses_answer import (
+    chat_answer_logprobs,
+    responses_annotations,
+    responses_delta_logprobs,
+    responses_part_logprobs,
+)
 from routeproof.core.formats.responses_upstream import wire_frames
 from routeproof.core.types import (
     BlockStop,
@@ -36,6 +49,7 @@ from routeproof.core.types import (
     StreamError,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     ToolUseDelta,
     ToolUseStart,
     Usage,
@@ -63,9 +77,20 @@ def responses_usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _message_item(item_id: str, text: str, status: str) -> dict[str, Any]:
-    part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+def _message_item(
+    item_id: str,
+    text: str,
+    status: str,
+    logprobs: list[dict[str, Any]] | None = None,
+    annotations: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    part = {"type": "output_text", "text": text, "annotations": annotations or [], "logprobs": logprobs or []}
     return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": [part]}
+
+
+def _reasoning_item(item_id: str, text: str, status: str) -> dict[str, Any]:
+    part = {"type": "reasoning_text", "text": text}
+    return {"id": item_id, "type": "reasoning", "status": status, "summary": [], "content": [part]}
 
 
 def _call_item(item_id: str, call_id: str, name: str, arguments: str, status: str) -> dict[str, Any]:
@@ -110,8 +135,13 @@ def response_object(
     choice = resp.choices[0]
     status = "incomplete" if resp.finish_reason in _INCOMPLETE else "completed"
     output: list[dict[str, Any]] = []
-    if choice.content:
-        output.append(_message_item(f"msg_{response_id[5:]}", choice.content, status))
+    reasoning = thinking_text(choice)
+    if reasoning:  # the model's thinking first, as OpenAI orders a reasoning item
+        output.append(_reasoning_item(f"rs_{response_id[5:]}", reasoning, status))
+    if choice.content:  # token logprobs of a Chat answer (the rewriting asked for them) on its text part
+        logprobs = responses_part_logprobs(chat_answer_logprobs(resp.wire_body_json))
+        annotations, _ = responses_annotations(choice.annotations_json)  # a search model's URL citations
+        output.append(_message_item(f"msg_{response_id[5:]}", choice.content, status, logprobs, annotations))
     output += [
         _call_item(f"fc_{call.id}", call.id, call.name, call.arguments_json, "completed") for call in choice.tool_calls
     ]
@@ -141,6 +171,7 @@ class ResponsesStream:
         self._output: list[dict[str, Any]] = []  # closed items, and the open one last
         self._open: dict[str, Any] | None = None
         self._calls: dict[str, int] = {}  # tool call id -> output index
+        self._text_logprobs: list[dict[str, Any]] = []  # the open message's token logprobs, delta-shaped
 
     def _event(self, kind: str, **fields: Any) -> bytes:
         payload = {"type": kind, "sequence_number": self._seq, **fields}
@@ -161,10 +192,15 @@ class ResponsesStream:
             return b""
         index = self._output.index(item)
         out = b""
-        if item["type"] == "message":
+        if item["type"] in ("message", "reasoning"):
             part = item["content"][0]
             where = {"item_id": item["id"], "output_index": index, "content_index": 0}
-            out += self._event("response.output_text.done", **where, text=part["text"], logprobs=[])
+            if item["type"] == "message":
+                out += self._event(
+                    "response.output_text.done", **where, text=part["text"], logprobs=self._text_logprobs
+                )
+            else:
+                out += self._event("response.reasoning_text.done", **where, text=part["text"])
             out += self._event("response.content_part.done", **where, part=part)
         else:
             where = {"item_id": item["id"], "output_index": index}
@@ -177,25 +213,46 @@ class ResponsesStream:
         self._output.append(item)
         self._open = item
         index = len(self._output) - 1
-        added = {**item, "content": []} if item["type"] == "message" else dict(item)
+        added = {**item, "content": []} if item["type"] in ("message", "reasoning") else dict(item)
         out += self._event("response.output_item.added", output_index=index, item=added)
-        if item["type"] == "message":
-            part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+        if item["type"] in ("message", "reasoning"):
+            part = {**item["content"][0]}
             out += self._event(
                 "response.content_part.added", item_id=item["id"], output_index=index, content_index=0, part=part
             )
         return out
 
+    def _thinking(self, event: ThinkingDelta) -> bytes:
+        """A piece of thinking: its text streamed in a reasoning item (a signature or redacted data has no
+        place in this shape: named dropped up front)."""
+        if not event.thinking:
+            return b""
+        out = b""
+        if self._open is None or self._open["type"] != "reasoning":
+            out += self._open_item(_reasoning_item(f"rs_{self._id[5:]}_{len(self._output)}", "", "in_progress"))
+        assert self._open is not None
+        self._open["content"][0]["text"] += event.thinking
+        where = {"item_id": self._open["id"], "output_index": len(self._output) - 1, "content_index": 0}
+        return out + self._event("response.reasoning_text.delta", **where, delta=event.thinking)
+
     def encode(self, event: StreamEvent) -> bytes:
         """The bytes for one event (possibly none)."""
         out = b"" if self._started else self._start()
-        if isinstance(event, TextDelta):
+        if isinstance(event, TextDelta) and event.citation_json is not None:
+            pass  # an Anthropic citation has no Responses form (named dropped up front)
+        elif isinstance(event, TextDelta):
             if self._open is None or self._open["type"] != "message":
                 out += self._open_item(_message_item(f"msg_{self._id[5:]}_{len(self._output)}", "", "in_progress"))
+                self._text_logprobs = []
             assert self._open is not None
             self._open["content"][0]["text"] += event.text
+            self._open["content"][0]["logprobs"] += responses_part_logprobs(event.logprobs_json)
+            pieces = responses_delta_logprobs(event.logprobs_json)  # a Chat chunk's token logprobs
+            self._text_logprobs += pieces
             where = {"item_id": self._open["id"], "output_index": len(self._output) - 1, "content_index": 0}
-            out += self._event("response.output_text.delta", **where, delta=event.text, logprobs=[])
+            out += self._event("response.output_text.delta", **where, delta=event.text, logprobs=pieces)
+        elif isinstance(event, ThinkingDelta):
+            out += self._thinking(event)
         elif isinstance(event, ToolUseStart):
             out += self._open_item(_call_item(f"fc_{event.id}", event.id, event.name, "", "in_progress"))
             self._calls[event.id] = len(self._output) - 1

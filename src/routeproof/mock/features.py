@@ -6,6 +6,8 @@ the request carries                    the default answer adds
 =====================================  ==========================================================
 Anthropic ``thinking`` (enabled /      a first ``thinking`` block with ``MOCK_SIGNATURE`` (streamed:
 adaptive)                              ``thinking_delta`` pieces, then one ``signature_delta``)
+Bedrock ``additionalModelRequest       a first ``reasoningContent`` block, ``reasoningText`` with
+Fields.thinking`` (enabled/adaptive)   ``MOCK_SIGNATURE`` (streamed: text deltas, then the signature)
 Anthropic ``cache_control`` anywhere   ``cache_read_input_tokens`` / ``cache_creation_input_tokens``
 (system, message blocks, tools)        (``MOCK_CACHE_READ_TOKENS`` / ``MOCK_CACHE_WRITE_TOKENS``)
 OpenAI ``reasoning_effort``, or an     ``completion_tokens_details.reasoning_tokens`` =
@@ -82,7 +84,9 @@ def asked(shape: Shape, body: object) -> Asks:
         on = isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive")
         return Asks(thinking=on, cache=_has_cache_marker(body))
     if shape is Shape.BEDROCK:
-        return Asks()
+        extra = body.get("additionalModelRequestFields")
+        thinking = extra.get("thinking") if isinstance(extra, Mapping) else None
+        return Asks(thinking=isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive"))
     model = str(body.get("model", "")).rsplit("/", 1)[-1]
     top = body.get("top_logprobs")
     return Asks(
@@ -135,7 +139,9 @@ def enrich_body(shape: Shape, asks: Asks, body: dict[str, Any]) -> dict[str, Any
             out["content"] = [thinking, *body.get("content", [])]
         out["usage"] = _anthropic_usage(dict(body.get("usage", {})), asks)
         return out
-    if shape is Shape.BEDROCK or "choices" not in body:
+    if shape is Shape.BEDROCK:
+        return _bedrock_body(asks, body)
+    if "choices" not in body:
         return body
     out = {**body, "usage": _openai_usage(body.get("usage"), asks)}
     if asks.logprobs:
@@ -146,6 +152,37 @@ def enrich_body(shape: Shape, asks: Asks, body: dict[str, Any]) -> dict[str, Any
             choices.append({**choice, "logprobs": {"content": entries, "refusal": None}})
         out["choices"] = choices
     return out
+
+
+def _bedrock_body(asks: Asks, body: dict[str, Any]) -> dict[str, Any]:
+    if not asks.thinking:
+        return body
+    message = dict(body["output"]["message"])
+    reasoning = {"reasoningContent": {"reasoningText": {"text": MOCK_THINKING, "signature": MOCK_SIGNATURE}}}
+    message["content"] = [reasoning, *message.get("content", [])]
+    return {**body, "output": {**body["output"], "message": message}}
+
+
+def _bedrock_stream(asks: Asks, events: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+    if not asks.thinking:
+        return events
+    reasoning: list[dict[str, Any]] = [
+        {"event": "contentBlockDelta", "data": {"delta": {"reasoningContent": {"text": p}}, "contentBlockIndex": 0}}
+        for p in _THINKING_PIECES
+    ]
+    signature = {"reasoningContent": {"signature": MOCK_SIGNATURE}}
+    reasoning.append({"event": "contentBlockDelta", "data": {"delta": signature, "contentBlockIndex": 0}})
+    reasoning.append({"event": "contentBlockStop", "data": {"contentBlockIndex": 0}})
+    out: list[dict[str, Any]] = []
+    for original in events:
+        event, data = original, original.get("data")
+        if isinstance(data, dict) and isinstance(data.get("contentBlockIndex"), int):
+            if reasoning:  # before the first content block
+                out += reasoning
+                reasoning = []
+            event = {**original, "data": {**data, "contentBlockIndex": data["contentBlockIndex"] + 1}}
+        out.append(event)
+    return tuple(out)
 
 
 def _shift(event: dict[str, Any]) -> dict[str, Any]:
@@ -208,5 +245,5 @@ def enrich_stream(shape: Shape, asks: Asks, events: tuple[dict[str, Any], ...]) 
     if shape is Shape.ANTHROPIC:
         return _anthropic_stream(asks, events)
     if shape is Shape.BEDROCK:
-        return events
+        return _bedrock_stream(asks, events)
     return tuple(_openai_chunk(asks, e) for e in events)

@@ -62,7 +62,7 @@ class RefusedFields(TranslationError):
 
     def __init__(self, target: WireFormat, refused: tuple[tuple[str, str], ...]) -> None:
         detail = "; ".join(f"{name!r}: {why}" for name, why in refused)
-        super().__init__(f"{target.value} cannot carry {detail}")
+        super().__init__(f"{target.value} cannot carry {detail}", fields=tuple(name for name, _ in refused))
         self.target = target
         self.refused = refused
 

@@ -12,6 +12,8 @@ message                                         events
 ``contentBlockStart`` ``start.toolUse``         ``ToolUseStart(id=toolUseId, name)``
 ``contentBlockDelta`` ``delta.text``            ``TextDelta``
 ``contentBlockDelta`` ``delta.toolUse.input``   ``ToolUseDelta``
+``contentBlockDelta``                           ``ThinkingDelta`` (its text, its signature, or a
+``delta.reasoningContent``                      redacted block's ``redactedContent``, byte-exact)
 ``contentBlockStop``                            ``BlockStop`` (a ``StreamError`` when the tool's
                                                 accumulated input is not a JSON object)
 ``messageStop`` ``stopReason``                  none yet: remembered
@@ -23,8 +25,8 @@ wrong shape
 the end of the body before ``metadata``         ``StreamError("stream incomplete: ...")``
 ==============================================  ===============================================
 
-Other event types and delta kinds (reasoning, citations) are ignored, as the SSE decoder ignores
-Anthropic's thinking blocks. After a ``MessageStop`` or ``StreamError`` nothing more is emitted.
+Other event types and delta kinds (citations) are ignored. After a ``MessageStop`` or
+``StreamError`` nothing more is emitted.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from routeproof.core.types import (
     StreamError,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     ToolUseDelta,
     ToolUseStart,
     Usage,
@@ -132,7 +135,26 @@ def _block_delta(state: _State, payload: dict[str, Any]) -> list[StreamEvent]:
         piece = _str(_obj(delta["toolUse"], "delta.toolUse").get("input"), "delta.toolUse.input")
         parts.append(piece)
         return [ToolUseDelta(id=tool_id, partial_json=piece)] if piece else []
-    return []  # reasoningContent, citations: no place in a Choice
+    if "reasoningContent" in delta:
+        kind, _, _ = state.blocks.get(index, (BlockKind.IGNORED, "", []))
+        if kind is BlockKind.IGNORED:  # no start event either (or one of a kind this decoder does not know)
+            kind = BlockKind.THINKING
+            state.blocks[index] = (kind, "", [])
+        if kind is not BlockKind.THINKING:
+            raise _Bad(f"a reasoningContent delta for {kind.value} block {index}")
+        return [_thinking(_obj(delta["reasoningContent"], "delta.reasoningContent"))]
+    return []  # citations: no place in a Choice
+
+
+def _thinking(reasoning: dict[str, Any]) -> ThinkingDelta:
+    """A ``reasoningContent`` delta: a piece of text, the signature, or a redacted block (base64, kept as sent)."""
+    if "text" in reasoning:
+        return ThinkingDelta(thinking=_str(reasoning["text"], "delta.reasoningContent.text"))
+    if "signature" in reasoning:
+        return ThinkingDelta(signature=_str(reasoning["signature"], "delta.reasoningContent.signature"))
+    if "redactedContent" in reasoning:
+        return ThinkingDelta(redacted_data=_str(reasoning["redactedContent"], "delta.reasoningContent.redactedContent"))
+    raise _Bad(f"delta.reasoningContent has none of text, signature, redactedContent: {sorted(reasoning)!r}")
 
 
 def _block_stop(state: _State, payload: dict[str, Any]) -> list[StreamEvent]:

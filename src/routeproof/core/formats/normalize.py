@@ -118,10 +118,12 @@ def _assemble(
     usage: Usage,
     thinking: tuple[ThinkingBlock | RedactedThinkingBlock, ...] = (),
     refusal: str | None = None,
+    annotations_json: str | None = None,
 ) -> ProviderResponse:
     choice = Choice(
-        index=0, content=text, tool_calls=tool_calls, finish_reason=finish_reason, thinking=thinking, refusal=refusal
-    )
+        index=0, content=text, tool_calls=tool_calls, finish_reason=finish_reason, thinking=thinking, refusal=refusal,
+        annotations_json=annotations_json,
+    )  # fmt: skip
     return ProviderResponse(
         id=response_id,
         usage=usage,
@@ -316,7 +318,13 @@ def _normalize_openai(body: object, provider: ProviderKind) -> ProviderResponse:
         finish_reason=finish,
         usage=with_service_tier(openai_usage(response.get("usage"), read), response.get("service_tier")),
         refusal=refusal,
+        annotations_json=_annotations(message.get("annotations")),
     )
+
+
+def _annotations(raw: object) -> str | None:
+    """OpenAI's ``message.annotations`` kept as compact JSON (a search model's URL citations), or None."""
+    return compact_json(raw) if isinstance(raw, list) and raw else None
 
 
 @icontract.ensure(lambda provider, result: result.provider is provider and len(result.choices) == 1)
@@ -346,6 +354,12 @@ def _normalize_bedrock(body: object, response_id: str, model: str) -> ProviderRe
         block = read.obj(raw, where)
         if "text" in block:
             texts.append(read.text(block["text"], f"{where}.text"))
+        elif "citationsContent" in block:  # cited text: kept; its citations are named dropped (answer_drops)
+            cited = read.obj(block["citationsContent"], f"{where}.citationsContent")
+            for j, part in enumerate(read.arr(cited.get("content"), f"{where}.citationsContent.content")):
+                piece = read.obj(part, f"{where}.citationsContent.content[{j}]")
+                if "text" in piece:
+                    texts.append(read.text(piece["text"], f"{where}.citationsContent.content[{j}].text"))
         elif "reasoningContent" in block:
             reasoning = _bedrock_reasoning(read, block["reasoningContent"], f"{where}.reasoningContent")
             if reasoning is not None:

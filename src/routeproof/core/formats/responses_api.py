@@ -39,6 +39,8 @@ from routeproof.core.errors import TranslationError
 from routeproof.core.formats.wire import compact_json
 
 __all__ = [
+    "OWN_REASONING_PREFIX",
+    "REASONING_ITEM_DROPPED",
     "RESPONSES_FIELDS",
     "Handling",
     "ResponsesRefused",
@@ -62,7 +64,11 @@ RESPONSES_FIELDS: Mapping[str, tuple[Handling, str]] = MappingProxyType(
     {
         "model": (Handling.ROUTER, "the alias the router resolves"),
         "stream": (Handling.ROUTER, "streamed as typed Responses SSE events"),
-        "input": (Handling.TRANSLATED, "messages (string, message items, function_call / function_call_output items)"),
+        "input": (
+            Handling.TRANSLATED,
+            "messages (string, message items, function_call / function_call_output items); a reasoning item"
+            " this gateway answered with (id rs_rp...) is dropped, named input[].reasoning",
+        ),
         "instructions": (Handling.TRANSLATED, "a leading system message"),
         "max_output_tokens": (Handling.TRANSLATED, "max_completion_tokens"),
         "temperature": (Handling.TRANSLATED, "temperature"),
@@ -85,7 +91,11 @@ RESPONSES_FIELDS: Mapping[str, tuple[Handling, str]] = MappingProxyType(
         "background": (Handling.STATEFUL, "needs a background job polled later"),
         "background_options": (Handling.STATEFUL, "options of a background job"),
         "prompt": (Handling.STATEFUL, "a prompt template stored at OpenAI"),
-        "include": (Handling.STATEFUL, "extra output OpenAI's service adds (encrypted reasoning, tool results)"),
+        "include": (
+            Handling.STATEFUL,
+            "extra output OpenAI's service adds (encrypted reasoning, tool results);"
+            " message.output_text.logprobs alone is translated: logprobs: true",
+        ),
         "truncation": (Handling.STATEFUL, "truncation: auto is done by OpenAI's service on its stored context"),
         "context_management": (Handling.STATEFUL, "server-side context compaction"),
         "max_tool_calls": (Handling.STATEFUL, "a limit on hosted tool calls"),
@@ -104,6 +114,8 @@ _IDLE_VALUES: Mapping[str, tuple[object, ...]] = MappingProxyType(
     {"store": (False,), "background": (False,), "include": ([],), "truncation": ("disabled",)}
 )
 """A STATEFUL field with one of these values (or null) asks for nothing and is accepted."""
+_TRANSLATED_INCLUDES = frozenset({"message.output_text.logprobs"})
+"""``include`` values with a Chat Completions form (the token logprobs of the answer's text)."""
 _NEEDS = "needs state kept by OpenAI's Responses service, which no provider behind this route keeps"
 
 
@@ -118,6 +130,7 @@ class ResponsesRequest:
 
     chat_json: str
     echo_json: str
+    dropped: tuple[str, ...] = ()  # what the rewriting leaves out, named (a reasoning item of an earlier turn)
 
 
 class ResponsesRefused(TranslationError):
@@ -127,7 +140,7 @@ class ResponsesRefused(TranslationError):
     """
 
     def __init__(self, field: str, why: str) -> None:
-        super().__init__(f"{field!r} {why}")
+        super().__init__(f"{field!r} {why}", fields=(field,))
         self.field = field
         self.why = why
 
@@ -201,11 +214,28 @@ def _content(content: object, where: str) -> str | list[dict[str, Any]]:
     return [_text_part(_obj(p, f"{where}[{i}]"), f"{where}[{i}]") for i, p in enumerate(_list(content, where))]
 
 
-def _input_messages(raw: object) -> list[dict[str, Any]]:
+REASONING_ITEM_DROPPED = "input[].reasoning"
+"""How a reasoning item of an earlier turn, left out of the Chat rewriting, is named among the drops."""
+OWN_REASONING_PREFIX = "rs_rp"
+"""The id prefix of the reasoning items this gateway's Responses answers carry (``gateway/responses_wire``)."""
+
+
+def _own_reasoning(item: dict[str, Any]) -> bool:
+    item_id = item.get("id")
+    own = isinstance(item_id, str) and item_id.startswith(OWN_REASONING_PREFIX)
+    return own and item.get("encrypted_content") is None
+
+
+def _input_messages(raw: object, dropped: list[str]) -> list[dict[str, Any]]:
     """The ``input`` (a string or a list of items) as Chat Completions messages.
 
     A run of ``function_call`` items joins the assistant message before it (one assistant turn with
-    text and tool calls, as Chat Completions writes it).
+    text and tool calls, as Chat Completions writes it). A ``reasoning`` item this gateway answered
+    with (its id starts ``rs_rp``, no ``encrypted_content``: the reasoning text of an Anthropic or
+    Bedrock answer, sent back by a client that replays every output item, as the OpenAI Agents SDK
+    does) has no Chat form and nothing a model can take back (Anthropic requires the signature, which
+    that item never had): it is left out and named in ``dropped``. Any other reasoning item is OpenAI's
+    (stored, or ``encrypted_content``) and only its Responses API can take it back: refused.
     """
     if isinstance(raw, str):
         return [{"role": "user", "content": raw}]
@@ -233,6 +263,9 @@ def _input_messages(raw: object) -> list[dict[str, Any]]:
         elif kind == "function_call_output":
             content = _content(item.get("output"), f"{where}.output")  # a string, or a list of parts
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": content})
+        elif kind == "reasoning" and _own_reasoning(item):
+            if REASONING_ITEM_DROPPED not in dropped:
+                dropped.append(REASONING_ITEM_DROPPED)
         elif kind in ("reasoning", "item_reference", "compaction"):
             raise _refuse(f"{where}.type", f"{kind!r} {_NEEDS} (only OpenAI's Responses API can take it back)")
         else:
@@ -321,11 +354,14 @@ def _responses_to_chat(body: object) -> ResponsesRequest:
         if row is None:
             raise _refuse(field, "is not a field of the Responses API this gateway knows")
         value = request[field]
+        if field == "include" and isinstance(value, list) and value and set(value) <= _TRANSLATED_INCLUDES:
+            continue  # translated below
         if row[0] is Handling.STATEFUL and value is not None and value not in _IDLE_VALUES.get(field, ()):
             raise _refuse(field, f"{_NEEDS} ({row[1]}); set it to null or leave it out")
     if "input" not in request:
         raise TranslationError("'input' is required")
-    messages = _input_messages(request["input"])
+    dropped: list[str] = []
+    messages = _input_messages(request["input"], dropped)
     instructions = request.get("instructions")
     if instructions is not None:
         if not isinstance(instructions, str):
@@ -350,8 +386,12 @@ def _responses_to_chat(body: object) -> ResponsesRequest:
     if request.get("top_logprobs") is not None:
         chat["logprobs"] = True
         chat["top_logprobs"] = request["top_logprobs"]
+    if request.get("include"):  # only translatable values reach here
+        chat["logprobs"] = True
     try:
-        return ResponsesRequest(chat_json=compact_json(chat), echo_json=compact_json(responses_echo(request)))
+        return ResponsesRequest(
+            chat_json=compact_json(chat), echo_json=compact_json(responses_echo(request)), dropped=tuple(dropped)
+        )
     except ValueError as exc:  # NaN / Infinity in a number
         raise TranslationError(f"responses request: {exc}") from exc
 

@@ -17,7 +17,7 @@ from typing import Any
 from routeproof.core.errors import InvalidResponse
 from routeproof.core.formats.normalize import FieldReader, anthropic_usage, openai_usage, with_service_tier
 from routeproof.core.formats.wire import as_json_object, compact_json, deterministic_tool_id, finish_reason_for
-from routeproof.core.stream_events import ThinkingDelta
+from routeproof.core.stream_events import OpaqueBlock, ThinkingDelta
 from routeproof.core.types import (
     BlockStop,
     FinishReason,
@@ -79,7 +79,8 @@ class BlockKind(enum.Enum):
     TEXT = "text"
     TOOL = "tool"
     THINKING = "thinking"  # thinking and redacted thinking: relayed as ThinkingDelta, signatures exact
-    IGNORED = "ignored"  # server tools: no place in a Choice
+    IGNORED = "ignored"  # nothing to relay
+    OPAQUE = "opaque"  # a block type not modelled (server tools): relayed as OpaqueBlock pieces, as sent
 
 
 @dataclass(slots=True)
@@ -131,8 +132,8 @@ def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[Stre
         if block.get("type") == "redacted_thinking":
             state.blocks[index] = (BlockKind.THINKING, "", [])
             return [ThinkingDelta(redacted_data=_get(block, "data", str, "content_block"))]
-        state.blocks[index] = (BlockKind.IGNORED, "", [])  # server tools: no place in a Choice
-        return []
+        state.blocks[index] = (BlockKind.OPAQUE, "", [])  # server tools, newer types: carried as sent
+        return [OpaqueBlock(start_json=compact_json(block))]
     if kind in ("content_block_delta", "content_block_stop"):
         index = _get(payload, "index", int, kind)
         if index not in state.blocks:
@@ -141,12 +142,12 @@ def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[Stre
         if kind == "content_block_stop":
             if block_kind is BlockKind.TOOL and not _tool_args_complete(parts):
                 return [StreamError(message=f"tool call {tool_id!r} arguments are not a JSON object")]
-            return [] if block_kind is BlockKind.IGNORED else [BlockStop()]
+            return [] if block_kind is BlockKind.IGNORED else [BlockStop()]  # an opaque block closes too
         delta = _get(payload, "delta", dict, kind)
         if block_kind is BlockKind.TEXT and delta.get("type") == "text_delta":
             return [TextDelta(text=_get(delta, "text", str, "delta"))]
-        if block_kind is BlockKind.TEXT and delta.get("type") == "citations_delta":
-            return []  # a citation of the text already streamed: the non-streamed body keeps it apart too
+        if block_kind is BlockKind.TEXT and delta.get("type") == "citations_delta":  # carried, as sent
+            return [TextDelta(text="", citation_json=compact_json(_get(delta, "citation", dict, "delta")))]
         if block_kind is BlockKind.TOOL and delta.get("type") == "input_json_delta":
             piece = _get(delta, "partial_json", str, "delta")
             parts.append(piece)
@@ -157,6 +158,8 @@ def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[Stre
             return [ThinkingDelta(signature=_get(delta, "signature", str, "delta"))]
         if block_kind is BlockKind.IGNORED:
             return []
+        if block_kind is BlockKind.OPAQUE:
+            return [OpaqueBlock(delta_json=compact_json(delta))]
         raise EventShapeError(f"delta {delta.get('type')!r} does not fit a {block_kind.value} block")
     if kind == "message_delta":
         delta = _get(payload, "delta", dict, kind)
@@ -214,7 +217,8 @@ def _openai_choice(state: OpenAIState, choice: dict[str, Any]) -> list[StreamEve
         if text:
             state.refusal = state.refusal or key == "refusal"
             events += _switch_block(state, (BlockKind.TEXT, 0))
-            events.append(TextDelta(text=text, logprobs_json=None if logprobs is None else _logprobs_text(logprobs)))
+            lp = None if logprobs is None else _logprobs_text(logprobs)
+            events.append(TextDelta(text=text, logprobs_json=lp, refusal=key == "refusal"))
             logprobs = None  # one chunk's logprobs go with its first piece of text
     calls = delta.get("tool_calls") or []
     if not isinstance(calls, list):

@@ -220,7 +220,7 @@ def _to_anthropic(req: ChatRequest, extras: WireExtras, *, structured_output: bo
     if req.service_tier in ANTHROPIC_SERVICE_TIERS:
         body["service_tier"] = req.service_tier
     if req.n is not None and req.n > 1:
-        raise TranslationError(f"n={req.n}: Anthropic Messages returns one answer per request")
+        raise TranslationError(f"n={req.n}: Anthropic Messages returns one answer per request", fields=("n",))
     return body
 
 
@@ -261,7 +261,8 @@ def _openai_part(block: ContentBlock) -> dict[str, Any] | None:
             return {"type": "text", "text": block.data}
         if block.source is SourceKind.URL:
             raise TranslationError(
-                f"document {block.data!r}: OpenAI Chat Completions takes a PDF as inline file data, not a URL"
+                f"document {block.data!r}: OpenAI Chat Completions takes a PDF as inline file data, not a URL",
+                fields=("document.url",),
             )
         filename = "document.pdf" if block.title is None else block.title
         file = {"filename": filename, "file_data": f"data:application/pdf;base64,{block.data}"}
@@ -284,7 +285,9 @@ def _openai_user_messages(message: Message, out: list[dict[str, Any]]) -> None:
                 content = [{"type": "text", "text": IS_ERROR_MARKER}, {"type": "text", "text": block.content}]
             out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": content})
         elif isinstance(block, ToolUseBlock):
-            raise TranslationError(f"tool_use {block.id!r} in a user turn has no OpenAI equivalent")
+            raise TranslationError(
+                f"tool_use {block.id!r} in a user turn has no OpenAI equivalent", fields=("tool_use",)
+            )
         else:
             part = _openai_part(block)
             if part is not None:
@@ -306,9 +309,15 @@ def _openai_assistant_messages(message: Message, out: list[dict[str, Any]]) -> N
             arguments = compact_json(_parsed_args(block.input_json, f"tool_use {block.id!r}.input"))
             calls.append({"id": block.id, "type": "function", "function": {"name": block.name, "arguments": arguments}})
         elif isinstance(block, ToolResultBlock):
-            raise TranslationError(f"tool_result {block.tool_use_id!r} in an assistant turn has no OpenAI equivalent")
+            raise TranslationError(
+                f"tool_result {block.tool_use_id!r} in an assistant turn has no OpenAI equivalent",
+                fields=("tool_result",),
+            )
         elif isinstance(block, ImageBlock | DocumentBlock):
-            raise TranslationError(f"an {type(block).__name__} in an assistant turn has no OpenAI equivalent")
+            kind = "image" if isinstance(block, ImageBlock) else "document"
+            raise TranslationError(
+                f"an {type(block).__name__} in an assistant turn has no OpenAI equivalent", fields=(kind,)
+            )
     if not parts and not calls:
         return  # a turn of thinking only
     entry: dict[str, Any] = {"role": "assistant", "content": _content(parts) if parts else None}
@@ -436,7 +445,8 @@ def _bedrock_source(block: ImageBlock | DocumentBlock) -> dict[str, Any]:
     if block.data.startswith("s3://"):
         return {"s3Location": {"uri": block.data}}
     raise TranslationError(
-        f"{type(block).__name__} {block.data!r}: Bedrock Converse takes inline bytes or an s3:// location, not a URL"
+        f"{type(block).__name__} {block.data!r}: Bedrock Converse takes inline bytes or an s3:// location, not a URL",
+        fields=("image.url" if isinstance(block, ImageBlock) else "document.url",),
     )
 
 
@@ -490,9 +500,12 @@ def _to_bedrock(req: ChatRequest) -> dict[str, Any]:
     if additional:
         body["additionalModelRequestFields"] = additional
     if _schema_of(req) is not None:
-        raise TranslationError("response_format: Bedrock Converse has no structured-output field in this version")
+        raise TranslationError(
+            "response_format: Bedrock Converse has no structured-output field in this version",
+            fields=("response_format",),
+        )
     if req.n is not None and req.n > 1:
-        raise TranslationError(f"n={req.n}: Bedrock Converse returns one answer per request")
+        raise TranslationError(f"n={req.n}: Bedrock Converse returns one answer per request", fields=("n",))
     return body
 
 
