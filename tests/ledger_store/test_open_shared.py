@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,7 @@ def _failed_rounds(tmp_path: Path, open_one: Callable[[Path], sqlite3.Connection
 def test_openers_racing_on_a_fresh_file_all_connect(tmp_path: Path) -> None:
     """150 rounds of 4 simultaneous openers of a new file: no 'database is locked'; the schema ran once per file."""
     assert _failed_rounds(tmp_path, lambda p: open_shared(p, busy_timeout_ms=5_000, schema=SCHEMA)) == []
-    with sqlite3.connect(tmp_path / "fresh-0.sqlite3") as conn:
+    with closing(sqlite3.connect(tmp_path / "fresh-0.sqlite3")) as conn:  # a bare `with` would not close it
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert conn.execute("SELECT count(*) FROM t").fetchone() == (OPENERS,)
 
