@@ -1,15 +1,5 @@
-"""The ``[ledger]`` table of ``agent.toml``: which store holds the budget ledger.
-
-.. code-block:: toml
-
-    [ledger]
-    backend = "sqlite"                 # "memory" (default) | "sqlite" | "redis"
-    path = "ledger.sqlite3"            # sqlite: the file, relative to agent.toml
-    url = "redis://127.0.0.1:6379/0"   # redis: the server (a password may come from url_env)
-    url_env = "ROUTEPROOF_LEDGER_URL"  # redis: read the URL from this variable instead
-    namespace = "default"              # redis: key prefix, so several ledgers can share a server
-    lease_s = 300                      # how long a dead process's reservation is held (crash rule)
-"""
+"""Open the store the ``[ledger]`` table of ``agent.toml`` names (the table itself, its keys and checks:
+:mod:`routeproof.ledger_store.table`)."""
 
 from __future__ import annotations
 
