@@ -421,7 +421,7 @@ class GatewayApp:
                     response_id=f"chatcmpl-rp{uuid.uuid4().hex}", model=stream.model,
                     created=int(time.time()), include_usage=include_usage,
                 )  # fmt: skip
-            if relays(_SHAPE[api], provider, first):  # the provider's own frames (core/formats/relay.py)
+            if relays(_SHAPE[api], provider, first):  # the provider's own frames, as core/formats/relay.py keeps them
                 encoder = FrameRelay(_SHAPE[api], caller_usage=include_usage, cut=encoder.encode)
             headers = [_SSE, (b"cache-control", b"no-cache"), _attempts_header(stream.attempts)]
             # known once the stream is committed: the request's drops, and what of the answer this shape

@@ -41,7 +41,7 @@ gateway's error event for the shape, as a cut does).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import icontract
@@ -156,19 +156,20 @@ def relayed_frames(event: StreamEvent) -> tuple[str, ...] | None:
 
 
 def _with_frames(event: StreamEvent, frames: tuple[str, ...]) -> StreamEvent:
-    base = type(event)
-    relayed = _RELAYED.get(base)
-    if relayed is None:  # a StreamError, or an already relayed event: unchanged
-        return event
-    values: dict[str, Any] = {f.name: getattr(event, f.name) for f in fields(base)}
-    result: StreamEvent = relayed(**values, frames=frames)
-    return result
+    if isinstance(event, _RELAYED_TYPES):
+        return replace(event, frames=frames)
+    for base, relayed in _RELAYED.items():
+        if isinstance(event, base):  # its neutral values (a subclass's own fields are not the relay's)
+            values: dict[str, Any] = {f.name: getattr(event, f.name) for f in fields(base)}
+            result: StreamEvent = relayed(**values, frames=frames)
+            return result
+    return event  # a StreamError: never relayed
 
 
-@icontract.ensure(lambda event, result: result == event or relayed_frames(result) is not None)
-@icontract.ensure(lambda event, result: isinstance(result, type(event)), "still the same kind of event")
+@icontract.ensure(lambda event, result: isinstance(event, StreamError) is (result is event))
+@icontract.ensure(lambda event, frames, result: isinstance(event, StreamError) or relayed_frames(result) == frames)
 def with_frames(event: StreamEvent, frames: tuple[str, ...]) -> StreamEvent:
-    """``event`` carrying ``frames`` (a ``StreamError`` is never relayed: returned unchanged)."""
+    """``event``'s neutral values carrying ``frames`` (a ``StreamError`` is never relayed: returned as is)."""
     return _with_frames(event, frames)
 
 
