@@ -41,6 +41,7 @@ gateway's error event for the shape, as a cut does).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -155,15 +156,21 @@ def relayed_frames(event: StreamEvent) -> tuple[str, ...] | None:
     return event.frames if isinstance(event, _RELAYED_TYPES) else None
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {base: tuple(f.name for f in fields(base)) for base in _RELAYED}
+
+
 def _with_frames(event: StreamEvent, frames: tuple[str, ...]) -> StreamEvent:
     if isinstance(event, _RELAYED_TYPES):
         return replace(event, frames=frames)
-    for base, relayed in _RELAYED.items():
-        if isinstance(event, base):  # its neutral values (a subclass's own fields are not the relay's)
-            values: dict[str, Any] = {f.name: getattr(event, f.name) for f in fields(base)}
-            result: StreamEvent = relayed(**values, frames=frames)
-            return result
-    return event  # a StreamError: never relayed
+    base = type(event)
+    if base not in _RELAYED:  # a subclass (another decoder's): its neutral values only
+        base = next((b for b in _RELAYED if isinstance(event, b)), base)
+    relayed = _RELAYED.get(base)
+    if relayed is None:
+        return event  # a StreamError: never relayed
+    values: dict[str, Any] = {name: getattr(event, name) for name in _FIELDS[base]}
+    result: StreamEvent = relayed(**values, frames=frames)
+    return result
 
 
 @icontract.ensure(lambda event, result: isinstance(event, StreamError) is (result is event))
@@ -188,8 +195,11 @@ def _data_of(frame: str) -> str:
     return "\n".join(line[5:].removeprefix(" ") for line in lines if line.startswith("data:"))
 
 
+_EMPTY_CHOICES = re.compile(r'"choices"\s*:\s*\[\s*\]')
+
+
 def _usage_only(frame: str) -> bool:
-    if '"usage"' not in frame or '"choices"' not in frame:  # cheap: most chunks are not
+    if '"usage"' not in frame or _EMPTY_CHOICES.search(frame) is None:  # cheap: no other chunk has both
         return False
     try:
         payload = json.loads(_data_of(frame))

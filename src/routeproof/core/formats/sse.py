@@ -22,7 +22,7 @@ import icontract
 
 from routeproof.core.errors import InvalidResponse
 from routeproof.core.formats.normalize import assemble_response
-from routeproof.core.formats.relay import attach_frames
+from routeproof.core.formats.relay import _attach  # attach_frames without its per-event run-time checks
 from routeproof.core.formats.sse_dialects import (
     INCOMPLETE,
     AnthropicState,
@@ -210,7 +210,7 @@ class StreamDecoder:
         events = self._events()
         if self._keep_frames:
             frame, self._raw = "".join(self._raw), []
-            events, self._waiting = attach_frames(events, (*self._waiting, frame))
+            events, self._waiting = _attach(events, (*self._waiting, frame))  # relay.attach_frames' rule
         return events
 
     def _events(self) -> list[StreamEvent]:
