@@ -39,6 +39,7 @@ from routeproof.clock import s_of_ms
 from routeproof.core.constants import FAILOVER_BUDGET_MS, STREAM_INTERRUPTED
 from routeproof.core.formats.answer_drops import answer_drops, citation_drops, stream_answer_drops
 from routeproof.core.formats.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
+from routeproof.core.formats.relay import relays
 from routeproof.core.formats.responses_api import responses_estimate, responses_to_chat
 from routeproof.core.formats.translate import parse_anthropic_request, parse_openai_request
 from routeproof.core.messages import WireFormat, WireOrigin
@@ -60,6 +61,7 @@ from routeproof.gateway.edge import (
 )
 from routeproof.gateway.failures import Api, Failure, attempt_json, error_body, failure_for, failure_headers
 from routeproof.gateway.openai_wire import OpenAIStream, completion
+from routeproof.gateway.relay import FrameRelay
 from routeproof.gateway.responses_wire import ResponsesRelay, ResponsesStream, own_response, response_object
 from routeproof.gateway.settings import Tenant
 from routeproof.gateway.telemetry import MetricsSource, metrics_text, trace_context
@@ -402,7 +404,9 @@ class GatewayApp:
                 failure = failure_for(exc)
                 await _send_json(send, failure.status, error_body(api, failure), failure_headers(failure))
                 return
-            encoder: AnthropicStream | OpenAIStream | ResponsesStream | ResponsesRelay
+            kind = None if stream.provider is None else stream.provider.kind
+            provider = None if kind is None else protocol_of(kind)
+            encoder: AnthropicStream | OpenAIStream | ResponsesStream | ResponsesRelay | FrameRelay
             if api is Api.RESPONSES and ResponsesRelay.relays(first):  # OpenAI's own events, verbatim
                 encoder = ResponsesRelay()
             elif api is Api.RESPONSES:
@@ -417,11 +421,11 @@ class GatewayApp:
                     response_id=f"chatcmpl-rp{uuid.uuid4().hex}", model=stream.model,
                     created=int(time.time()), include_usage=include_usage,
                 )  # fmt: skip
+            if relays(_SHAPE[api], provider, first):  # the provider's own frames, as core/formats/relay.py keeps them
+                encoder = FrameRelay(_SHAPE[api], caller_usage=include_usage, cut=encoder.encode)
             headers = [_SSE, (b"cache-control", b"no-cache"), _attempts_header(stream.attempts)]
             # known once the stream is committed: the request's drops, and what of the answer this shape
             # cannot carry (named up front: the header goes before the first event)
-            kind = None if stream.provider is None else stream.provider.kind
-            provider = None if kind is None else protocol_of(kind)
             lost = stream_answer_drops(_SHAPE[api], provider, job.req) + citation_drops(_SHAPE[api], provider, job.req)
             if isinstance(encoder, ResponsesStream):  # answered through the Chat rewriting: what it left out
                 lost = job.rewrite_dropped + lost

@@ -15,6 +15,13 @@ o-series / gpt-5 model                 ``MOCK_REASONING_TOKENS`` (plain and in t
 OpenAI ``prompt_cache_key``            ``prompt_tokens_details.cached_tokens`` = ``MOCK_CACHE_READ_TOKENS``
 OpenAI ``logprobs: true``              ``choices[].logprobs.content`` per text piece, with
                                        ``top_logprobs`` alternatives (plain and on each chunk)
+OpenAI ``service_tier``                the answer's ``service_tier`` (``auto`` answered as
+                                       ``default``, as OpenAI does; on every chunk)
+OpenAI ``seed``                        ``system_fingerprint`` = ``MOCK_FINGERPRINT`` (on every chunk)
+OpenAI ``web_search_options``          ``message.annotations``: one ``url_citation`` of the text
+                                       (streamed: a ``delta.annotations`` chunk after the text)
+OpenAI ``modalities`` with ``audio``   ``message.audio`` (its transcript is the text, ``content``
+                                       null; streamed: ``delta.audio`` pieces instead of content)
 =====================================  ==========================================================
 
 A scripted body or stream (``Scripted.body`` / ``stream_events``) is sent as scripted, never enriched.
@@ -30,8 +37,11 @@ from typing import Any
 from routeproof.mock.script import Shape
 
 __all__ = [
+    "MOCK_ANNOTATION",
+    "MOCK_AUDIO_DATA",
     "MOCK_CACHE_READ_TOKENS",
     "MOCK_CACHE_WRITE_TOKENS",
+    "MOCK_FINGERPRINT",
     "MOCK_REASONING_TOKENS",
     "MOCK_SIGNATURE",
     "MOCK_THINKING",
@@ -48,6 +58,17 @@ MOCK_CACHE_READ_TOKENS = 16
 MOCK_CACHE_WRITE_TOKENS = 4
 MOCK_REASONING_TOKENS = 5
 _THINKING_PIECES = ("The user greets me; ", "a short answer will do.")
+MOCK_FINGERPRINT = "fp_mock0001"
+"""The ``system_fingerprint`` of an OpenAI answer to a request with a ``seed``."""
+MOCK_ANNOTATION: dict[str, Any] = {
+    "type": "url_citation",
+    "url_citation": {"url": "https://mock.example/hello", "title": "Hello", "start_index": 0, "end_index": 5},
+}
+"""The URL citation of an OpenAI answer to a request with ``web_search_options``."""
+MOCK_AUDIO_DATA = "UklGRiQAAABXQVZF"
+"""The base64 audio of an OpenAI answer to a request whose ``modalities`` include ``audio``."""
+_AUDIO_ID = "audio_mock_1"
+_AUDIO_EXPIRES_AT = 1_700_003_600
 _REASONING_MODEL = re.compile(r"^(o\d+|gpt-5)")
 
 
@@ -60,6 +81,10 @@ class Asks:
     reasoning: bool = False
     logprobs: bool = False
     top_logprobs: int = 0
+    service_tier: str | None = None  # the tier the answer reports
+    fingerprint: bool = False
+    annotations: bool = False
+    audio: bool = False
 
 
 def _has_cache_marker(body: Mapping[str, Any]) -> bool:
@@ -89,11 +114,17 @@ def asked(shape: Shape, body: object) -> Asks:
         return Asks(thinking=isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive"))
     model = str(body.get("model", "")).rsplit("/", 1)[-1]
     top = body.get("top_logprobs")
+    tier = body.get("service_tier")
+    modalities = body.get("modalities")
     return Asks(
         reasoning="reasoning_effort" in body or _REASONING_MODEL.match(model) is not None,
         cache="prompt_cache_key" in body,
         logprobs=body.get("logprobs") is True,
         top_logprobs=top if isinstance(top, int) and not isinstance(top, bool) and top > 0 else 0,
+        service_tier=("default" if tier == "auto" else tier) if isinstance(tier, str) else None,
+        fingerprint="seed" in body,
+        annotations="web_search_options" in body,
+        audio=isinstance(modalities, list) and "audio" in modalities,
     )
 
 
@@ -143,7 +174,9 @@ def enrich_body(shape: Shape, asks: Asks, body: dict[str, Any]) -> dict[str, Any
         return _bedrock_body(asks, body)
     if "choices" not in body:
         return body
-    out = {**body, "usage": _openai_usage(body.get("usage"), asks)}
+    out = {**body, **_openai_top(asks), "usage": _openai_usage(body.get("usage"), asks)}
+    if asks.annotations or asks.audio:
+        out["choices"] = [{**c, "message": _openai_message(asks, c.get("message") or {})} for c in body["choices"]]
     if asks.logprobs:
         choices = []
         for choice in body["choices"]:
@@ -151,6 +184,27 @@ def enrich_body(shape: Shape, asks: Asks, body: dict[str, Any]) -> dict[str, Any
             entries = _logprob_entries(text, asks.top_logprobs) if text else []  # a tool call has no tokens
             choices.append({**choice, "logprobs": {"content": entries, "refusal": None}})
         out["choices"] = choices
+    return out
+
+
+def _openai_top(asks: Asks) -> dict[str, Any]:
+    """The top-level fields an OpenAI answer (and each of its chunks) adds for ``asks``."""
+    top: dict[str, Any] = {}
+    if asks.service_tier is not None:
+        top["service_tier"] = asks.service_tier
+    if asks.fingerprint:
+        top["system_fingerprint"] = MOCK_FINGERPRINT
+    return top
+
+
+def _openai_message(asks: Asks, message: dict[str, Any]) -> dict[str, Any]:
+    out = dict(message)
+    text = message.get("content")
+    if asks.annotations and text:
+        out["annotations"] = [MOCK_ANNOTATION]
+    if asks.audio and text:
+        out["content"] = None
+        out["audio"] = {"id": _AUDIO_ID, "data": MOCK_AUDIO_DATA, "expires_at": _AUDIO_EXPIRES_AT, "transcript": text}
     return out
 
 
@@ -228,6 +282,20 @@ def _openai_chunk(asks: Asks, event: dict[str, Any]) -> dict[str, Any]:
     data = event.get("data")
     if not isinstance(data, dict):
         return event
+    top = _openai_top(asks)
+    if top:  # after the chunk's own fields, before its choices, as OpenAI orders them
+        head = {k: v for k, v in data.items() if k not in ("choices", "usage")}
+        data = {**head, **top, **{k: v for k, v in data.items() if k in ("choices", "usage")}}
+    if asks.audio and data.get("choices"):
+        choices = []
+        for choice in data["choices"]:
+            delta = dict(choice.get("delta") or {})
+            if delta.get("content"):
+                delta["audio"] = {"transcript": delta.pop("content")}
+            elif "content" in delta:
+                delta["content"] = None
+            choices.append({**choice, "delta": delta})
+        data = {**data, "choices": choices}
     if data.get("usage") is not None:
         data = {**data, "usage": _openai_usage(data["usage"], asks)}
     if asks.logprobs and data.get("choices"):
@@ -246,4 +314,30 @@ def enrich_stream(shape: Shape, asks: Asks, events: tuple[dict[str, Any], ...]) 
         return _anthropic_stream(asks, events)
     if shape is Shape.BEDROCK:
         return _bedrock_stream(asks, events)
-    return tuple(_openai_chunk(asks, e) for e in events)
+    return tuple(_openai_chunk(asks, e) for e in _openai_stream(asks, events))
+
+
+def _openai_stream(asks: Asks, events: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+    """The default OpenAI stream with a chunk of annotations, or of the audio's data, after the text."""
+    extra: list[dict[str, Any]] = []
+    if asks.annotations:
+        extra.append({"annotations": [MOCK_ANNOTATION]})
+    if asks.audio:
+        extra.append({"audio": {"id": _AUDIO_ID, "data": MOCK_AUDIO_DATA, "expires_at": _AUDIO_EXPIRES_AT}})
+    if not extra:
+        return events
+    finish = next((i for i, e in enumerate(events) if _finish_of(e)), None)
+    if finish is None:
+        return events
+    template = events[finish]["data"]
+    chunks = [
+        {"data": {**template, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]}}
+        for delta in extra
+    ]
+    return (*events[:finish], *chunks, *events[finish:])
+
+
+def _finish_of(event: dict[str, Any]) -> bool:
+    data = event.get("data")
+    choices = data.get("choices") if isinstance(data, dict) else None
+    return isinstance(choices, list) and any(isinstance(c, dict) and c.get("finish_reason") for c in choices)

@@ -76,6 +76,7 @@ class Outgoing:
     dropped: tuple[str, ...]
     filled: tuple[str, ...] = ()
     max_tokens: int | None = None  # a translated body's output cap, when the router chose it (caller set none)
+    relay: bool = False  # the caller's own protocol, passed through: its stream is relayed (core/formats/relay.py)
 
 
 def chat_view(request: ChatRequest) -> ChatRequest:
@@ -108,6 +109,7 @@ def outgoing_body(
     Without an origin (a request built in Python) the body is translated and only the capability
     drops are reported. :raises RefusedFields: a field ``target`` cannot carry (skip this provider).
     """
+    own = request.origin is not None and request.origin.protocol is target  # not a Responses caller's Chat form
     request = chat_view(request)  # a Responses request reaching a provider without the Responses API
     origin = request.origin
     if origin is None:
@@ -127,7 +129,7 @@ def outgoing_body(
             kept_stops=fitted.request.stop_sequences,
         )
         sent = passthrough_body(caller_body, plan)
-        return Outgoing(body=sent.body, headers=origin.headers, dropped=sent.dropped, filled=sent.filled)
+        return Outgoing(body=sent.body, headers=origin.headers, dropped=sent.dropped, filled=sent.filled, relay=own)
     # every field the caller set, nested ones included, judged by the field table (core/formats/cross_fields.py):
     # a dropped one is named, a refused one skips this provider; the emitter's value-level drops are added
     cross = caller_fields_plan(request, fitted.request, target)

@@ -139,7 +139,9 @@ class AnthropicProvider:
             content=encode_json(body),
             headers=self._headers(caps, out),
             timeout_at=timeout_at,
-            decoder=StreamDecoder(WireProtocol.ANTHROPIC, max_line_chars=self._max_sse_line_chars),
+            decoder=StreamDecoder(
+                WireProtocol.ANTHROPIC, max_line_chars=self._max_sse_line_chars, keep_frames=out.relay
+            ),
             secrets=(self._api_key,),
             idle_timeout_s=idle_timeout_s,
             max_error_bytes=self._max_response_bytes,

@@ -220,7 +220,7 @@ class OpenAIProvider:
             content=encode_json(body),
             headers=self._headers(out),
             timeout_at=timeout_at,
-            decoder=StreamDecoder(WireProtocol.OPENAI, max_line_chars=self._max_sse_line_chars),
+            decoder=StreamDecoder(WireProtocol.OPENAI, max_line_chars=self._max_sse_line_chars, keep_frames=out.relay),
             secrets=self._secrets(),
             idle_timeout_s=idle_timeout_s,
             max_error_bytes=self._max_response_bytes,

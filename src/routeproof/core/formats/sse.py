@@ -22,6 +22,7 @@ import icontract
 
 from routeproof.core.errors import InvalidResponse
 from routeproof.core.formats.normalize import assemble_response
+from routeproof.core.formats.relay import _attach  # attach_frames without its per-event run-time checks
 from routeproof.core.formats.sse_dialects import (
     INCOMPLETE,
     AnthropicState,
@@ -62,9 +63,16 @@ def _well_formed(result: list[StreamEvent]) -> bool:
 
 
 class StreamDecoder:
-    """One stream's decoder: ``feed`` bytes as they arrive, ``finish`` at end of body. No I/O, no clock."""
+    """One stream's decoder: ``feed`` bytes as they arrive, ``finish`` at end of body. No I/O, no clock.
 
-    def __init__(self, protocol: WireProtocol, *, max_line_chars: int | None = MAX_LINE_CHARS) -> None:
+    With ``keep_frames`` (a same-protocol relay) each event's own text goes with the events it
+    produced (``Relayed*`` events, :func:`routeproof.core.formats.relay.attach_frames`): the frames
+    of all events joined are the body as received, but a leading BOM and what follows the terminator.
+    """
+
+    def __init__(
+        self, protocol: WireProtocol, *, max_line_chars: int | None = MAX_LINE_CHARS, keep_frames: bool = False
+    ) -> None:
         self.protocol = protocol
         self.last_event_id = ""
         self.retry_ms: int | None = None
@@ -82,6 +90,11 @@ class StreamDecoder:
         self._done = False
         self._anthropic = AnthropicState()
         self._openai = OpenAIState()
+        # keep_frames: each event's own text (its lines and line ends) goes with the events it produced
+        # (core/formats/relay.py), for a same-protocol relay; off, nothing of it is kept
+        self._keep_frames = keep_frames
+        self._raw: list[str] = []  # the current event's lines, each with its line end
+        self._waiting: tuple[str, ...] = ()  # frames that produced no event yet
 
     @property
     def done(self) -> bool:
@@ -142,7 +155,7 @@ class StreamDecoder:
             if match.group() == "\r" and match.end() == len(text) and not final:
                 self._carry_cr = True  # a lone trailing \r may be the first half of \r\n
                 break
-            events += self._ended_line(text[position : match.start()])
+            events += self._ended_line(text[position : match.start()], match.group())
             position = match.end()
         if self._done:
             self._pending, self._pending_chars = [], 0
@@ -160,7 +173,7 @@ class StreamDecoder:
         self._pending, self._pending_chars, self._data = [], 0, []
         return StreamError(message=f"SSE line or event longer than {self.max_line_chars} characters ({chars}+)")
 
-    def _ended_line(self, piece: str) -> list[StreamEvent]:
+    def _ended_line(self, piece: str, eol: str) -> list[StreamEvent]:
         if self._pending:
             self._pending.append(piece)
             line = "".join(self._pending)
@@ -169,6 +182,8 @@ class StreamDecoder:
             line = piece
         if self.max_line_chars is not None and len(line) > self.max_line_chars:
             return [self._too_long(len(line))]
+        if self._keep_frames:
+            self._raw.append(line + eol)
         return self._line(line)
 
     def _line(self, line: str) -> list[StreamEvent]:
@@ -192,6 +207,13 @@ class StreamDecoder:
         return []
 
     def _dispatch(self) -> list[StreamEvent]:
+        events = self._events()
+        if self._keep_frames:
+            frame, self._raw = "".join(self._raw), []
+            events, self._waiting = _attach(events, (*self._waiting, frame))  # relay.attach_frames' rule
+        return events
+
+    def _events(self) -> list[StreamEvent]:
         data, self._data, self._data_chars = self._data, [], 0
         event_type, self._event_type = self._event_type or "message", ""
         if not data or not "".join(data).strip():

@@ -220,6 +220,11 @@ def _openai_choice(state: OpenAIState, choice: dict[str, Any]) -> list[StreamEve
             lp = None if logprobs is None else _logprobs_text(logprobs)
             events.append(TextDelta(text=text, logprobs_json=lp, refusal=key == "refusal"))
             logprobs = None  # one chunk's logprobs go with its first piece of text
+    if delta.get("audio") is not None and not events:
+        # audio output (its transcript and data) is content: it commits the stream and, relayed to an
+        # OpenAI caller (core/formats/relay.py), goes at once; the neutral events have no audio (empty text)
+        events += _switch_block(state, (BlockKind.TEXT, 0))
+        events.append(TextDelta(text=""))
     calls = delta.get("tool_calls") or []
     if not isinstance(calls, list):
         raise EventShapeError("delta.tool_calls must be an array")
