@@ -582,11 +582,20 @@ BREAKS: tuple[Break, ...] = (
           why="the gateway's OpenAI stream encoder writes logprobs: null over the provider's"),
     # --- workstream hedge (issue 32 item 4): budgeted hedging ---
     Break(row="TRAFFIC-HEDGE", file="src/routeproof/core/hedge.py",
-          old="    if bucket_milli < MILLI:\n        return HedgeNever(reason=NeverReason.RATIO_SPENT)",
-          new="    if False:  # planted\n        return HedgeNever(reason=NeverReason.RATIO_SPENT)",
+          old="    if bucket_milli < MILLI:  # judged when the hedge is due",
+          new="    if False:  # planted",
           targets=("tests/traffic/test_hedge.py::test_hedges_stay_within_the_ratio",
                    "tests/core/test_hedge.py::test_never_names_its_reason"),
           why="the extra-request ratio is not enforced: every slow call hedges, whatever the bucket holds"),
+    Break(row="TRAFFIC-HEDGE", file="src/routeproof/core/hedge.py",
+          old="        return HedgeNever(reason=NeverReason.NO_OTHER_DEPLOYMENT)\n    if position is None:",
+          new="        return HedgeNever(reason=NeverReason.NO_OTHER_DEPLOYMENT)\n"
+              "    if bucket_milli < MILLI:  # planted: judged at the start\n"
+              "        return HedgeNever(reason=NeverReason.RATIO_SPENT)\n    if position is None:",
+          targets=("tests/core/test_hedge.py::test_an_empty_bucket_is_judged_when_the_hedge_is_due_not_before",
+                   "tests/traffic/test_hedge.py::"
+                   "test_a_call_started_on_an_empty_bucket_hedges_with_the_tokens_earned_during_its_delay"),
+          why="the bucket is judged when a call starts: one hedge drains it and the calls starting next never hedge"),
     Break(row="TRAFFIC-HEDGE", file="src/routeproof/call.py",
           old="        return cancelled_booking_pico_usd(reservation.amount_pico_usd)",
           new="        return 0  # planted",

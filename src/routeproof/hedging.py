@@ -85,6 +85,7 @@ async def _decide(
     latencies = tuple(latency for _, latency in judged(ports.health.latency(), action.entry.provider, now_ms))
     wait_ms = delay_ms(policy, p95_ms(latencies) if policy.p95 else None)
     others = tuple(e.provider for e in state.plan.chain if e.provider != action.entry.provider)
+    retry_spent = await ports.traffic.retry_spent(others)  # the store's await comes first: ...
     return decide(
         policy,
         state,
@@ -92,8 +93,8 @@ async def _decide(
         ports.traffic.config.members,
         now_ms=now_ms,
         wait_ms=wait_ms,
-        bucket_milli=ports.traffic.hedge_tokens(call.req.alias),
-        retry_spent=await ports.traffic.retry_spent(others),
+        bucket_milli=ports.traffic.hedge_tokens(call.req.alias),  # ... the bucket read after it is spent at once
+        retry_spent=retry_spent,
         hedged=call.hedged,
     )
 

@@ -92,6 +92,14 @@ def test_before_its_delay_the_hedge_waits() -> None:
     assert ask(state, pending, now_ms=10) == HedgeLater(at_ms=300)
 
 
+def test_an_empty_bucket_is_judged_when_the_hedge_is_due_not_before() -> None:
+    """A call that starts while the bucket is empty waits for its delay (calls started meanwhile
+    earn tokens); the bucket says never only once the hedge is due."""
+    state, pending = started()
+    assert ask(state, pending, now_ms=10, bucket_milli=0) == HedgeLater(at_ms=300)
+    assert ask(state, pending, now_ms=300, bucket_milli=0) == HedgeNever(reason=NeverReason.RATIO_SPENT)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "reason"),
     [
