@@ -69,6 +69,7 @@ from routeproof.observe import attempt_span, genai_usage_attributes
 from routeproof.ports import Ports
 from routeproof.providers.capabilities import default_capabilities
 from routeproof.traffic_store.answer_headers import HeaderSink, collecting
+from routeproof.traffic_store.protocol import RateTicket
 
 __all__ = [
     "Committed",
@@ -99,6 +100,7 @@ class OpenStream:
     events: AsyncIterator[StreamEvent]
     reservation: Reservation | None
     first_token_ms: int
+    ticket: RateTicket | None = None  # its rate-limit place, settled with the usage the stream reports
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -340,8 +342,10 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
             if events is not None:
                 keep_open = settled = True  # committed: the relay owns the stream and the reservation now
                 first_token_ms = now_ms - action.issued_at_ms
-                opened = OpenStream(first=first, events=events, reservation=reservation, first_token_ms=first_token_ms)
-                await call.traffic_settled(action, usage=None, succeeded=True)  # the estimate stays booked
+                ticket = await call.stream_ticket(action)  # settled when the stream ends (streaming.py)
+                opened = OpenStream(
+                    first=first, events=events, reservation=reservation, first_token_ms=first_token_ms, ticket=ticket
+                )
                 return AttemptSucceeded(now_ms=now_ms, first_token_ms=first_token_ms), opened
             ports.metrics.usage(entry.provider, entry.model, response.usage)
             call.cost_pico_usd = ports.ledger.known_cost(entry.provider, entry.model, response.usage)

@@ -51,6 +51,7 @@ from routeproof.core.ledger import Reservation
 from routeproof.core.stream_rules import StreamEnd, settle_stream
 from routeproof.core.types import StreamEvent
 from routeproof.ports import Ports
+from routeproof.traffic_store.protocol import RateTicket
 
 __all__ = ["Opened", "hedge_applies", "hedged"]
 
@@ -65,6 +66,9 @@ class Opened(Protocol):
 
     @property
     def events(self) -> AsyncIterator[StreamEvent]: ...
+
+    @property
+    def ticket(self) -> RateTicket | None: ...
 
 
 OpenedT = TypeVar("OpenedT", bound=Opened)
@@ -286,6 +290,7 @@ async def _cancel(ports: Ports, task: asyncio.Task[tuple[Event, OpenedT | None]]
             reserved = 0 if opened.reservation is None else opened.reservation.amount_pico_usd
             settlement = settle_stream(StreamEnd.ABANDONED, reserved_pico_usd=reserved, usage_cost_pico_usd=0)
             await ports.ledger.settle(opened.reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
+            await ports.traffic.settle(opened.ticket, None, ports.ledger.wall_ms())  # no usage came: the estimate
             await close(opened.events)
     finally:
         run_slot.release()

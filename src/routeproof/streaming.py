@@ -40,6 +40,7 @@ from routeproof.core.types import (
     StreamError,
     StreamEvent,
     TenantPolicy,
+    Usage,
 )
 from routeproof.driver import Mode, OpenStream, begin_admitted, close_events, drive
 from routeproof.ports import Ports
@@ -164,8 +165,12 @@ class ProviderStream:
         cut_by_deadline = False
         event: StreamEvent | None = opened.first
 
-        async def settle(end: StreamEnd, usage_cost_pico_usd: int = 0, reported: int | None = None) -> None:
+        async def settle(
+            end: StreamEnd, usage_cost_pico_usd: int = 0, reported: int | None = None, usage: Usage | None = None
+        ) -> None:
             nonlocal settled
+            # the rate-limit place keeps the usage the stream reported, else its estimate (core/rate_limit.py)
+            await ports.traffic.settle(opened.ticket, usage, ports.ledger.wall_ms())
             reserved = 0 if reservation is None else reservation.amount_pico_usd
             settlement = settle_stream(
                 end,
@@ -201,7 +206,7 @@ class ProviderStream:
                 if isinstance(event, MessageStop):
                     ports.metrics.usage(kind, entry_model, event.usage)
                     self.cost_pico_usd = ports.ledger.known_cost(kind, entry_model, event.usage)
-                    await settle(StreamEnd.COMPLETED, self.cost_pico_usd or 0)
+                    await settle(StreamEnd.COMPLETED, self.cost_pico_usd or 0, usage=event.usage)
                     for out in held:
                         yield out
                     yield event
@@ -212,7 +217,7 @@ class ProviderStream:
                         ports.metrics.usage(kind, entry_model, event.usage)
                     reported = ports.ledger.known_cost(kind, entry_model, event.usage)
                     end = StreamEnd.DEADLINE if cut_by_deadline else StreamEnd.INTERRUPTED
-                    await settle(end, reported=reported)
+                    await settle(end, reported=reported, usage=event.usage)
                     if hold_back:
                         raise StreamInterrupted(event.message)
                     self.interrupted = True

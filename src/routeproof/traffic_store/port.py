@@ -21,7 +21,7 @@ from routeproof.core.affinity import pin_first, pin_live
 from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_needed, ewma_ms, order_chain
 from routeproof.core.hedge import MILLI, HedgePolicy, earn, spend
 from routeproof.core.pricing import worst_case_prompt_tokens
-from routeproof.core.rate_limit import CapacityWait, DeploymentLimits, RateVerdict, capacity_wait
+from routeproof.core.rate_limit import CapacityWait, DeploymentLimits, RateVerdict, capacity_wait, place_tokens
 from routeproof.core.ratelimit_headers import HeaderBlock, block_from, header_limits, is_blocked, merge_blocks
 from routeproof.core.retry_budget import RetryBudgetConfig, costs_token, retry_allowed
 from routeproof.core.types import AttemptFailure, ChainEntry, ChatRequest, ProviderId, Usage
@@ -212,9 +212,7 @@ class Traffic:
         """The request was sent: keep its place, with the tokens really used (the estimate if unknown)."""
         if ticket is None:
             return
-        tokens = ticket.tokens if usage is None else usage.prompt_tokens + usage.completion_tokens
-        tokens += 0 if usage is None else usage.cached_input_tokens + usage.cache_creation_tokens
-        await self._store.settle(ticket, tokens=tokens, now_ms=now_ms)
+        await self._store.settle(ticket, tokens=place_tokens(ticket.tokens, usage), now_ms=now_ms)
 
     async def release(self, ticket: RateTicket | None) -> None:
         """The request was never sent: give its place back."""
