@@ -8,9 +8,10 @@ from collections import defaultdict
 
 import pytest
 
-from routeproof.core.affinity import pin_first, pin_live
+from routeproof.core.affinity import PrefixSource, cache_prefixes, pin_first, pin_live, pinned_deployment
 from routeproof.core.balance import Member, Strategy
-from routeproof.core.types import ChainEntry, ChatRequest, Message, ProviderName
+from routeproof.core.blocks import CacheControl
+from routeproof.core.types import ChainEntry, ChatRequest, Message, ProviderName, Role, TextBlock
 from routeproof.testing import Reply, ScriptedProvider
 from routeproof.traffic import TrafficConfig
 from tests.traffic.support import ALIAS, policy, resolved, router
@@ -58,5 +59,108 @@ async def test_concurrent_calls_of_one_prefix_share_a_deployment() -> None:
     for provider in deployments:
         for req, _ in provider.calls:
             reached[req.system or ""].add(provider.name)
+    assert len(reached) == 5
+    assert all(len(names) == 1 for names in reached.values()), reached
+
+
+MARK = CacheControl()
+
+
+def marked(text: str) -> TextBlock:
+    """A text block carrying a cache marker."""
+    return TextBlock(text=text, cache_control=MARK)
+
+
+def chat(*messages: Message, key: str | None = None, system: tuple[TextBlock, ...] = ()) -> ChatRequest:
+    """A request for ALIAS with ``messages``, an optional caller key and system blocks."""
+    return ChatRequest(messages=messages, max_tokens=16, alias=ALIAS, system_blocks=system, cache_affinity_key=key)
+
+
+def test_a_caller_key_is_the_prefix_whatever_the_messages() -> None:
+    """Two requests with one cache_affinity_key share their one prefix, however their messages
+    differ; another key is another prefix."""
+    one = cache_prefixes(chat(Message.user("a"), key="tenant-7"))
+    two = cache_prefixes(chat(Message.user("b"), Message.user("c"), key="tenant-7"))
+    assert one == two
+    assert [p.source for p in one] == [PrefixSource.CALLER_KEY]
+    assert cache_prefixes(chat(Message.user("a"), key="tenant-8")) != one
+
+
+def test_the_prefix_ends_at_the_cache_marker_and_the_longest_comes_first() -> None:
+    """A marked system block and a marked message give two prefixes, the message's (longer) first;
+    what follows the last marker is no part of either."""
+    system = (marked("a long system prompt"),)
+    head = Message(role=Role.USER, content=(marked("shared document"),))
+    first = cache_prefixes(chat(head, Message.user("question 1"), system=system))
+    second = cache_prefixes(chat(head, Message.user("question 2"), Message.user("more"), system=system))
+    assert first == second
+    assert [p.source for p in first] == [PrefixSource.CACHE_MARKER, PrefixSource.CACHE_MARKER]
+    assert first[0].parts[1] == "messages"
+    assert first[1].parts[1] == "system"
+    unmarked = cache_prefixes(chat(Message.user("shared document"), Message.user("question 1"), system=system))
+    assert unmarked[0] == first[1]  # the system prompt's prefix is shared with a request that marks only it
+
+
+def test_without_a_key_or_a_marker_the_prefix_is_all_but_the_last_message() -> None:
+    """No key, no marker: system, tools and every message but the last (automatic prefix caching)."""
+    one = cache_prefixes(chat(Message.user("context"), Message.user("q1")))
+    two = cache_prefixes(chat(Message.user("context"), Message.user("q2")))
+    assert one == two
+    assert [p.source for p in one] == [PrefixSource.ALL_BUT_LAST]
+    assert cache_prefixes(chat(Message.user("other"), Message.user("q1"))) != one
+
+
+def test_the_longest_prefix_with_a_live_pin_decides() -> None:
+    """Pins are read longest prefix first; an expired or missing pin is passed over."""
+    assert pinned_deployment((None, ("b", 0), ("c", 0)), 1000, 10) == "b"
+    assert pinned_deployment((("a", 0), ("b", 5)), 1000, 1000) == "b"  # a's pin expired at 1000
+    assert pinned_deployment((None, ("a", 0)), 1000, 1000) is None
+
+
+@pytest.mark.asyncio
+@pytest.mark.looptime(end=600)
+async def test_a_conversation_that_moves_its_cache_marker_stays_on_its_deployment() -> None:
+    """Eight conversations of six turns, weighted over three deployments: each turn marks the system
+    prompt and its newest message (Anthropic's incremental caching), so every turn has a new longest
+    prefix; each conversation's turns still reach one deployment, where its earlier turns are cached."""
+    deployments = [ScriptedProvider(name=n, default=Reply(delay_s=0.01)) for n in ("a", "b", "c")]
+    members = {n: Member(priority=0) for n in ("a", "b", "c")}
+    traffic = TrafficConfig(strategy=Strategy.WEIGHTED, members=members, affinity_ttl_ms=300_000)
+    async with router(deployments, traffic) as r:
+        tenant = policy(["a", "b", "c"])
+        loop = asyncio.get_running_loop()
+        for turn in range(6):
+            for conversation in range(8):
+                history = tuple(Message.user(f"c{conversation} turn {t}") for t in range(turn))
+                newest = Message(role=Role.USER, content=(marked(f"c{conversation} turn {turn}"),))
+                req = chat(*history, newest, system=(marked(f"conversation {conversation}"),))
+                await r.call_provider(req, resolved(tenant), loop.time() + 20, tenant)
+    reached: dict[str, set[str]] = defaultdict(set)
+    for provider in deployments:
+        for req, _ in provider.calls:
+            reached[req.system or ""].add(provider.name)
+    assert len(reached) == 8
+    assert all(len(names) == 1 for names in reached.values()), reached
+
+
+@pytest.mark.asyncio
+@pytest.mark.looptime(end=600)
+async def test_requests_with_one_caller_key_share_a_deployment() -> None:
+    """Five keys, ten requests each with messages all different: each key's requests reach one deployment."""
+    deployments = [ScriptedProvider(name=n, default=Reply(delay_s=0.01)) for n in ("a", "b", "c")]
+    members = {n: Member(priority=0) for n in ("a", "b", "c")}
+    traffic = TrafficConfig(strategy=Strategy.WEIGHTED, members=members, affinity_ttl_ms=300_000)
+    async with router(deployments, traffic) as r:
+        tenant = policy(["a", "b", "c"])
+        loop = asyncio.get_running_loop()
+        for n in range(10):
+            for key in range(5):
+                req = chat(Message.user(f"question {n} of {key}"), key=f"tenant-{key}")
+                await r.call_provider(req, resolved(tenant), loop.time() + 20, tenant)
+    reached: dict[str, set[str]] = defaultdict(set)
+    for provider in deployments:
+        for req, _ in provider.calls:
+            assert req.cache_affinity_key is not None
+            reached[req.cache_affinity_key].add(provider.name)
     assert len(reached) == 5
     assert all(len(names) == 1 for names in reached.values()), reached

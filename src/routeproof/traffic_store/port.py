@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from routeproof.core.affinity import pin_first, pin_live
+from routeproof.core.affinity import cache_prefixes, pin_first, pin_live, pinned_deployment
 from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_needed, ewma_ms, order_chain
 from routeproof.core.hedge import MILLI, HedgePolicy, earn, spend
 from routeproof.core.pricing import worst_case_prompt_tokens
@@ -78,10 +78,9 @@ def rate_limit_reason(verdict: RateVerdict) -> str:
     return f"rate_limit_{verdict.limit.value}"
 
 
-def _prefix_key(req: ChatRequest) -> str:
-    """The cacheable prefix's key: the alias, system, tools and every message but the last."""
-    prefix = repr((req.alias, req.system, req.tools, req.messages[:-1]))
-    return hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+def _prefix_keys(req: ChatRequest) -> tuple[str, ...]:
+    """The keys of the request's cacheable prefixes (core/affinity.py), the longest first."""
+    return tuple(hashlib.sha256(repr(p.parts).encode("utf-8")).hexdigest() for p in cache_prefixes(req))
 
 
 def header_limit_reason(block: HeaderBlock) -> str:
@@ -119,21 +118,23 @@ class Traffic:
         now_ms: int = 0,
     ) -> tuple[ChainEntry, ...]:
         """The chain with each deployment group ordered by the strategy (core/balance.py), then,
-        with cache affinity on, the request's prefix's pinned deployment first in its group
-        (core/affinity.py). A prefix without a live pin is pinned here, before anything is sent."""
+        with cache affinity on, the deployment its longest pinned prefix is pinned to first in its
+        group (core/affinity.py). A request none of whose prefixes has a live pin pins them all here,
+        before anything is sent."""
         if self.config.strategy is not Strategy.ORDERED and self.config.members:
             snapshot = BalanceSnapshot(in_flight=dict(self._in_flight), ewma_ms=dict(self._ewma))
             chain = order_chain(chain, self.config.members, self.config.strategy, snapshot, draws)
         ttl_ms = self.config.affinity_ttl_ms
         if ttl_ms is None or req is None or not chain:
             return chain
-        key = _prefix_key(req)
-        pin = self._pins.get(key)
-        if pin is not None and pin_live(pin[1], ttl_ms, now_ms):
-            return pin_first(chain, dict(self.config.members), pin[0])
+        keys = _prefix_keys(req)
+        pinned = pinned_deployment(tuple(self._pins.get(k) for k in keys), ttl_ms, now_ms)
+        if pinned is not None:
+            return pin_first(chain, dict(self.config.members), pinned)
         if len(self._pins) >= MAX_PINS:  # forget the expired pins before adding one
             self._pins = {k: v for k, v in self._pins.items() if pin_live(v[1], ttl_ms, now_ms)}
-        self._pins[key] = (chain[0].provider.value, now_ms)
+        for key in keys:
+            self._pins[key] = (chain[0].provider.value, now_ms)
         return chain
 
     def confirm_pin(self, req: ChatRequest, provider: ProviderId, now_ms: int) -> None:
@@ -143,10 +144,10 @@ class Traffic:
         ttl_ms = self.config.affinity_ttl_ms
         if ttl_ms is None:
             return
-        key = _prefix_key(req)
-        pin = self._pins.get(key)
-        if pin is None or pin[0] != provider.value or not pin_live(pin[1], ttl_ms, now_ms):
-            self._pins[key] = (provider.value, now_ms)
+        for key in _prefix_keys(req):
+            pin = self._pins.get(key)
+            if pin is None or pin[0] != provider.value or not pin_live(pin[1], ttl_ms, now_ms):
+                self._pins[key] = (provider.value, now_ms)
 
     def draws(self, draw: Callable[[], float], chain: tuple[ChainEntry, ...]) -> tuple[float, ...]:
         """The draws ``order`` needs for ``chain`` (none when nothing is balanced: the router's
