@@ -10,8 +10,8 @@ import pytest
 
 from routeproof.core.affinity import PrefixSource, cache_prefixes, pin_first, pin_live, pinned_deployment
 from routeproof.core.balance import Member, Strategy
-from routeproof.core.blocks import CacheControl
-from routeproof.core.types import ChainEntry, ChatRequest, Message, ProviderName, Role, TextBlock
+from routeproof.core.blocks import CacheControl, ThinkingBlock
+from routeproof.core.types import ChainEntry, ChatRequest, Message, ProviderName, Role, TextBlock, ToolDefinition
 from routeproof.testing import Reply, ScriptedProvider
 from routeproof.traffic import TrafficConfig
 from tests.traffic.support import ALIAS, policy, resolved, router
@@ -22,6 +22,7 @@ def test_the_pinned_deployment_opens_its_group() -> None:
     members = {"a": Member(priority=0), "b": Member(priority=0), "z": Member(priority=1)}
     chain = tuple(ChainEntry(provider=ProviderName(n), model="m", fallback_position=i) for i, n in enumerate("abz"))
     assert [e.provider.value for e in pin_first(chain, members, "b")] == ["b", "a", "z"]
+    assert [e.fallback_position for e in pin_first(chain, members, "b")] == [0, 1, 2]  # renumbered
     assert [e.provider.value for e in pin_first(chain, members, None)] == ["a", "b", "z"]
 
 
@@ -101,6 +102,29 @@ def test_the_prefix_ends_at_the_cache_marker_and_the_longest_comes_first() -> No
     assert unmarked[0] == first[1]  # the system prompt's prefix is shared with a request that marks only it
 
 
+def test_each_marker_prefix_holds_exactly_what_precedes_its_marked_block() -> None:
+    """A marked first tool, a marked first system block and a marked middle block of a message give
+    three prefixes, each cut just after its marked block in cache order (tools, system, messages);
+    a block without a cache_control field (thinking) is no marker."""
+    tools = (ToolDefinition(name="t1", cache_control=MARK), ToolDefinition(name="t2"), ToolDefinition(name="t3"))
+    system = (marked("s1"), TextBlock(text="s2"), TextBlock(text="s3"))
+    thinking = ThinkingBlock(thinking="hm", signature="sig")
+    first = Message(role=Role.ASSISTANT, content=(thinking, TextBlock(text="a"), marked("b"), TextBlock(text="c")))
+    req = ChatRequest(
+        messages=(Message.user("q0"), first, Message.user("next")),
+        max_tokens=16,
+        alias=ALIAS,
+        tools=tools,
+        system_blocks=system,
+    )
+    cut = Message(role=Role.ASSISTANT, content=(thinking, TextBlock(text="a"), marked("b")))
+    assert [p.parts for p in cache_prefixes(req)] == [
+        (ALIAS, "messages", tools, system, req.system, (Message.user("q0"), cut)),
+        (ALIAS, "system", tools, system[:1]),
+        (ALIAS, "tools", tools[:1]),
+    ]
+
+
 def test_without_a_key_or_a_marker_the_prefix_is_all_but_the_last_message() -> None:
     """No key, no marker: system, tools and every message but the last (automatic prefix caching)."""
     one = cache_prefixes(chat(Message.user("context"), Message.user("q1")))
@@ -108,6 +132,8 @@ def test_without_a_key_or_a_marker_the_prefix_is_all_but_the_last_message() -> N
     assert one == two
     assert [p.source for p in one] == [PrefixSource.ALL_BUT_LAST]
     assert cache_prefixes(chat(Message.user("other"), Message.user("q1"))) != one
+    three = cache_prefixes(chat(Message.user("context"), Message.user("more"), Message.user("q1")))
+    assert three[0].parts == (ALIAS, None, (), (Message.user("context"), Message.user("more")))
 
 
 def test_the_longest_prefix_with_a_live_pin_decides() -> None:

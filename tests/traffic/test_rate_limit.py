@@ -194,3 +194,4 @@ def test_a_place_keeps_the_reported_usage_else_the_estimate() -> None:
     assert place_tokens(100, usage) == 20
     assert place_tokens(100, None) == 100
     assert place_tokens(100, Usage()) == 100
+    assert place_tokens(100, Usage(completion_tokens=1)) == 1
