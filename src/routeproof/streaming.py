@@ -169,8 +169,6 @@ class ProviderStream:
             end: StreamEnd, usage_cost_pico_usd: int = 0, reported: int | None = None, usage: Usage | None = None
         ) -> None:
             nonlocal settled
-            # the rate-limit place keeps the usage the stream reported, else its estimate (core/rate_limit.py)
-            await ports.traffic.settle(opened.ticket, usage, ports.ledger.wall_ms())
             reserved = 0 if reservation is None else reservation.amount_pico_usd
             settlement = settle_stream(
                 end,
@@ -187,6 +185,9 @@ class ProviderStream:
                 self._count_outcome(CallOutcome.SUCCEEDED)
             elif end is not StreamEnd.ABANDONED and not hold_back:
                 self._count_outcome(CallOutcome.ALL_FAILED)
+            # last, after the money and the counts: the rate-limit place keeps the usage the stream
+            # reported, else its estimate (core/rate_limit.py)
+            await ports.traffic.settle(opened.ticket, usage, ports.ledger.wall_ms())
 
         try:
             while True:
