@@ -37,7 +37,8 @@ Revisions, each made before any threshold changed and said here:
   (a rule of core, with its own test and planted break), and the hedged arm's burst is 10. The ratio
   cap is unchanged and still holds over every run of calls: the bucket starts empty, so ``n`` calls
   send at most ``0.1 n`` hedges whatever the burst. A bucket model (a hedge due 30 calls after its
-  call, 2,000 seeds) fails the per-seed p99 claim on 20 % of seeds at burst 2 and 0.6 % at burst 10.
+  call, 2,000 seeds; ``benchmarks/traffic/hedge_bucket_model.py``) fails the per-seed p99 claim on
+  20 % of seeds at burst 2 and 0.6 % at burst 10.
   The per-seed "every seed" reading of (1) became the suite's sequential test over seeds plus the
   pooled p99, as the issue asks of every statistical row; (2)-(4) stay universal.
 * 2026-12-06, same day: the slow mode 2 s -> 3 s. Run at load 9 on 2 cores (six busy loops beside
