@@ -346,6 +346,11 @@ BREAKS: tuple[Break, ...] = (
           old="    for pin in pins:", new="    for pin in reversed(pins):  # planted",
           targets=("tests/traffic/test_affinity.py::test_the_longest_prefix_with_a_live_pin_decides",),
           why="the shortest pinned prefix decides, not the longest (fewer tokens cached where it goes)"),
+    Break(row="TRAFFIC-AFFINITY", file="src/routeproof/core/affinity.py",
+          old="    return by_deployment.get(deployment, default_ttl_ms)", new="    return default_ttl_ms  # planted",
+          targets=("tests/traffic/test_affinity.py::test_a_one_hour_deployment_keeps_its_prefixes_past_five_minutes",
+                   "tests/traffic/test_affinity.py::test_a_pin_lives_its_deployments_own_ttl"),
+          why="a deployment's own cache lifetime is ignored: a 1-hour cache's prefixes move after 5 minutes"),
     Break(row="TRAFFIC-AFFINITY", file="src/routeproof/gateway/app.py",
           old="            req = replace(req, cache_affinity_key=cache_key)", new="            pass  # planted",
           targets=("tests/traffic/test_gateway.py::test_the_sdk_prompt_cache_key_keeps_its_requests_on_one_deployment",),
@@ -802,8 +807,8 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/traffic/test_header_limits.py::test_an_affinity_pin_moves_to_the_deployment_that_answered",),
           why="the pin reserved at ordering is never confirmed: a prefix stays pinned to one that never served it"),
     Break(row="TRAFFIC-AFFINITY", file="src/routeproof/traffic_store/port.py",
-          old="        for key in keys:\n            self._pins[key] = (chain[0].provider.value, now_ms)\n"
-              "        return chain",
+          old="        for key in keys:\n"
+              "            self._pins[key] = self._pin(chain[0].provider.value, ttl_ms, now_ms)\n        return chain",
           new="        return chain  # planted: pinned only once an answer confirms it",
           targets=("falsification/test_traffic_affinity.py",),
           why="no pin before the first request of a prefix is sent (LiteLLM's bug): a burst of one prefix scatters"),

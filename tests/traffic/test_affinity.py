@@ -8,7 +8,15 @@ from collections import defaultdict
 
 import pytest
 
-from routeproof.core.affinity import PrefixSource, cache_prefixes, pin_first, pin_live, pinned_deployment
+from routeproof.core.affinity import (
+    Pin,
+    PrefixSource,
+    cache_prefixes,
+    pin_first,
+    pin_live,
+    pin_ttl_ms,
+    pinned_deployment,
+)
 from routeproof.core.balance import Member, Strategy
 from routeproof.core.blocks import CacheControl, ThinkingBlock
 from routeproof.core.types import ChainEntry, ChatRequest, Message, ProviderName, Role, TextBlock, ToolDefinition
@@ -137,10 +145,52 @@ def test_without_a_key_or_a_marker_the_prefix_is_all_but_the_last_message() -> N
 
 
 def test_the_longest_prefix_with_a_live_pin_decides() -> None:
-    """Pins are read longest prefix first; an expired or missing pin is passed over."""
-    assert pinned_deployment((None, ("b", 0), ("c", 0)), 1000, 10) == "b"
-    assert pinned_deployment((("a", 0), ("b", 5)), 1000, 1000) == "b"  # a's pin expired at 1000
-    assert pinned_deployment((None, ("a", 0)), 1000, 1000) is None
+    """Pins are read longest prefix first; an expired or missing pin is passed over; each pin lives
+    its own TTL."""
+
+    def pin(deployment: str, at_ms: int, ttl_ms: int = 1000) -> Pin:
+        return Pin(deployment=deployment, pinned_at_ms=at_ms, ttl_ms=ttl_ms)
+
+    assert pinned_deployment((None, pin("b", 0), pin("c", 0)), 10) == "b"
+    assert pinned_deployment((pin("a", 0), pin("b", 5)), 1000) == "b"  # a's pin expired at 1000
+    assert pinned_deployment((None, pin("a", 0)), 1000) is None
+    assert pinned_deployment((pin("a", 0), pin("b", 0, ttl_ms=3_600_000)), 300_000) == "b"
+
+
+def test_a_pin_lives_its_deployments_own_ttl() -> None:
+    """A deployment with its own cache lifetime (1 hour) keeps it; the others take the configured one."""
+    assert pin_ttl_ms(300_000, {"b": 3_600_000}, "b") == 3_600_000
+    assert pin_ttl_ms(300_000, {"b": 3_600_000}, "a") == 300_000
+
+
+@pytest.mark.asyncio
+@pytest.mark.looptime(end=10_000)
+async def test_a_one_hour_deployment_keeps_its_prefixes_past_five_minutes() -> None:
+    """Affinity on for 5 minutes, deployment b's cache lives an hour: a prefix pinned to b is still
+    there 10 minutes later, while one pinned to a has expired and is drawn afresh."""
+    a, b = ScriptedProvider(name="a"), ScriptedProvider(name="b")
+    members = {"a": Member(priority=0), "b": Member(priority=0)}
+    traffic = TrafficConfig(members=members, affinity_ttl_ms=300_000, affinity_ttl_ms_by_deployment={"b": 3_600_000})
+    async with router([a, b], traffic, wall_clock=lambda: asyncio.get_running_loop().time()) as r:
+        loop = asyncio.get_running_loop()
+        on_b = policy(["b", "a"])  # ordered: b first, so this prefix is pinned to b
+        on_a = policy(["a", "b"])
+        await r.call_provider(
+            chat(Message.user("b's"), Message.user("q"), key="to-b"), resolved(on_b), loop.time() + 20, on_b
+        )
+        await r.call_provider(
+            chat(Message.user("a's"), Message.user("q"), key="to-a"), resolved(on_a), loop.time() + 20, on_a
+        )
+        await asyncio.sleep(600)
+        # asked in the other order now: b's prefix still follows its pin to b; a's pin has expired
+        await r.call_provider(
+            chat(Message.user("b's"), Message.user("q"), key="to-b"), resolved(on_a), loop.time() + 20, on_a
+        )
+        await r.call_provider(
+            chat(Message.user("a's"), Message.user("q"), key="to-a"), resolved(on_b), loop.time() + 20, on_b
+        )
+    assert [req.cache_affinity_key for req, _ in b.calls] == ["to-b", "to-b", "to-a"]
+    assert [req.cache_affinity_key for req, _ in a.calls] == ["to-a"]
 
 
 @pytest.mark.asyncio

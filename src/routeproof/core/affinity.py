@@ -30,7 +30,16 @@ import icontract
 from routeproof.core.balance import Member, groups_of
 from routeproof.core.types import ChainEntry, ChatRequest
 
-__all__ = ["CachePrefix", "PrefixSource", "cache_prefixes", "pin_first", "pin_live", "pinned_deployment"]
+__all__ = [
+    "CachePrefix",
+    "Pin",
+    "PrefixSource",
+    "cache_prefixes",
+    "pin_first",
+    "pin_live",
+    "pin_ttl_ms",
+    "pinned_deployment",
+]
 
 
 def _pin_first(chain: tuple[ChainEntry, ...], members: dict[str, Member], pinned: str | None) -> tuple[ChainEntry, ...]:
@@ -139,23 +148,50 @@ def cache_prefixes(req: ChatRequest) -> tuple[CachePrefix, ...]:
     return _cache_prefixes(req)
 
 
-def _pinned_deployment(pins: tuple[tuple[str, int] | None, ...], ttl_ms: int, now_ms: int) -> str | None:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pin:
+    """A prefix pinned to ``deployment`` at ``pinned_at_ms`` for ``ttl_ms`` (that deployment's cache lifetime)."""
+
+    deployment: str
+    pinned_at_ms: int
+    ttl_ms: int
+
+
+def _pin_ttl_ms(default_ttl_ms: int, by_deployment: dict[str, int], deployment: str) -> int:
+    return by_deployment.get(deployment, default_ttl_ms)
+
+
+@icontract.require(
+    lambda default_ttl_ms, by_deployment: default_ttl_ms > 0 and all(t > 0 for t in by_deployment.values())
+)
+@icontract.ensure(
+    lambda default_ttl_ms, by_deployment, deployment, result: (
+        result == by_deployment[deployment] if deployment in by_deployment else result == default_ttl_ms
+    ),
+    "the deployment's own cache lifetime, else the configured one",
+)
+def pin_ttl_ms(default_ttl_ms: int, by_deployment: dict[str, int], deployment: str) -> int:
+    """How long a pin to ``deployment`` lives: its provider's cache lifetime (5 minutes, 1 hour)."""
+    return _pin_ttl_ms(default_ttl_ms, by_deployment, deployment)
+
+
+def _pinned_deployment(pins: tuple[Pin | None, ...], now_ms: int) -> str | None:
     for pin in pins:
-        if pin is not None and _pin_live(pin[1], ttl_ms, now_ms):
-            return pin[0]
+        if pin is not None and _pin_live(pin.pinned_at_ms, pin.ttl_ms, now_ms):
+            return pin.deployment
     return None
 
 
-@icontract.require(lambda ttl_ms: ttl_ms > 0)
+@icontract.require(lambda pins: all(p is None or p.ttl_ms > 0 for p in pins))
 @icontract.ensure(
-    lambda pins, ttl_ms, now_ms, result: (
+    lambda pins, now_ms, result: (
         result is None
-        if all(p is None or not (now_ms - p[1] < ttl_ms) for p in pins)
-        else result == next(p[0] for p in pins if p is not None and now_ms - p[1] < ttl_ms)
+        if all(p is None or not (now_ms - p.pinned_at_ms < p.ttl_ms) for p in pins)
+        else result == next(p.deployment for p in pins if p is not None and now_ms - p.pinned_at_ms < p.ttl_ms)
     ),
     "the first live pin, in the prefixes' order (the longest first), else none",
 )
-def pinned_deployment(pins: tuple[tuple[str, int] | None, ...], ttl_ms: int, now_ms: int) -> str | None:
-    """The deployment a request goes to: the pin (deployment, pinned at) of its longest prefix that
-    has a live one, else None (the request is pinned where it is ordered)."""
-    return _pinned_deployment(pins, ttl_ms, now_ms)
+def pinned_deployment(pins: tuple[Pin | None, ...], now_ms: int) -> str | None:
+    """The deployment a request goes to: the live pin of its longest prefix that has one (each pin
+    lives its own deployment's TTL), else None (the request is pinned where it is ordered)."""
+    return _pinned_deployment(pins, now_ms)

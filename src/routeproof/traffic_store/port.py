@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from routeproof.core.affinity import cache_prefixes, pin_first, pin_live, pinned_deployment
+from routeproof.core.affinity import Pin, cache_prefixes, pin_first, pin_live, pin_ttl_ms, pinned_deployment
 from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_needed, ewma_ms, order_chain
 from routeproof.core.hedge import MILLI, HedgePolicy, earn, spend
 from routeproof.core.pricing import worst_case_prompt_tokens
@@ -51,6 +51,8 @@ class TrafficConfig:
     retry_budget: RetryBudgetConfig | None = None
     wait_for_capacity: bool = True
     affinity_ttl_ms: int | None = None  # opt-in cache affinity: a prefix's pin lives this long (5 min, 1 h)
+    # with affinity on, a deployment's own cache lifetime where it differs (a provider with 1-hour caches)
+    affinity_ttl_ms_by_deployment: Mapping[str, int] = field(default_factory=dict)
     hedges: Mapping[str, HedgePolicy] = field(default_factory=dict)  # opt-in hedging, by alias (core/hedge.py)
 
     def __post_init__(self) -> None:
@@ -64,12 +66,20 @@ class TrafficConfig:
                 raise TypeError(f"TrafficConfig.limits[{name!r}] must be DeploymentLimits, got {limit!r}")
         if self.affinity_ttl_ms is not None and (not isinstance(self.affinity_ttl_ms, int) or self.affinity_ttl_ms < 1):
             raise ValueError(f"TrafficConfig.affinity_ttl_ms must be an int >= 1, got {self.affinity_ttl_ms!r}")
+        for name, ttl_ms in self.affinity_ttl_ms_by_deployment.items():
+            if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms < 1:
+                raise ValueError(
+                    f"TrafficConfig.affinity_ttl_ms_by_deployment[{name!r}] must be an int >= 1, got {ttl_ms!r}"
+                )
         for alias, hedge in self.hedges.items():
             if not isinstance(hedge, HedgePolicy):
                 raise TypeError(f"TrafficConfig.hedges[{alias!r}] must be a HedgePolicy, got {hedge!r}")
         object.__setattr__(self, "hedges", MappingProxyType(dict(self.hedges)))
         object.__setattr__(self, "members", MappingProxyType(dict(self.members)))
         object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))
+        object.__setattr__(
+            self, "affinity_ttl_ms_by_deployment", MappingProxyType(dict(self.affinity_ttl_ms_by_deployment))
+        )
 
 
 def rate_limit_reason(verdict: RateVerdict) -> str:
@@ -98,7 +108,7 @@ class Traffic:
         self._store: TrafficStore = store or MemoryTrafficStore()
         self._in_flight: dict[str, int] = {}
         self._ewma: dict[str, int] = {}
-        self._pins: dict[str, tuple[str, int]] = {}  # cacheable prefix -> (deployment, pinned at ms)
+        self._pins: dict[str, Pin] = {}  # cacheable prefix -> its pin
         self._waiters = asyncio.Lock()  # FIFO: asyncio.Lock wakes its waiters in arrival order
         self._hedge_tokens: dict[str, int] = {}  # alias -> hedge bucket (thousandths), per process
         self._blocks: dict[str, HeaderBlock] = {}  # deployment -> held back by its provider's headers
@@ -128,14 +138,19 @@ class Traffic:
         if ttl_ms is None or req is None or not chain:
             return chain
         keys = _prefix_keys(req)
-        pinned = pinned_deployment(tuple(self._pins.get(k) for k in keys), ttl_ms, now_ms)
+        pinned = pinned_deployment(tuple(self._pins.get(k) for k in keys), now_ms)
         if pinned is not None:
             return pin_first(chain, dict(self.config.members), pinned)
         if len(self._pins) >= MAX_PINS:  # forget the expired pins before adding one
-            self._pins = {k: v for k, v in self._pins.items() if pin_live(v[1], ttl_ms, now_ms)}
+            self._pins = {k: v for k, v in self._pins.items() if pin_live(v.pinned_at_ms, v.ttl_ms, now_ms)}
         for key in keys:
-            self._pins[key] = (chain[0].provider.value, now_ms)
+            self._pins[key] = self._pin(chain[0].provider.value, ttl_ms, now_ms)
         return chain
+
+    def _pin(self, deployment: str, ttl_ms: int, now_ms: int) -> Pin:
+        """A pin to ``deployment`` from ``now_ms``, for its own cache lifetime (core/affinity.py)."""
+        by = dict(self.config.affinity_ttl_ms_by_deployment)
+        return Pin(deployment=deployment, pinned_at_ms=now_ms, ttl_ms=pin_ttl_ms(ttl_ms, by, deployment))
 
     def confirm_pin(self, req: ChatRequest, provider: ProviderId, now_ms: int) -> None:
         """Reserve-then-confirm: the deployment that answered is the prefix's pin from now on. A pin
@@ -146,8 +161,8 @@ class Traffic:
             return
         for key in _prefix_keys(req):
             pin = self._pins.get(key)
-            if pin is None or pin[0] != provider.value or not pin_live(pin[1], ttl_ms, now_ms):
-                self._pins[key] = (provider.value, now_ms)
+            if pin is None or pin.deployment != provider.value or not pin_live(pin.pinned_at_ms, pin.ttl_ms, now_ms):
+                self._pins[key] = self._pin(provider.value, ttl_ms, now_ms)
 
     def draws(self, draw: Callable[[], float], chain: tuple[ChainEntry, ...]) -> tuple[float, ...]:
         """The draws ``order`` needs for ``chain`` (none when nothing is balanced: the router's
