@@ -124,6 +124,9 @@ KEYS: dict[tuple[str, str], str] = {
     ("driver.providers.NAME", "profile"): "Bedrock only: the AWS config profile botocore's credential chain reads.",
     ("driver.providers.NAME", "weight"): "its share of its priority group under `strategy = \"weighted\"` (exact; default 1).",
     ("driver.providers.NAME", "rpm"): "declared requests per minute (an integer >= 1); at the limit the deployment is skipped.",
+    ("driver.providers.NAME", "cache_affinity_ttl_s"): "this deployment's prompt-cache lifetime in seconds (e.g. "
+    "3600 for 1-hour caches): with cache affinity on, a prefix pinned to it stays pinned this long (default: "
+    "`[driver.traffic]`'s).",
     ("driver.providers.NAME", "tpm"): "declared tokens per minute (an integer >= 1), reserved as an estimate and settled after.",
     ("driver.providers.NAME", "api_version"): "Azure only: the `api-version` query (default `2024-10-21`; `v1`: the v1 API).",
     ("driver.providers.NAME", "auth"): "Azure only: `api-key` (default), `bearer` (an Entra ID token from `AZURE_OPENAI_AD_TOKEN`, read again when due) or `azure-identity` (`DefaultAzureCredential`, the `azure` extra).",

@@ -68,7 +68,13 @@ SHARD_TESTS: dict[str, list[str]] = {
         "tests/core/test_kernel.py",
         "tests/core/test_mut_health.py",
     ],
-    "hedge": ["tests/core/test_hedge.py"],  # issue 32 item 4 (the shell tests need tests/traffic's redis conftest)
+    "hedge": ["tests/core/test_hedge.py", "tests/traffic/test_hedge.py", "tests/traffic/test_hedge_config.py"],
+    # issue 32's other core modules: their tests live in tests/traffic (these files start no redis-server)
+    "affinity": ["tests/traffic/test_affinity.py"],
+    "balance": ["tests/traffic/test_balance.py"],
+    "rate_limit": ["tests/traffic/test_rate_limit.py"],
+    "ratelimit_headers": ["tests/traffic/test_ratelimit_headers.py"],
+    "retry_budget": ["tests/traffic/test_retry_budget.py"],
     "kernel": ["tests/core/test_kernel.py", "tests/core/test_kernel_properties.py", "tests/core/test_mut_kernel.py"],
     "latency": ["tests/core/test_latency.py", "tests/core/test_mut_latency.py"],
     "ledger": ["tests/core/test_ledger.py", "tests/core/test_ledger_pricing.py", "tests/core/test_mut_ledger.py"],
@@ -206,7 +212,7 @@ def _prepare(module: str) -> Path:
     for name in ("src", "tests", "config"):
         shutil.copytree(ROOT / name, work / name, ignore=ignore)
     (work / "tools").mkdir()
-    for name in ("__init__.py", "mutation_order.py"):
+    for name in ("__init__.py", "mutation_order.py", "redis_server.py"):  # tests/traffic's conftest imports the last
         shutil.copy2(ROOT / "tools" / name, work / "tools" / name)
     (work / "pyproject.toml").write_text(_shard_pyproject(module), encoding="utf-8")
     return work

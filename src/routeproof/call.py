@@ -201,8 +201,18 @@ class Call:
         ticket, self.ticket = self.ticket, None
         await self.ports.traffic.settle(ticket, usage, self.ports.ledger.wall_ms())
         if succeeded:
-            self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms())  # cache affinity
-            await self.ports.traffic.succeeded(action.entry.provider)
+            await self._traffic_succeeded(action)
+
+    async def stream_ticket(self, action: CallProvider) -> RateTicket | None:
+        """A stream committed at its first event: the success counts now (cache pin, retry budget);
+        its rate-limit place goes with the stream, for the relay to settle with the usage it reports."""
+        ticket, self.ticket = self.ticket, None
+        await self._traffic_succeeded(action)
+        return ticket
+
+    async def _traffic_succeeded(self, action: CallProvider) -> None:
+        self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms())  # cache affinity
+        await self.ports.traffic.succeeded(action.entry.provider)
 
     async def release_preset(self) -> None:
         """Give back an admission place no attempt used."""

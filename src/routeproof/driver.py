@@ -69,6 +69,7 @@ from routeproof.observe import AttemptSpan, attempt_span
 from routeproof.ports import Ports
 from routeproof.providers.capabilities import default_capabilities
 from routeproof.traffic_store.answer_headers import HeaderSink, collecting
+from routeproof.traffic_store.protocol import RateTicket
 
 __all__ = [
     "Committed",
@@ -101,6 +102,7 @@ class OpenStream:
     reservation: Reservation | None
     first_token_ms: int
     span: AttemptSpan  # handed on at the first event: the relay ends it with the stream's final usage
+    ticket: RateTicket | None = None  # its rate-limit place, settled with the usage the stream reports
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -351,10 +353,11 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 keep_open = settled = True  # committed: the relay owns the stream and the reservation now
                 first_token_ms = now_ms - action.issued_at_ms
                 assert handed is not None  # set with `first`
+                ticket = await call.stream_ticket(action)  # settled when the stream ends (streaming.py)
                 opened = OpenStream(
-                    first=first, events=events, reservation=reservation, first_token_ms=first_token_ms, span=handed
-                )
-                await call.traffic_settled(action, usage=None, succeeded=True)  # the estimate stays booked
+                    first=first, events=events, reservation=reservation, first_token_ms=first_token_ms,
+                    span=handed, ticket=ticket,
+                )  # fmt: skip
                 return AttemptSucceeded(now_ms=now_ms, first_token_ms=first_token_ms), opened
             ports.metrics.usage(entry.provider, entry.model, response.usage)
             call.cost_pico_usd = ports.ledger.known_cost(entry.provider, entry.model, response.usage)

@@ -104,6 +104,7 @@ def traffic_config(config: RoutingConfig) -> TrafficConfig:
         retry_budget=settings.retry_budget,
         wait_for_capacity=settings.wait_for_capacity,
         affinity_ttl_ms=settings.affinity_ttl_ms,
+        affinity_ttl_ms_by_deployment={p.name: p.cache_ttl_ms for p in config.providers if p.cache_ttl_ms is not None},
         hedges=settings.hedges,
     )
 

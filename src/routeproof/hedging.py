@@ -51,6 +51,7 @@ from routeproof.core.ledger import Reservation
 from routeproof.core.stream_rules import StreamEnd, settle_stream
 from routeproof.core.types import StreamEvent
 from routeproof.ports import Ports
+from routeproof.traffic_store.protocol import RateTicket
 
 __all__ = ["Opened", "hedge_applies", "hedged"]
 
@@ -65,6 +66,9 @@ class Opened(Protocol):
 
     @property
     def events(self) -> AsyncIterator[StreamEvent]: ...
+
+    @property
+    def ticket(self) -> RateTicket | None: ...
 
 
 OpenedT = TypeVar("OpenedT", bound=Opened)
@@ -86,6 +90,7 @@ async def _decide(
     latencies = tuple(latency for _, latency in judged(ports.health.latency(), action.entry.provider, now_ms))
     wait_ms = delay_ms(policy, p95_ms(latencies) if policy.p95 else None)
     others = tuple(e.provider for e in state.plan.chain if e.provider != action.entry.provider)
+    retry_spent = await ports.traffic.retry_spent(others)  # the store's await comes first: ...
     return decide(
         policy,
         state,
@@ -93,8 +98,8 @@ async def _decide(
         ports.traffic.config.members,
         now_ms=now_ms,
         wait_ms=wait_ms,
-        bucket_milli=ports.traffic.hedge_tokens(call.req.alias),
-        retry_spent=await ports.traffic.retry_spent(others),
+        bucket_milli=ports.traffic.hedge_tokens(call.req.alias),  # ... the bucket read after it is spent at once
+        retry_spent=retry_spent,
         hedged=call.hedged,
     )
 
@@ -288,6 +293,7 @@ async def _cancel(
             reserved = 0 if opened.reservation is None else opened.reservation.amount_pico_usd
             settlement = settle_stream(StreamEnd.ABANDONED, reserved_pico_usd=reserved, usage_cost_pico_usd=0)
             await ports.ledger.settle(opened.reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
+            await ports.traffic.settle(opened.ticket, None, ports.ledger.wall_ms())  # no usage came: the estimate
             await close(opened)
     finally:
         run_slot.release()

@@ -172,7 +172,9 @@ class Router:
         """The traffic port; every deployment the traffic config names must be a configured provider."""
         if traffic is not None and not isinstance(traffic, TrafficConfig):
             raise ConfigError(f"traffic must be a TrafficConfig, got {traffic!r}")
-        named = set() if traffic is None else {*traffic.members, *traffic.limits}
+        named = (
+            set() if traffic is None else {*traffic.members, *traffic.limits, *traffic.affinity_ttl_ms_by_deployment}
+        )
         unknown = sorted(named - set(self._ids))
         if unknown:
             raise ConfigError(
@@ -183,6 +185,9 @@ class Router:
                 traffic,
                 members={self._ids[k].value: v for k, v in traffic.members.items()},
                 limits={self._ids[k].value: v for k, v in traffic.limits.items()},
+                affinity_ttl_ms_by_deployment={
+                    self._ids[k].value: v for k, v in traffic.affinity_ttl_ms_by_deployment.items()
+                },
             )
         return Traffic(traffic, store)
 

@@ -193,6 +193,9 @@ class ProviderStream:
                 self._count_outcome(CallOutcome.SUCCEEDED)
             elif end is not StreamEnd.ABANDONED and not hold_back:
                 self._count_outcome(CallOutcome.ALL_FAILED)
+            # last, after the money and the counts: the rate-limit place keeps the usage the stream
+            # reported, else its estimate (core/rate_limit.py)
+            await ports.traffic.settle(opened.ticket, usage, ports.ledger.wall_ms())
 
         try:
             while True:

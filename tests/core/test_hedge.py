@@ -92,6 +92,14 @@ def test_before_its_delay_the_hedge_waits() -> None:
     assert ask(state, pending, now_ms=10) == HedgeLater(at_ms=300)
 
 
+def test_an_empty_bucket_is_judged_when_the_hedge_is_due_not_before() -> None:
+    """A call that starts while the bucket is empty waits for its delay (calls started meanwhile
+    earn tokens); the bucket says never only once the hedge is due."""
+    state, pending = started()
+    assert ask(state, pending, now_ms=10, bucket_milli=0) == HedgeLater(at_ms=300)
+    assert ask(state, pending, now_ms=300, bucket_milli=0) == HedgeNever(reason=NeverReason.RATIO_SPENT)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "reason"),
     [
@@ -112,6 +120,49 @@ def test_no_hedge_the_deadline_cannot_cover() -> None:
     """A deadline 400 ms out leaves 100 ms after a 300 ms delay: less than the delay, so never."""
     state, pending = started(deadline_at_ms=400)
     assert ask(state, pending, now_ms=0) == HedgeNever(reason=NeverReason.DEADLINE)
+
+
+def test_the_attempts_cap_must_hold_both_records_of_a_race() -> None:
+    """A cap of 2 holds the pending attempt and the hedge: due, it goes; a cap of 1 cannot (never,
+    the cap named)."""
+    for cap, hedges in ((2, True), (1, False)):
+        plan = CallPlan(chain=chain("a", "b", "c"), started_at_ms=0, deadline_at_ms=20_000, attempts_cap=cap)
+        state, pending = kernel.start(plan, 0)
+        assert isinstance(pending, CallProvider)
+        decision = ask(state, pending)
+        assert isinstance(decision, HedgeNow) if hedges else decision == HedgeNever(reason=NeverReason.ATTEMPTS_CAP)
+
+
+def test_a_deadline_that_leaves_exactly_the_delay_still_takes_the_hedge() -> None:
+    """Deadline 600 ms, delay 300 ms: due at 300 with 300 left, as much as the delay: the hedge goes."""
+    state, pending = started(deadline_at_ms=600)
+    assert isinstance(ask(state, pending), HedgeNow)
+
+
+def test_a_deadline_at_the_budgets_end_is_named_the_deadline() -> None:
+    """The caller's deadline falls with the 30 s budget's end and leaves too little: the reason
+    named is the deadline (the caller's own bound), not the budget."""
+    state, pending = started(deadline_at_ms=30_000)
+    assert ask(state, pending, now_ms=29_900) == HedgeNever(reason=NeverReason.DEADLINE)
+
+
+def test_a_budget_that_leaves_exactly_the_delay_still_takes_the_hedge() -> None:
+    """The caller's deadline later than the budget; due at 29 700 with 300 ms of budget left, as much
+    as the delay: the hedge goes, within the budget's end."""
+    state, pending = started(deadline_at_ms=60_000)
+    late = CallProvider(
+        position=0,
+        entry=pending.entry,
+        attempt_num=1,
+        timeout_ms=300,
+        issued_at_ms=29_400,
+        timeout_at_ms=29_700,
+        bound=pending.bound,
+    )
+    state = KernelState(plan=state.plan, used=state.used, pending=late, calls_issued=1)
+    decision = ask(state, late, now_ms=29_700)
+    assert isinstance(decision, HedgeNow)
+    assert decision.action.timeout_at_ms == 30_000
 
 
 def test_no_hedge_the_30_s_budget_cannot_cover() -> None:
@@ -203,7 +254,9 @@ def test_spending_without_a_token_is_refused() -> None:
 def test_p95_is_the_nearest_rank_and_needs_samples() -> None:
     """p95 of 1..100 is 95; with fewer than MIN_P95_SAMPLES samples there is none."""
     assert p95_ms(tuple(range(1, 101))) == 95
+    assert p95_ms(tuple(range(1, 201))) == 190
     assert p95_ms(tuple(range(MIN_P95_SAMPLES - 1))) is None
+    assert p95_ms(tuple(range(1, MIN_P95_SAMPLES + 1))) == 19  # exactly enough samples
 
 
 def test_the_p95_delay_falls_back_to_the_fixed_one() -> None:

@@ -8,9 +8,18 @@ from collections import defaultdict
 
 import pytest
 
-from routeproof.core.affinity import pin_first, pin_live
+from routeproof.core.affinity import (
+    Pin,
+    PrefixSource,
+    cache_prefixes,
+    pin_first,
+    pin_live,
+    pin_ttl_ms,
+    pinned_deployment,
+)
 from routeproof.core.balance import Member, Strategy
-from routeproof.core.types import ChainEntry, ChatRequest, Message, ProviderName
+from routeproof.core.blocks import CacheControl, ThinkingBlock
+from routeproof.core.types import ChainEntry, ChatRequest, Message, ProviderName, Role, TextBlock, ToolDefinition
 from routeproof.testing import Reply, ScriptedProvider
 from routeproof.traffic import TrafficConfig
 from tests.traffic.support import ALIAS, policy, resolved, router
@@ -21,6 +30,7 @@ def test_the_pinned_deployment_opens_its_group() -> None:
     members = {"a": Member(priority=0), "b": Member(priority=0), "z": Member(priority=1)}
     chain = tuple(ChainEntry(provider=ProviderName(n), model="m", fallback_position=i) for i, n in enumerate("abz"))
     assert [e.provider.value for e in pin_first(chain, members, "b")] == ["b", "a", "z"]
+    assert [e.fallback_position for e in pin_first(chain, members, "b")] == [0, 1, 2]  # renumbered
     assert [e.provider.value for e in pin_first(chain, members, None)] == ["a", "b", "z"]
 
 
@@ -58,5 +68,175 @@ async def test_concurrent_calls_of_one_prefix_share_a_deployment() -> None:
     for provider in deployments:
         for req, _ in provider.calls:
             reached[req.system or ""].add(provider.name)
+    assert len(reached) == 5
+    assert all(len(names) == 1 for names in reached.values()), reached
+
+
+MARK = CacheControl()
+
+
+def marked(text: str) -> TextBlock:
+    """A text block carrying a cache marker."""
+    return TextBlock(text=text, cache_control=MARK)
+
+
+def chat(*messages: Message, key: str | None = None, system: tuple[TextBlock, ...] = ()) -> ChatRequest:
+    """A request for ALIAS with ``messages``, an optional caller key and system blocks."""
+    return ChatRequest(messages=messages, max_tokens=16, alias=ALIAS, system_blocks=system, cache_affinity_key=key)
+
+
+def test_a_caller_key_is_the_prefix_whatever_the_messages() -> None:
+    """Two requests with one cache_affinity_key share their one prefix, however their messages
+    differ; another key is another prefix."""
+    one = cache_prefixes(chat(Message.user("a"), key="tenant-7"))
+    two = cache_prefixes(chat(Message.user("b"), Message.user("c"), key="tenant-7"))
+    assert one == two
+    assert [p.source for p in one] == [PrefixSource.CALLER_KEY]
+    assert cache_prefixes(chat(Message.user("a"), key="tenant-8")) != one
+
+
+def test_the_prefix_ends_at_the_cache_marker_and_the_longest_comes_first() -> None:
+    """A marked system block and a marked message give two prefixes, the message's (longer) first;
+    what follows the last marker is no part of either."""
+    system = (marked("a long system prompt"),)
+    head = Message(role=Role.USER, content=(marked("shared document"),))
+    first = cache_prefixes(chat(head, Message.user("question 1"), system=system))
+    second = cache_prefixes(chat(head, Message.user("question 2"), Message.user("more"), system=system))
+    assert first == second
+    assert [p.source for p in first] == [PrefixSource.CACHE_MARKER, PrefixSource.CACHE_MARKER]
+    assert first[0].parts[1] == "messages"
+    assert first[1].parts[1] == "system"
+    unmarked = cache_prefixes(chat(Message.user("shared document"), Message.user("question 1"), system=system))
+    assert unmarked[0] == first[1]  # the system prompt's prefix is shared with a request that marks only it
+
+
+def test_each_marker_prefix_holds_exactly_what_precedes_its_marked_block() -> None:
+    """A marked first tool, a marked first system block and a marked middle block of a message give
+    three prefixes, each cut just after its marked block in cache order (tools, system, messages);
+    a block without a cache_control field (thinking) is no marker."""
+    tools = (ToolDefinition(name="t1", cache_control=MARK), ToolDefinition(name="t2"), ToolDefinition(name="t3"))
+    system = (marked("s1"), TextBlock(text="s2"), TextBlock(text="s3"))
+    thinking = ThinkingBlock(thinking="hm", signature="sig")
+    first = Message(role=Role.ASSISTANT, content=(thinking, TextBlock(text="a"), marked("b"), TextBlock(text="c")))
+    req = ChatRequest(
+        messages=(Message.user("q0"), first, Message.user("next")),
+        max_tokens=16,
+        alias=ALIAS,
+        tools=tools,
+        system_blocks=system,
+    )
+    cut = Message(role=Role.ASSISTANT, content=(thinking, TextBlock(text="a"), marked("b")))
+    assert [p.parts for p in cache_prefixes(req)] == [
+        (ALIAS, "messages", tools, system, req.system, (Message.user("q0"), cut)),
+        (ALIAS, "system", tools, system[:1]),
+        (ALIAS, "tools", tools[:1]),
+    ]
+
+
+def test_without_a_key_or_a_marker_the_prefix_is_all_but_the_last_message() -> None:
+    """No key, no marker: system, tools and every message but the last (automatic prefix caching)."""
+    one = cache_prefixes(chat(Message.user("context"), Message.user("q1")))
+    two = cache_prefixes(chat(Message.user("context"), Message.user("q2")))
+    assert one == two
+    assert [p.source for p in one] == [PrefixSource.ALL_BUT_LAST]
+    assert cache_prefixes(chat(Message.user("other"), Message.user("q1"))) != one
+    three = cache_prefixes(chat(Message.user("context"), Message.user("more"), Message.user("q1")))
+    assert three[0].parts == (ALIAS, None, (), (Message.user("context"), Message.user("more")))
+
+
+def test_the_longest_prefix_with_a_live_pin_decides() -> None:
+    """Pins are read longest prefix first; an expired or missing pin is passed over; each pin lives
+    its own TTL."""
+
+    def pin(deployment: str, at_ms: int, ttl_ms: int = 1000) -> Pin:
+        return Pin(deployment=deployment, pinned_at_ms=at_ms, ttl_ms=ttl_ms)
+
+    assert pinned_deployment((None, pin("b", 0), pin("c", 0)), 10) == "b"
+    assert pinned_deployment((pin("a", 0), pin("b", 5)), 1000) == "b"  # a's pin expired at 1000
+    assert pinned_deployment((None, pin("a", 0)), 1000) is None
+    assert pinned_deployment((pin("a", 0), pin("b", 0, ttl_ms=3_600_000)), 300_000) == "b"
+
+
+def test_a_pin_lives_its_deployments_own_ttl() -> None:
+    """A deployment with its own cache lifetime (1 hour) keeps it; the others take the configured one."""
+    assert pin_ttl_ms(300_000, {"b": 3_600_000}, "b") == 3_600_000
+    assert pin_ttl_ms(300_000, {"b": 3_600_000}, "a") == 300_000
+
+
+@pytest.mark.asyncio
+@pytest.mark.looptime(end=10_000)
+async def test_a_one_hour_deployment_keeps_its_prefixes_past_five_minutes() -> None:
+    """Affinity on for 5 minutes, deployment b's cache lives an hour: a prefix pinned to b is still
+    there 10 minutes later, while one pinned to a has expired and is drawn afresh."""
+    a, b = ScriptedProvider(name="a"), ScriptedProvider(name="b")
+    members = {"a": Member(priority=0), "b": Member(priority=0)}
+    traffic = TrafficConfig(members=members, affinity_ttl_ms=300_000, affinity_ttl_ms_by_deployment={"b": 3_600_000})
+    async with router([a, b], traffic, wall_clock=lambda: asyncio.get_running_loop().time()) as r:
+        loop = asyncio.get_running_loop()
+        on_b = policy(["b", "a"])  # ordered: b first, so this prefix is pinned to b
+        on_a = policy(["a", "b"])
+        await r.call_provider(
+            chat(Message.user("b's"), Message.user("q"), key="to-b"), resolved(on_b), loop.time() + 20, on_b
+        )
+        await r.call_provider(
+            chat(Message.user("a's"), Message.user("q"), key="to-a"), resolved(on_a), loop.time() + 20, on_a
+        )
+        await asyncio.sleep(600)
+        # asked in the other order now: b's prefix still follows its pin to b; a's pin has expired
+        await r.call_provider(
+            chat(Message.user("b's"), Message.user("q"), key="to-b"), resolved(on_a), loop.time() + 20, on_a
+        )
+        await r.call_provider(
+            chat(Message.user("a's"), Message.user("q"), key="to-a"), resolved(on_b), loop.time() + 20, on_b
+        )
+    assert [req.cache_affinity_key for req, _ in b.calls] == ["to-b", "to-b", "to-a"]
+    assert [req.cache_affinity_key for req, _ in a.calls] == ["to-a"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.looptime(end=600)
+async def test_a_conversation_that_moves_its_cache_marker_stays_on_its_deployment() -> None:
+    """Eight conversations of six turns, weighted over three deployments: each turn marks the system
+    prompt and its newest message (Anthropic's incremental caching), so every turn has a new longest
+    prefix; each conversation's turns still reach one deployment, where its earlier turns are cached."""
+    deployments = [ScriptedProvider(name=n, default=Reply(delay_s=0.01)) for n in ("a", "b", "c")]
+    members = {n: Member(priority=0) for n in ("a", "b", "c")}
+    traffic = TrafficConfig(strategy=Strategy.WEIGHTED, members=members, affinity_ttl_ms=300_000)
+    async with router(deployments, traffic) as r:
+        tenant = policy(["a", "b", "c"])
+        loop = asyncio.get_running_loop()
+        for turn in range(6):
+            for conversation in range(8):
+                history = tuple(Message.user(f"c{conversation} turn {t}") for t in range(turn))
+                newest = Message(role=Role.USER, content=(marked(f"c{conversation} turn {turn}"),))
+                req = chat(*history, newest, system=(marked(f"conversation {conversation}"),))
+                await r.call_provider(req, resolved(tenant), loop.time() + 20, tenant)
+    reached: dict[str, set[str]] = defaultdict(set)
+    for provider in deployments:
+        for req, _ in provider.calls:
+            reached[req.system or ""].add(provider.name)
+    assert len(reached) == 8
+    assert all(len(names) == 1 for names in reached.values()), reached
+
+
+@pytest.mark.asyncio
+@pytest.mark.looptime(end=600)
+async def test_requests_with_one_caller_key_share_a_deployment() -> None:
+    """Five keys, ten requests each with messages all different: each key's requests reach one deployment."""
+    deployments = [ScriptedProvider(name=n, default=Reply(delay_s=0.01)) for n in ("a", "b", "c")]
+    members = {n: Member(priority=0) for n in ("a", "b", "c")}
+    traffic = TrafficConfig(strategy=Strategy.WEIGHTED, members=members, affinity_ttl_ms=300_000)
+    async with router(deployments, traffic) as r:
+        tenant = policy(["a", "b", "c"])
+        loop = asyncio.get_running_loop()
+        for n in range(10):
+            for key in range(5):
+                req = chat(Message.user(f"question {n} of {key}"), key=f"tenant-{key}")
+                await r.call_provider(req, resolved(tenant), loop.time() + 20, tenant)
+    reached: dict[str, set[str]] = defaultdict(set)
+    for provider in deployments:
+        for req, _ in provider.calls:
+            assert req.cache_affinity_key is not None
+            reached[req.cache_affinity_key].add(provider.name)
     assert len(reached) == 5
     assert all(len(names) == 1 for names in reached.values()), reached

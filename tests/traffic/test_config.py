@@ -52,6 +52,17 @@ def test_weights_limits_and_strategy_reach_the_traffic_config() -> None:
     assert traffic.retry_budget == RetryBudgetConfig(max_tokens=20, token_ratio_milli=100)
 
 
+def test_a_providers_own_cache_ttl_reaches_the_traffic_config() -> None:
+    """``cache_affinity_ttl_s`` on a provider is that deployment's pin lifetime, in ms, beside
+    ``[driver.traffic]``'s; a provider without one has none of its own."""
+    text = BASE.replace("weight = 0.3\n", "weight = 0.3\ncache_affinity_ttl_s = 3600\n")
+    traffic = traffic_config(parsed(text + "\n[driver.traffic]\ncache_affinity_ttl_s = 300\n"))
+    assert traffic.affinity_ttl_ms == 300_000
+    assert traffic.affinity_ttl_ms_by_deployment == {"vllm-b": 3_600_000}
+    with pytest.raises(ConfigError, match="cache_affinity_ttl_s"):
+        parsed(BASE.replace("weight = 0.3\n", "weight = 0.3\ncache_affinity_ttl_s = 0\n"))
+
+
 def test_the_retry_budget_is_off_unless_configured() -> None:
     """Without ``[driver.traffic.retry_budget]`` retries are unbudgeted, as before."""
     assert traffic_config(parsed(BASE)).retry_budget is None

@@ -68,3 +68,62 @@ async def test_the_sdk_sees_a_limited_deployment_skipped_then_a_refusal(tmp_path
     assert second.parse().choices[0].message.content
     assert "declared rate limit" in str(refused.value)
     assert (len(a.journal), len(b.journal)) == (1, 1)
+
+
+def affinity_agent(url_a: str, url_b: str) -> str:
+    """Two OpenAI deployments of one model, weighted evenly, cache affinity on for 5 minutes."""
+    return f"""
+[driver.providers.oa-1]
+kind = "openai"
+base_url = "{url_a}/v1"
+model = "gpt-4o"
+priority = 1
+weight = 0.5
+
+[driver.providers.oa-2]
+kind = "openai"
+base_url = "{url_b}/v1"
+model = "gpt-4o"
+priority = 1
+weight = 0.5
+
+[driver.traffic]
+strategy = "weighted"
+cache_affinity_ttl_s = 300
+
+[gateway]
+aliases = ["chat"]
+
+[gateway.tenants.team-a]
+key_env = "GW_KEY_A"
+"""
+
+
+async def test_the_sdk_prompt_cache_key_keeps_its_requests_on_one_deployment(tmp_path: Path) -> None:
+    """OpenAI's own ``prompt_cache_key``, sent by the SDK: three keys, eight requests each with
+    different messages, over two evenly weighted deployments: each key's requests reach one
+    deployment, and the key still reaches OpenAI verbatim."""
+    async with MockProviderServer(Shape.OPENAI) as a, MockProviderServer(Shape.OPENAI) as b:
+        path = tmp_path / "agent.toml"
+        path.write_text(affinity_agent(a.base_url, b.base_url), encoding="utf-8")
+        backend = Backend.load(path, environ=ENVIRON)
+        async with (
+            serve(backend, None) as (url, _app, _stop),
+            openai.AsyncOpenAI(base_url=f"{url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15) as sdk,
+        ):
+            for n in range(8):
+                for key in ("k-1", "k-2", "k-3"):
+                    question: list[ChatCompletionMessageParam] = [
+                        {"role": "user", "content": f"context {n} of {key}"},  # a prefix of its own, but the key
+                        {"role": "assistant", "content": "noted"},
+                        {"role": "user", "content": "question"},
+                    ]
+                    create = sdk.chat.completions.create
+                    await create(model="chat", messages=question, max_tokens=8, prompt_cache_key=key)
+    reached: dict[str, set[int]] = {}
+    for index, server in enumerate((a, b)):
+        for entry in server.journal:
+            assert isinstance(entry.body_json, dict)
+            reached.setdefault(str(entry.body_json["prompt_cache_key"]), set()).add(index)
+    assert sorted(reached) == ["k-1", "k-2", "k-3"]
+    assert all(len(servers) == 1 for servers in reached.values()), reached

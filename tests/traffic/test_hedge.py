@@ -81,6 +81,26 @@ async def test_hedges_stay_within_the_ratio() -> None:
     assert len(b.calls) == 10
 
 
+async def test_a_call_started_on_an_empty_bucket_hedges_with_the_tokens_earned_during_its_delay() -> None:
+    """The first call of a ratio-0.1 alias starts with an empty bucket; 10 fast calls start during its
+    300 ms delay and earn one token: the slow first call is hedged (judged at its start, never)."""
+    a = ScriptedProvider([Reply(delay_s=5.0)], name="a", default=Reply(delay_s=0.01))
+    b = ScriptedProvider(name="b", default=Reply(delay_s=0.01, text="from b"))
+    tenant = policy(["a", "b"])
+    async with pair(a, b, hedged(ratio_milli=100)) as router:
+        loop = asyncio.get_running_loop()
+        slow = asyncio.create_task(router.call_provider(request(), resolved(tenant), loop.time() + 20, tenant))
+        await asyncio.sleep(0.001)  # the slow call's attempt is out, on an empty bucket
+        for _ in range(10):
+            await router.call_provider(request(), resolved(tenant), loop.time() + 20, tenant)
+        resp = await slow
+    assert [(r.provider.value, r.status) for r in resp.attempts] == [
+        ("a", AttemptStatus.HEDGE_CANCELLED),
+        ("b", AttemptStatus.SUCCEEDED),
+    ]
+    assert len(b.calls) == 1
+
+
 async def test_the_cancelled_loser_is_billed_its_reservation() -> None:
     """The ledger books the winner's exact cost plus the cancelled loser's reserved worst case, and
     nothing stays reserved."""

@@ -4,16 +4,27 @@ with the limit named, a call that waits (FIFO) for capacity within its deadline 
 from __future__ import annotations
 
 import asyncio
+from contextlib import aclosing
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from routeproof.core.rate_limit import CapacityWait, LimitKind, LogEntry, RateVerdict, admit, capacity_wait
+from routeproof.core.rate_limit import (
+    CapacityWait,
+    LimitKind,
+    LogEntry,
+    RateVerdict,
+    admit,
+    capacity_wait,
+    place_tokens,
+)
+from routeproof.core.types import MessageStop, Usage
 from routeproof.errors import NoEligibleProvider
 from routeproof.testing import Reply, ScriptedProvider
 from routeproof.traffic import DeploymentLimits, TrafficConfig
 from routeproof.traffic_store import MemoryTrafficStore
+from routeproof.traffic_store.port import Traffic
 from tests.traffic.support import policy, request, resolved, router
 
 pytestmark = [pytest.mark.looptime(end=600)]
@@ -132,3 +143,55 @@ async def test_settling_moves_the_place_to_the_answer() -> None:
     await store.settle(ticket, tokens=3, now_ms=400)
     assert not (await store.peek("a", limits, tokens=1, now_ms=1200)).ok
     assert (await store.peek("a", limits, tokens=1, now_ms=1400)).ok
+
+
+async def _held_tokens(store: MemoryTrafficStore, limits: DeploymentLimits, now_ms: int) -> int:
+    """The tokens the lone scripted deployment's window holds at ``now_ms`` (tpm less the largest
+    estimate that still fits). A provider alone of its kind is keyed by its kind (router.py)."""
+    assert limits.tpm is not None
+    fits = [t for t in range(limits.tpm + 1) if (await store.peek("local", limits, tokens=t, now_ms=now_ms)).ok]
+    return limits.tpm - max(fits)
+
+
+@pytest.mark.asyncio
+async def test_a_completed_stream_settles_its_place_to_the_usage_it_reported() -> None:
+    """A stream's place is settled when it ends, to the usage its MessageStop reported (10 + 5
+    tokens), as a plain answer's is; not to the reservation's estimate."""
+    a = ScriptedProvider(name="a", default=Reply(usage=Usage(prompt_tokens=10, completion_tokens=5)))
+    limits = DeploymentLimits(tpm=1000)
+    store = MemoryTrafficStore()
+    async with router([a], TrafficConfig(limits={"a": limits}), wall_clock=loop_wall, store=store) as r:
+        tenant = policy(["a"])
+        loop = asyncio.get_running_loop()
+        events = [e async for e in r.call_provider_streaming(request(), resolved(tenant), loop.time() + 5, tenant)]
+        assert isinstance(events[-1], MessageStop)
+        held = await _held_tokens(store, limits, int(loop.time() * 1000))
+    assert Traffic.estimate_tokens(request()) > 15
+    assert held == 15
+
+
+@pytest.mark.asyncio
+async def test_a_stream_the_caller_abandons_keeps_its_estimate() -> None:
+    """A caller that stops reading after the first event leaves no usage: the place keeps the estimate."""
+    a = ScriptedProvider(name="a", default=Reply(text="many words to stream here"))
+    limits = DeploymentLimits(tpm=1000)
+    store = MemoryTrafficStore()
+    async with router([a], TrafficConfig(limits={"a": limits}), wall_clock=loop_wall, store=store) as r:
+        tenant = policy(["a"])
+        loop = asyncio.get_running_loop()
+        stream = r.call_provider_streaming(request(), resolved(tenant), loop.time() + 5, tenant)
+        async with aclosing(stream):
+            async for _ in stream:
+                break
+        held = await _held_tokens(store, limits, int(loop.time() * 1000))
+    assert held == Traffic.estimate_tokens(request())
+
+
+def test_a_place_keeps_the_reported_usage_else_the_estimate() -> None:
+    """place_tokens: the usage's every token (cache reads and writes too); the estimate when no usage
+    came, or one that counts nothing (an OpenAI-compatible server that sends no usage)."""
+    usage = Usage(prompt_tokens=10, completion_tokens=5, cached_input_tokens=3, cache_creation_tokens=2)
+    assert place_tokens(100, usage) == 20
+    assert place_tokens(100, None) == 100
+    assert place_tokens(100, Usage()) == 100
+    assert place_tokens(100, Usage(completion_tokens=1)) == 1

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, cast
 from urllib.parse import urlsplit
 
+from routeproof.clock import ms_of_s
 from routeproof.config.read import (
     Missing,
     fail,
@@ -74,10 +75,10 @@ _PROVIDER_KEYS = (
         }
     )
     | {"profile"}
-    | {"weight", "rpm", "tpm"}
+    | {"weight", "rpm", "tpm", "cache_affinity_ttl_s"}
     | {"api_version", "auth"}
     | {"responses_api"}
-)  # profile: Bedrock's AWS config profile; weight/rpm/tpm: traffic; api_version, auth: Azure's;
+)  # profile: Bedrock's AWS config profile; weight/rpm/tpm/cache_affinity_ttl_s: traffic; api_version, auth: Azure's;
 # responses_api: an openai/azure endpoint serving OpenAI's Responses API (verbatim POST /v1/responses)
 
 
@@ -200,6 +201,7 @@ def provider_config(
         weight_micro=read_micro(table, "weight", where, 1_000_000, maximum=10**12),
         rpm=_limit(table, "rpm", where),
         tpm=_limit(table, "tpm", where),
+        cache_ttl_ms=_cache_ttl_ms(table, where),
         api_version=api_version,
         bearer_auth=bearer_auth,
         responses_api=_responses_api(kind, table, where),
@@ -235,6 +237,12 @@ def _responses_api(kind: ProviderKind, table: Mapping[str, object], where: str) 
 def _limit(table: Mapping[str, object], key: str, where: str) -> int | None:
     """A declared rate limit (``rpm``/``tpm``): an integer >= 1, or absent."""
     return None if table.get(key) is None else read_int(table, key, where, 0, minimum=1)
+
+
+def _cache_ttl_ms(table: Mapping[str, object], where: str) -> int | None:
+    """The deployment's own prompt-cache lifetime (``cache_affinity_ttl_s``, seconds >= 1) in ms, or None."""
+    ttl_s = _limit(table, "cache_affinity_ttl_s", where)
+    return None if ttl_s is None else ms_of_s(ttl_s)
 
 
 def _azure_settings(kind: ProviderKind, table: Mapping[str, object], where: str) -> tuple[str | None, bool]:

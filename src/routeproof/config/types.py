@@ -92,6 +92,7 @@ class ProviderConfig:
     weight_micro: int = 1_000_000  # its share of its priority group, in millionths (``weight = 0.5``)
     rpm: int | None = None  # declared requests per minute (None: not limited)
     tpm: int | None = None  # declared tokens per minute
+    cache_ttl_ms: int | None = None  # cache_affinity_ttl_s: its prompt cache's lifetime (None: [driver.traffic]'s)
     api_version: str | None = None  # Azure only: the api-version query ("v1": the v1 API)
     bearer_auth: bool = False  # Azure only: the key is an Entra ID bearer token, not an api-key
     azure_credential: object | None = field(default=None, repr=False, compare=False)

@@ -5,18 +5,41 @@ The pin is taken when the *first* call of a prefix is ordered, before anything i
 of the same prefix that run at once all route to it (LiteLLM writes its pin after a success, in the
 background, and concurrent calls route before it exists: litellm #6784, #16522). A pinned
 deployment that is cooling or at its limit is still demoted or skipped afterwards, as any other.
+
+What the cacheable prefix is (:func:`cache_prefixes`, the longest first):
+
+* a **caller-given key** (``ChatRequest.cache_affinity_key``; at the gateway, OpenAI's own
+  ``prompt_cache_key``, the field the OpenAI SDKs already send to steer OpenAI's prompt cache): the
+  key alone, whatever the messages;
+* else, with **cache markers** (``cache_control`` on a tool, a system block or a message block, the
+  Anthropic SDKs' way to say what is cached): one prefix per marker, everything up to and including
+  the marked block in the provider's cache order (tools, system, messages). A request matches the
+  pin of its longest prefix that has one (:func:`pinned_deployment`), so a conversation that moves
+  its last marker forward each turn keeps the deployment where its earlier turns (and its marked
+  system prompt) are cached;
+* else the system prompt, the tools and every message but the last (automatic prefix caching).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import enum
+from dataclasses import dataclass, replace
 
 import icontract
 
 from routeproof.core.balance import Member, groups_of
-from routeproof.core.types import ChainEntry
+from routeproof.core.types import ChainEntry, ChatRequest
 
-__all__ = ["pin_first", "pin_live"]
+__all__ = [
+    "CachePrefix",
+    "Pin",
+    "PrefixSource",
+    "cache_prefixes",
+    "pin_first",
+    "pin_live",
+    "pin_ttl_ms",
+    "pinned_deployment",
+]
 
 
 def _pin_first(chain: tuple[ChainEntry, ...], members: dict[str, Member], pinned: str | None) -> tuple[ChainEntry, ...]:
@@ -60,3 +83,115 @@ def _pin_live(pinned_at_ms: int, ttl_ms: int, now_ms: int) -> bool:
 def pin_live(pinned_at_ms: int, ttl_ms: int, now_ms: int) -> bool:
     """Whether a pin taken at ``pinned_at_ms`` still holds (the provider's cache TTL, e.g. 5 min, 1 h)."""
     return _pin_live(pinned_at_ms, ttl_ms, now_ms)
+
+
+class PrefixSource(enum.Enum):
+    """Where a request's cacheable prefix came from."""
+
+    CALLER_KEY = "caller_key"  # ChatRequest.cache_affinity_key (OpenAI's prompt_cache_key at the gateway)
+    CACHE_MARKER = "cache_marker"  # everything up to a cache_control marker
+    ALL_BUT_LAST = "all_but_last"  # no key, no marker: system, tools and every message but the last
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CachePrefix:
+    """One cacheable prefix of a request: its source and its parts (frozen values; the shell hashes
+    their ``repr``), the alias first."""
+
+    source: PrefixSource
+    parts: tuple[object, ...]
+
+
+def _marker_prefixes(req: ChatRequest) -> list[tuple[object, ...]]:
+    """One prefix per cache marker, shortest first (tools, then system, then messages)."""
+    out: list[tuple[object, ...]] = []
+    for i, tool in enumerate(req.tools):
+        if tool.cache_control is not None:
+            out.append(("tools", req.tools[: i + 1]))
+    for i, block in enumerate(req.system_blocks):
+        if block.cache_control is not None:
+            out.append(("system", req.tools, req.system_blocks[: i + 1]))
+    for m, message in enumerate(req.messages):
+        for b, content in enumerate(message.content):
+            if getattr(content, "cache_control", None) is not None:
+                cut = replace(message, content=message.content[: b + 1])
+                out.append(("messages", req.tools, req.system_blocks, req.system, (*req.messages[:m], cut)))
+    return out
+
+
+def _cache_prefixes(req: ChatRequest) -> tuple[CachePrefix, ...]:
+    if req.cache_affinity_key is not None:
+        return (CachePrefix(source=PrefixSource.CALLER_KEY, parts=(req.alias, req.cache_affinity_key)),)
+    marked = _marker_prefixes(req)
+    if marked:
+        return tuple(CachePrefix(source=PrefixSource.CACHE_MARKER, parts=(req.alias, *p)) for p in reversed(marked))
+    parts = (req.alias, req.system, req.tools, req.messages[:-1])
+    return (CachePrefix(source=PrefixSource.ALL_BUT_LAST, parts=parts),)
+
+
+@icontract.ensure(lambda result: len(result) >= 1)
+@icontract.ensure(lambda req, result: all(p.parts[0] == req.alias for p in result), "every prefix is the alias's")
+@icontract.ensure(
+    lambda req, result: (
+        req.cache_affinity_key is None
+        or (
+            len(result) == 1
+            and result[0].source is PrefixSource.CALLER_KEY
+            and result[0].parts[1:] == (req.cache_affinity_key,)
+        )
+    ),
+    "a caller-given key is the prefix, alone",
+)
+@icontract.ensure(lambda result: len({p.source for p in result}) == 1, "one source per request")
+def cache_prefixes(req: ChatRequest) -> tuple[CachePrefix, ...]:
+    """The request's cacheable prefixes, the longest first (see the module docstring)."""
+    return _cache_prefixes(req)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pin:
+    """A prefix pinned to ``deployment`` at ``pinned_at_ms`` for ``ttl_ms`` (that deployment's cache lifetime)."""
+
+    deployment: str
+    pinned_at_ms: int
+    ttl_ms: int
+
+
+def _pin_ttl_ms(default_ttl_ms: int, by_deployment: dict[str, int], deployment: str) -> int:
+    return by_deployment.get(deployment, default_ttl_ms)
+
+
+@icontract.require(
+    lambda default_ttl_ms, by_deployment: default_ttl_ms > 0 and all(t > 0 for t in by_deployment.values())
+)
+@icontract.ensure(
+    lambda default_ttl_ms, by_deployment, deployment, result: (
+        result == by_deployment[deployment] if deployment in by_deployment else result == default_ttl_ms
+    ),
+    "the deployment's own cache lifetime, else the configured one",
+)
+def pin_ttl_ms(default_ttl_ms: int, by_deployment: dict[str, int], deployment: str) -> int:
+    """How long a pin to ``deployment`` lives: its provider's cache lifetime (5 minutes, 1 hour)."""
+    return _pin_ttl_ms(default_ttl_ms, by_deployment, deployment)
+
+
+def _pinned_deployment(pins: tuple[Pin | None, ...], now_ms: int) -> str | None:
+    for pin in pins:
+        if pin is not None and _pin_live(pin.pinned_at_ms, pin.ttl_ms, now_ms):
+            return pin.deployment
+    return None
+
+
+@icontract.require(lambda pins: all(p is None or p.ttl_ms > 0 for p in pins))
+@icontract.ensure(
+    lambda pins, now_ms, result: (
+        result is None
+        if all(p is None or not (now_ms - p.pinned_at_ms < p.ttl_ms) for p in pins)
+        else result == next(p.deployment for p in pins if p is not None and now_ms - p.pinned_at_ms < p.ttl_ms)
+    ),
+    "the first live pin, in the prefixes' order (the longest first), else none",
+)
+def pinned_deployment(pins: tuple[Pin | None, ...], now_ms: int) -> str | None:
+    """The deployment a request goes to: the live pin of its longest prefix that has one (each pin
+    lives its own deployment's TTL), else None (the request is pinned where it is ordered)."""
+    return _pinned_deployment(pins, now_ms)

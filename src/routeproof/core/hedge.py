@@ -13,6 +13,12 @@ and the delay (fixed, or the pending deployment's observed p95 from :func:`p95_m
 * :class:`HedgeLater`: not before ``at_ms`` (ask again then, if the pending attempt is still running);
 * :class:`HedgeNever`: not in this call, for :class:`NeverReason`.
 
+The bucket is judged only when the hedge is due (its delay has passed): a call that starts while the
+bucket is empty waits for its delay like any other, because every call started meanwhile earns the
+alias tokens. (Judged at the start, one hedge drained a small bucket and every call that started in
+the next few milliseconds lost its hedge for good: in TRAFFIC-HEDGE, 59 of 400 calls, and with them
+enough of the slow ones to leave the p99 where it was.)
+
 The money budget is not an input: the ledger reserves the hedge's worst case atomically before it
 is sent (``core/ledger.py``), and a refusal means no hedge (``NeverReason.MONEY``).
 
@@ -276,8 +282,6 @@ def _decide(
     position, any_other = _target(state, pending, members, retry_spent)
     if not any_other:
         return HedgeNever(reason=NeverReason.NO_OTHER_DEPLOYMENT)
-    if bucket_milli < MILLI:
-        return HedgeNever(reason=NeverReason.RATIO_SPENT)
     if position is None:
         return HedgeNever(reason=NeverReason.RETRY_BUDGET)
     if len(state.records) + 2 > plan.attempts_cap or state.calls_issued + 1 > plan.attempts_cap:
@@ -290,6 +294,8 @@ def _decide(
         return HedgeNever(reason=NeverReason.BUDGET)
     if at_ms > now_ms:
         return HedgeLater(at_ms=at_ms)
+    if bucket_milli < MILLI:  # judged when the hedge is due: calls earn tokens while this one waits
+        return HedgeNever(reason=NeverReason.RATIO_SPENT)
     return HedgeNow(action=_hedge_action(state, position, now_ms))
 
 
@@ -328,6 +334,13 @@ def _sends_a_valid_hedge(
     "no hedge before its delay",
 )
 @icontract.ensure(lambda now_ms, result: not isinstance(result, HedgeLater) or result.at_ms > now_ms)
+@icontract.ensure(
+    lambda pending, now_ms, wait_ms, result: (
+        not (isinstance(result, HedgeNever) and result.reason is NeverReason.RATIO_SPENT)
+        or now_ms >= pending.issued_at_ms + wait_ms
+    ),
+    "the bucket is judged when the hedge is due, not before: calls earn tokens during the delay",
+)
 def decide(
     policy: HedgePolicy,
     state: KernelState,

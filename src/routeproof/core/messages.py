@@ -218,6 +218,9 @@ class ChatRequest:
     service_tier: str | None = None  # passed as the caller named it; each protocol has its own values
     # The caller's own request as received (gateway only); None for a request built in Python.
     origin: WireOrigin | None = None
+    # Cache affinity's caller-given key (core/affinity.py): requests with one key go to one deployment.
+    # Routing only, never sent; the gateway fills it from OpenAI's ``prompt_cache_key``.
+    cache_affinity_key: str | None = None
 
     def __post_init__(self) -> None:
         set_field(self, "messages", as_tuple(self.messages, Message, "ChatRequest.messages"))
@@ -291,6 +294,8 @@ def _check_options(req: ChatRequest) -> None:
     for name in ("user", "service_tier"):
         if getattr(req, name) is not None:
             require_str(getattr(req, name), f"ChatRequest.{name}")
+    if req.cache_affinity_key is not None:
+        require_str(req.cache_affinity_key, "ChatRequest.cache_affinity_key", empty=False)
     _check_int(req.seed, "ChatRequest.seed", -(2**63), 2**64 - 1)
     _check_int(req.n, "ChatRequest.n", 1, 128)
     _check_int(req.top_logprobs, "ChatRequest.top_logprobs", 0, 20)

@@ -8,9 +8,11 @@ minute, so a router that keeps it sees no 429 from a limit it was told.
 
 The ledger's pattern: the estimate (an upper bound: ``worst_case_prompt_tokens`` + the output cap)
 is reserved before sending; after the answer it is settled to the real usage; an attempt that was
-never sent is released. The shell's store applies :func:`admit` and the append atomically
-(memory: no await between them; SQLite: ``BEGIN IMMEDIATE``; Redis: one Lua script), so
-concurrent calls, and replicas sharing a store, cannot pass a limit.
+never sent is released. :func:`place_tokens` says what a settled place keeps, for a plain answer
+and a stream alike (a stream settles when it ends, with the usage it reported). The shell's store
+applies :func:`admit` and the append atomically (memory: no await between them; SQLite:
+``BEGIN IMMEDIATE``; Redis: one Lua script), so concurrent calls, and replicas sharing a store,
+cannot pass a limit.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import enum
 from dataclasses import dataclass
 
 import icontract
+
+from routeproof.core.types import Usage
 
 __all__ = [
     "MIN_LEFT_AFTER_WAIT_MS",
@@ -31,6 +35,7 @@ __all__ = [
     "admit",
     "capacity_wait",
     "live_entries",
+    "place_tokens",
 ]
 
 WINDOW_MS = 60_000
@@ -170,3 +175,29 @@ def _capacity_wait(verdicts: tuple[RateVerdict, ...], now_ms: int, end_ms: int) 
 def capacity_wait(verdicts: tuple[RateVerdict, ...], now_ms: int, end_ms: int) -> CapacityWait:
     """Given each limited deployment's verdict, go now, wait until the first one frees, or refuse."""
     return _capacity_wait(verdicts, now_ms, end_ms)
+
+
+def _usage_tokens(usage: Usage) -> int:
+    return usage.prompt_tokens + usage.completion_tokens + usage.cached_input_tokens + usage.cache_creation_tokens
+
+
+def _place_tokens(estimate_tokens: int, usage: Usage | None) -> int:
+    if usage is None:
+        return estimate_tokens
+    counted = _usage_tokens(usage)
+    return counted if counted > 0 else estimate_tokens
+
+
+@icontract.require(lambda estimate_tokens: estimate_tokens >= 0)
+@icontract.ensure(
+    lambda estimate_tokens, usage, result: (
+        result == estimate_tokens if usage is None or _usage_tokens(usage) == 0 else result == _usage_tokens(usage)
+    ),
+    "the usage the provider reported, else the estimate",
+)
+def place_tokens(estimate_tokens: int, usage: Usage | None) -> int:
+    """The tokens a settled rate-limit place keeps: the usage the provider reported (input, output,
+    cache reads and writes), or the reservation's estimate when none arrived (``None``: a stream cut
+    before its usage, a cancelled attempt) or it counts no token at all (an OpenAI-compatible server
+    that sends no usage reads as zeros: settling to 0 would let the window pass the provider's tpm)."""
+    return _place_tokens(estimate_tokens, usage)

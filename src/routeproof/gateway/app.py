@@ -496,6 +496,9 @@ def _parse(api: Api, body: bytes, forward: tuple[tuple[str, str], ...] = ()) -> 
         tool_choice = extras.tool_choice if req.tools else None
         origin = replace(origin, untranslated=extras.untranslated)  # judged per cross-protocol provider
         req = replace(req, top_p=extras.top_p, tool_choice=tool_choice, origin=origin)
+        cache_key = data.get("prompt_cache_key")  # OpenAI's own cache key: cache affinity's key too
+        if isinstance(cache_key, str) and cache_key:  # (still sent to OpenAI verbatim, as before)
+            req = replace(req, cache_affinity_key=cache_key)
     except (TranslationError, ValueError) as exc:
         raise _Reject(Failure(status=400, code="invalid_request", message=str(exc))) from exc
     options = data.get("stream_options")

@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from routeproof.core.affinity import pin_first, pin_live
+from routeproof.core.affinity import Pin, cache_prefixes, pin_first, pin_live, pin_ttl_ms, pinned_deployment
 from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_needed, ewma_ms, order_chain
 from routeproof.core.hedge import MILLI, HedgePolicy, earn, spend
 from routeproof.core.pricing import worst_case_prompt_tokens
-from routeproof.core.rate_limit import CapacityWait, DeploymentLimits, RateVerdict, capacity_wait
+from routeproof.core.rate_limit import CapacityWait, DeploymentLimits, RateVerdict, capacity_wait, place_tokens
 from routeproof.core.ratelimit_headers import HeaderBlock, block_from, header_limits, is_blocked, merge_blocks
 from routeproof.core.retry_budget import RetryBudgetConfig, costs_token, retry_allowed
 from routeproof.core.types import AttemptFailure, ChainEntry, ChatRequest, ProviderId, Usage
@@ -51,6 +51,8 @@ class TrafficConfig:
     retry_budget: RetryBudgetConfig | None = None
     wait_for_capacity: bool = True
     affinity_ttl_ms: int | None = None  # opt-in cache affinity: a prefix's pin lives this long (5 min, 1 h)
+    # with affinity on, a deployment's own cache lifetime where it differs (a provider with 1-hour caches)
+    affinity_ttl_ms_by_deployment: Mapping[str, int] = field(default_factory=dict)
     hedges: Mapping[str, HedgePolicy] = field(default_factory=dict)  # opt-in hedging, by alias (core/hedge.py)
 
     def __post_init__(self) -> None:
@@ -64,12 +66,20 @@ class TrafficConfig:
                 raise TypeError(f"TrafficConfig.limits[{name!r}] must be DeploymentLimits, got {limit!r}")
         if self.affinity_ttl_ms is not None and (not isinstance(self.affinity_ttl_ms, int) or self.affinity_ttl_ms < 1):
             raise ValueError(f"TrafficConfig.affinity_ttl_ms must be an int >= 1, got {self.affinity_ttl_ms!r}")
+        for name, ttl_ms in self.affinity_ttl_ms_by_deployment.items():
+            if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms < 1:
+                raise ValueError(
+                    f"TrafficConfig.affinity_ttl_ms_by_deployment[{name!r}] must be an int >= 1, got {ttl_ms!r}"
+                )
         for alias, hedge in self.hedges.items():
             if not isinstance(hedge, HedgePolicy):
                 raise TypeError(f"TrafficConfig.hedges[{alias!r}] must be a HedgePolicy, got {hedge!r}")
         object.__setattr__(self, "hedges", MappingProxyType(dict(self.hedges)))
         object.__setattr__(self, "members", MappingProxyType(dict(self.members)))
         object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))
+        object.__setattr__(
+            self, "affinity_ttl_ms_by_deployment", MappingProxyType(dict(self.affinity_ttl_ms_by_deployment))
+        )
 
 
 def rate_limit_reason(verdict: RateVerdict) -> str:
@@ -78,10 +88,9 @@ def rate_limit_reason(verdict: RateVerdict) -> str:
     return f"rate_limit_{verdict.limit.value}"
 
 
-def _prefix_key(req: ChatRequest) -> str:
-    """The cacheable prefix's key: the alias, system, tools and every message but the last."""
-    prefix = repr((req.alias, req.system, req.tools, req.messages[:-1]))
-    return hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+def _prefix_keys(req: ChatRequest) -> tuple[str, ...]:
+    """The keys of the request's cacheable prefixes (core/affinity.py), the longest first."""
+    return tuple(hashlib.sha256(repr(p.parts).encode("utf-8")).hexdigest() for p in cache_prefixes(req))
 
 
 def header_limit_reason(block: HeaderBlock) -> str:
@@ -99,7 +108,7 @@ class Traffic:
         self._store: TrafficStore = store or MemoryTrafficStore()
         self._in_flight: dict[str, int] = {}
         self._ewma: dict[str, int] = {}
-        self._pins: dict[str, tuple[str, int]] = {}  # cacheable prefix -> (deployment, pinned at ms)
+        self._pins: dict[str, Pin] = {}  # cacheable prefix -> its pin
         self._waiters = asyncio.Lock()  # FIFO: asyncio.Lock wakes its waiters in arrival order
         self._hedge_tokens: dict[str, int] = {}  # alias -> hedge bucket (thousandths), per process
         self._blocks: dict[str, HeaderBlock] = {}  # deployment -> held back by its provider's headers
@@ -119,22 +128,29 @@ class Traffic:
         now_ms: int = 0,
     ) -> tuple[ChainEntry, ...]:
         """The chain with each deployment group ordered by the strategy (core/balance.py), then,
-        with cache affinity on, the request's prefix's pinned deployment first in its group
-        (core/affinity.py). A prefix without a live pin is pinned here, before anything is sent."""
+        with cache affinity on, the deployment its longest pinned prefix is pinned to first in its
+        group (core/affinity.py). A request none of whose prefixes has a live pin pins them all here,
+        before anything is sent."""
         if self.config.strategy is not Strategy.ORDERED and self.config.members:
             snapshot = BalanceSnapshot(in_flight=dict(self._in_flight), ewma_ms=dict(self._ewma))
             chain = order_chain(chain, self.config.members, self.config.strategy, snapshot, draws)
         ttl_ms = self.config.affinity_ttl_ms
         if ttl_ms is None or req is None or not chain:
             return chain
-        key = _prefix_key(req)
-        pin = self._pins.get(key)
-        if pin is not None and pin_live(pin[1], ttl_ms, now_ms):
-            return pin_first(chain, dict(self.config.members), pin[0])
+        keys = _prefix_keys(req)
+        pinned = pinned_deployment(tuple(self._pins.get(k) for k in keys), now_ms)
+        if pinned is not None:
+            return pin_first(chain, dict(self.config.members), pinned)
         if len(self._pins) >= MAX_PINS:  # forget the expired pins before adding one
-            self._pins = {k: v for k, v in self._pins.items() if pin_live(v[1], ttl_ms, now_ms)}
-        self._pins[key] = (chain[0].provider.value, now_ms)
+            self._pins = {k: v for k, v in self._pins.items() if pin_live(v.pinned_at_ms, v.ttl_ms, now_ms)}
+        for key in keys:
+            self._pins[key] = self._pin(chain[0].provider.value, ttl_ms, now_ms)
         return chain
+
+    def _pin(self, deployment: str, ttl_ms: int, now_ms: int) -> Pin:
+        """A pin to ``deployment`` from ``now_ms``, for its own cache lifetime (core/affinity.py)."""
+        by = dict(self.config.affinity_ttl_ms_by_deployment)
+        return Pin(deployment=deployment, pinned_at_ms=now_ms, ttl_ms=pin_ttl_ms(ttl_ms, by, deployment))
 
     def confirm_pin(self, req: ChatRequest, provider: ProviderId, now_ms: int) -> None:
         """Reserve-then-confirm: the deployment that answered is the prefix's pin from now on. A pin
@@ -143,10 +159,10 @@ class Traffic:
         ttl_ms = self.config.affinity_ttl_ms
         if ttl_ms is None:
             return
-        key = _prefix_key(req)
-        pin = self._pins.get(key)
-        if pin is None or pin[0] != provider.value or not pin_live(pin[1], ttl_ms, now_ms):
-            self._pins[key] = (provider.value, now_ms)
+        for key in _prefix_keys(req):
+            pin = self._pins.get(key)
+            if pin is None or pin.deployment != provider.value or not pin_live(pin.pinned_at_ms, pin.ttl_ms, now_ms):
+                self._pins[key] = self._pin(provider.value, ttl_ms, now_ms)
 
     def draws(self, draw: Callable[[], float], chain: tuple[ChainEntry, ...]) -> tuple[float, ...]:
         """The draws ``order`` needs for ``chain`` (none when nothing is balanced: the router's
@@ -212,9 +228,7 @@ class Traffic:
         """The request was sent: keep its place, with the tokens really used (the estimate if unknown)."""
         if ticket is None:
             return
-        tokens = ticket.tokens if usage is None else usage.prompt_tokens + usage.completion_tokens
-        tokens += 0 if usage is None else usage.cached_input_tokens + usage.cache_creation_tokens
-        await self._store.settle(ticket, tokens=tokens, now_ms=now_ms)
+        await self._store.settle(ticket, tokens=place_tokens(ticket.tokens, usage), now_ms=now_ms)
 
     async def release(self, ticket: RateTicket | None) -> None:
         """The request was never sent: give its place back."""
