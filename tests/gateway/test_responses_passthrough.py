@@ -251,3 +251,42 @@ async def test_the_agents_sdk_default_model_runs_a_tool_loop_verbatim(chain: Cha
     outputs = [i for i in second["input"] if isinstance(i, dict) and i.get("type") == "function_call_output"]
     assert outputs == [{"call_id": "call_mock_1", "output": "sunny", "type": "function_call_output"}]
     assert chain.sent() == {"responses": 2, "anthropic": 0, "bedrock": 0, "chatonly": 0}
+
+
+OWN_REASONING = {"type": "reasoning", "id": "rs_rp0123", "summary": [],
+                 "content": [{"type": "reasoning_text", "text": "the gateway's thought"}]}  # fmt: skip
+
+
+async def test_the_gateways_own_reasoning_item_is_left_out_of_a_verbatim_turn(chain: Chain) -> None:
+    """A turn after a failover: the turn before was answered by Anthropic with thinking (a reasoning
+    item ``rs_rp...``), and the client replays every output item (the Agents SDK does). The next turn
+    goes verbatim to OpenAI again, which never issued that id (its 404: terminal, the whole call
+    would fail): the item is left out and named ``input[].reasoning``, plain and streamed."""
+    items: list[Any] = [
+        {"role": "user", "content": "hi"},
+        OWN_REASONING,
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hello"}]},
+        {"role": "user", "content": "go on"},
+    ]
+    raw = await chain.client.responses.with_raw_response.create(model="chat", input=items)
+    assert raw.parse().output_text == DEFAULT_TEXT
+    assert "input[].reasoning" in raw.headers["x-routeproof-dropped"].split(",")
+    entry = chain.responses.journal[-1]
+    assert isinstance(entry.body_json, dict)
+    assert entry.body_json["input"] == [items[0], items[2], items[3]]
+    streamed = await chain.client.responses.with_raw_response.create(model="chat", input=items, stream=True)
+    assert "input[].reasoning" in streamed.headers["x-routeproof-dropped"].split(",")
+    assert [event.type async for event in streamed.parse()][-1] == "response.completed"
+    assert chain.sent() == {"responses": 2, "anthropic": 0, "bedrock": 0, "chatonly": 0}
+
+
+async def test_the_mock_refuses_a_reasoning_item_it_never_issued(chain: Chain) -> None:
+    """The premise, as OpenAI answers it: a reasoning item id the service never issued is a 404
+    naming the item (the mock's /v1/responses, called directly)."""
+    body = {"model": "gpt-4o", "input": [{"role": "user", "content": "hi"}, OWN_REASONING]}
+    async with httpx.AsyncClient() as client:
+        reply = await client.post(
+            f"{chain.responses.base_url}/v1/responses", json=body, headers={"authorization": "Bearer k"}
+        )
+    assert reply.status_code == 404
+    assert reply.json()["error"]["message"].startswith("Item with id 'rs_rp0123' not found.")

@@ -21,6 +21,7 @@ from routeproof.core.responses_route import (
     ResponsesPath,
     responses_passthrough_body,
     responses_path_for,
+    verbatim_dropped,
 )
 from routeproof.core.types import FinishReason, MessageStop, StreamError, TextDelta, ToolUseDelta, ToolUseStart
 from routeproof.errors import ConfigError
@@ -129,3 +130,22 @@ def test_responses_api_is_checked_at_load(tmp_path: Path) -> None:
             load_config(path, environ={"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})
     path.write_text('[driver.providers.p]\nkind = "openai"\nmodel = "m"\nresponses_api = true\n')
     assert load_config(path, environ={"OPENAI_API_KEY": "k"}).providers[0].responses_api is True
+
+
+OWN = {"type": "reasoning", "id": "rs_rp1", "summary": []}
+OPENAIS = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}
+ITEMS = st.lists(st.sampled_from(({"role": "user", "content": "hi"}, OWN, OPENAIS, "text", 3)), max_size=5)
+
+
+@SLOW_OK
+@given(items=ITEMS, stream=st.booleans())
+def test_only_the_gateways_own_reasoning_items_leave_the_verbatim_input(items: list[object], stream: bool) -> None:
+    """The verbatim input is the caller's minus this gateway's own reasoning items (the same object
+    when it has none), and those are named; OpenAI's own items (encrypted) and anything else stay."""
+    body = {"input": items, "store": False}
+    sent = responses_passthrough_body(body, model="gpt-4o", stream=stream)
+    kept = [i for i in items if i is not OWN]
+    assert sent["input"] == kept
+    assert (sent["input"] is items) == (kept == items)
+    assert verbatim_dropped(body) == (("input[].reasoning",) if kept != items else ())
+    assert verbatim_dropped({"input": "a string"}) == ()

@@ -22,7 +22,11 @@ The verbatim body (:func:`responses_passthrough_body`) is the caller's with the 
 set: ``model`` (the alias resolved), ``stream`` (set for a stream, removed for a plain call, with
 ``stream_options``). Every other field, including fields newer than this code, goes as received;
 ``max_output_tokens`` is the caller's (the ledger reserves it, or the chain's documented maximum
-when it is absent; none is invented).
+when it is absent; none is invented). One exception in ``input``: a reasoning item this gateway
+answered with (``rs_rp...``: an Anthropic or Bedrock answer's thinking, sent back by a client that
+replays every output item, as the OpenAI Agents SDK does) is left out and named
+(:func:`verbatim_dropped`), as on the Chat path: OpenAI does not know its id and would refuse the
+whole turn (a 400, terminal) after a failover had answered the turn before.
 """
 
 from __future__ import annotations
@@ -36,7 +40,12 @@ from typing import Any
 import icontract
 
 from routeproof.core.errors import TranslationError
-from routeproof.core.formats.responses_api import ResponsesRefused, responses_to_chat
+from routeproof.core.formats.responses_api import (
+    REASONING_ITEM_DROPPED,
+    ResponsesRefused,
+    own_reasoning,
+    responses_to_chat,
+)
 
 __all__ = [
     "RESPONSES_ROUTER_OWNED",
@@ -45,6 +54,7 @@ __all__ = [
     "choose_responses_path",
     "responses_passthrough_body",
     "responses_path_for",
+    "verbatim_dropped",
 ]
 
 RESPONSES_ROUTER_OWNED = frozenset({"model", "stream", "stream_options"})
@@ -113,8 +123,30 @@ def responses_path_for(body_json: str, *, responses_api: bool) -> ResponsesChoic
     return choose_responses_path(responses_api=False, chat_json=chat_json, refusal=None)
 
 
+def _own_items(items: object) -> bool:
+    # JSON-parsed items are exactly dicts (and CrossHair's other Mappings crash in their own .get)
+    return isinstance(items, list) and any(type(i) is dict and own_reasoning(i) for i in items)
+
+
+def _input_kept(items: object) -> object:
+    """``items`` without this gateway's own reasoning items (the same object when it has none)."""
+    if not _own_items(items):
+        return items
+    assert isinstance(items, list)
+    return [i for i in items if not (type(i) is dict and own_reasoning(i))]
+
+
+@icontract.ensure(lambda body, result: (result == (REASONING_ITEM_DROPPED,)) == _own_items(body.get("input")))
+@icontract.ensure(lambda result: result in ((), (REASONING_ITEM_DROPPED,)))
+def verbatim_dropped(body: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the verbatim body leaves out of the caller's: this gateway's own reasoning items, named."""
+    return (REASONING_ITEM_DROPPED,) if _own_items(body.get("input")) else ()
+
+
 def _passthrough_body(body: Mapping[str, Any], model: str, stream: bool) -> dict[str, Any]:
     out = {key: value for key, value in body.items() if key not in RESPONSES_ROUTER_OWNED}
+    if "input" in out:
+        out["input"] = _input_kept(out["input"])
     out["model"] = model
     if stream:
         out["stream"] = True
@@ -124,8 +156,15 @@ def _passthrough_body(body: Mapping[str, Any], model: str, stream: bool) -> dict
 
 
 @icontract.ensure(
-    lambda body, result: all(result[k] is body[k] for k in body if k not in RESPONSES_ROUTER_OWNED),
+    lambda body, result: all(result[k] is body[k] for k in body if k not in RESPONSES_ROUTER_OWNED and k != "input"),
     "every field the router does not own is the caller's, untouched",
+)
+@icontract.ensure(
+    lambda body, result: "input" not in body or (result["input"] is body["input"]) != _own_items(body["input"]),
+    "input is the caller's own object unless it holds this gateway's reasoning items",
+)
+@icontract.ensure(
+    lambda result: not _own_items(result.get("input")), "no reasoning item of this gateway's is sent to OpenAI"
 )
 @icontract.ensure(lambda body, result: set(result) - RESPONSES_ROUTER_OWNED == set(body) - RESPONSES_ROUTER_OWNED)
 @icontract.ensure(lambda model, stream, result: result["model"] == model and ("stream" in result) == stream)

@@ -11,7 +11,8 @@ response" and "Streaming events"):
 - ``store`` (default true) keeps the response, so a later request's ``previous_response_id``
   continues it: the answer then repeats what the user said earlier (``Earlier you said: ...``),
   which only a kept conversation can know; an unknown ``previous_response_id`` is OpenAI's 400
-  (``param: previous_response_id``);
+  (``param: previous_response_id``), and a ``reasoning`` input item whose id it never issued is its
+  404 ("Item with id ... not found", ``param: input``);
 - with function tools, and no ``function_call_output`` as the last input item, the model calls the
   first tool with ``DEFAULT_TOOL_INPUT``; otherwise it answers ``DEFAULT_TEXT``.
 
@@ -54,18 +55,29 @@ def is_responses_path(target: str) -> bool:
 
 
 class UnknownPrevious(Exception):
-    """``previous_response_id`` names no stored response; ``answer`` is OpenAI's 400 body."""
+    """The request names state the service does not hold; ``status`` and ``answer`` are OpenAI's.
 
-    def __init__(self, response_id: object) -> None:
+    ``previous_response_id`` naming no stored response: 400, ``param: previous_response_id``. A
+    ``reasoning`` input item whose id the service never issued (a reasoning item another gateway
+    made up, say): 404, ``param: input``, "Item with id ... not found" as the service says it."""
+
+    def __init__(self, response_id: object, *, item: bool = False) -> None:
         super().__init__(response_id)
-        self.answer = {
-            "error": {
+        self.status = 404 if item else 400
+        if item:
+            message = (
+                f"Item with id {response_id!r} not found. Items are not persisted when `store` is set to false. "
+                "Try again with `store` set to true, or remove this item from your input."
+            )
+            error = {"message": message, "type": "invalid_request_error", "param": "input", "code": None}
+        else:
+            error = {
                 "message": f"Previous response with id {response_id!r} not found.",
                 "type": "invalid_request_error",
                 "param": "previous_response_id",
                 "code": "previous_response_not_found",
             }
-        }
+        self.answer = {"error": error}
 
 
 def _user_texts(items: list[Any]) -> list[str]:
@@ -206,6 +218,9 @@ class ResponsesBook:
                 raise UnknownPrevious(previous)
             history = self._stored[str(previous)]
         inputs = _items(request.get("input"))
+        for item in inputs:  # the mock issues no reasoning items: any such id is unknown to it
+            if isinstance(item, dict) and item.get("type") == "reasoning" and item.get("encrypted_content") is None:
+                raise UnknownPrevious(item.get("id"), item=True)
         tools = [t for t in request.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"]
         answered = bool(inputs) and isinstance(inputs[-1], dict) and inputs[-1].get("type") == "function_call_output"
         tool_name = str(tools[0].get("name")) if tools and not answered else None

@@ -273,8 +273,8 @@ class MockProviderServer:
         try:
             turn = self.responses.turn(request, self._served)
         except UnknownPrevious as unknown:
-            self._record(req, connection_id, body, 400)
-            return await self._send_json(writer, 400, unknown.answer, keep_alive=req.keep_alive)
+            self._record(req, connection_id, body, unknown.status)
+            return await self._send_json(writer, unknown.status, unknown.answer, keep_alive=req.keep_alive)
         view = responses_view(request, turn)
         self._record(req, connection_id, body, view)
         step = self._queue.popleft() if self._queue else self._default

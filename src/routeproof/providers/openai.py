@@ -23,7 +23,12 @@ from routeproof.core.formats.responses_upstream import ResponsesStreamDecoder, n
 from routeproof.core.formats.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.formats.translate import request_to_openai
 from routeproof.core.messages import WireFormat
-from routeproof.core.responses_route import ResponsesPath, responses_passthrough_body, responses_path_for
+from routeproof.core.responses_route import (
+    ResponsesPath,
+    responses_passthrough_body,
+    responses_path_for,
+    verbatim_dropped,
+)
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
 from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
 from routeproof.providers._passthrough import Outgoing, log_dropped, outgoing_body
@@ -121,8 +126,9 @@ class OpenAIProvider:
             return None
         if responses_path_for(origin.body_json, responses_api=self.responses_api).path is not ResponsesPath.VERBATIM:
             return None  # the Chat rewriting, or a skip (providers._passthrough.chat_view)
-        body = responses_passthrough_body(json.loads(origin.body_json), model=model, stream=stream)
-        return Outgoing(body=body, headers=origin.headers, dropped=())
+        caller = json.loads(origin.body_json)
+        body = responses_passthrough_body(caller, model=model, stream=stream)
+        return Outgoing(body=body, headers=origin.headers, dropped=verbatim_dropped(caller))
 
     async def _responses_complete(self, out: Outgoing, model: str, *, timeout_at: float) -> ProviderResponse:
         """One verbatim Responses API call; the caller gets OpenAI's own response object."""
@@ -137,7 +143,9 @@ class OpenAIProvider:
             max_response_bytes=self._max_response_bytes,
         )
         response = stamp(normalize_or_fail(normalize_responses, reply, secrets=secrets), self.kind, model)
-        return replace(response, wire_body_json=json.dumps(reply.body, separators=(",", ":")))
+        log_dropped(self.kind, model, out.dropped)
+        wire = json.dumps(reply.body, separators=(",", ":"))
+        return replace(response, wire_body_json=wire, dropped_parameters=out.dropped)
 
     def _secrets(self) -> tuple[str, ...]:
         return () if self._api_key is None else (self._api_key,)
@@ -187,8 +195,9 @@ class OpenAIProvider:
 
     def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
         """The parameters of ``request`` that ``model`` does not accept or this protocol cannot carry (left out)."""
-        if self._verbatim(request, model, stream=True) is not None:
-            return ()  # verbatim: nothing is left out
+        verbatim = self._verbatim(request, model, stream=True)
+        if verbatim is not None:
+            return verbatim.dropped  # verbatim: only this gateway's own reasoning items are left out
         caps = self._capabilities.lookup(self.kind, model)
         fitted = fit_request(request, caps)
         return outgoing_body(request, fitted, caps, target=WireFormat.OPENAI_CHAT, model=model, stream=True).dropped
@@ -202,6 +211,7 @@ class OpenAIProvider:
         """
         verbatim = self._verbatim(request, model, stream=True)
         if verbatim is not None:
+            log_dropped(self.kind, model, verbatim.dropped)
             return stream_events(
                 self._client,
                 self._responses_url(model),

@@ -45,6 +45,7 @@ __all__ = [
     "Handling",
     "ResponsesRefused",
     "ResponsesRequest",
+    "own_reasoning",
     "responses_echo",
     "responses_estimate",
     "responses_to_chat",
@@ -220,7 +221,11 @@ OWN_REASONING_PREFIX = "rs_rp"
 """The id prefix of the reasoning items this gateway's Responses answers carry (``gateway/responses_wire``)."""
 
 
-def _own_reasoning(item: dict[str, Any]) -> bool:
+def own_reasoning(item: Mapping[str, Any]) -> bool:
+    """A reasoning item this gateway answered with (id ``rs_rp...``, no ``encrypted_content``): the
+    reasoning text of an Anthropic or Bedrock answer that a client sent back; no provider knows its id."""
+    if item.get("type") != "reasoning":
+        return False
     item_id = item.get("id")
     own = isinstance(item_id, str) and item_id.startswith(OWN_REASONING_PREFIX)
     return own and item.get("encrypted_content") is None
@@ -263,7 +268,7 @@ def _input_messages(raw: object, dropped: list[str]) -> list[dict[str, Any]]:
         elif kind == "function_call_output":
             content = _content(item.get("output"), f"{where}.output")  # a string, or a list of parts
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": content})
-        elif kind == "reasoning" and _own_reasoning(item):
+        elif kind == "reasoning" and own_reasoning(item):
             if REASONING_ITEM_DROPPED not in dropped:
                 dropped.append(REASONING_ITEM_DROPPED)
         elif kind in ("reasoning", "item_reference", "compaction"):
