@@ -71,7 +71,7 @@ _KERNEL = "src/routeproof/core/kernel.py"
 _CLASSIFY = "src/routeproof/core/classify.py"
 _CONSTANTS = "src/routeproof/core/constants.py"
 _ROUTING = "src/routeproof/core/routing.py"
-_FILTER = "kept, by_tier = filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)"
+_FILTER = "kept, by_tier = _filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)"
 _OPENAI_PROMPT = "prompt_tokens=prompt - cached - written,"
 _KANI = "tests/core/test_kani_bounds.py::"
 
