@@ -193,6 +193,5 @@ def tier_admits(entry: ChainEntry, tier: PrivacyTier, endpoint_tiers: EndpointTi
     tier, when configured, is ``<= tier``. ``routing.plan_chain`` states it of every entry it keeps,
     so a routed call checks the tier rule once, in its planning contract."""
     kind, allowed = entry.provider.kind, _allowed_kinds(tier)
-    return (kind in allowed or (kind is None and allowed == _STANDARD_KINDS)) and cast(
-        "Mapping[ProviderId, PrivacyTier]", endpoint_tiers
-    ).get(entry.provider, PrivacyTier.SOVEREIGN) <= tier
+    configured = cast("Mapping[ProviderId, PrivacyTier]", endpoint_tiers).get(entry.provider, PrivacyTier.SOVEREIGN)
+    return (kind in allowed or (kind is None and allowed == _STANDARD_KINDS)) and configured <= tier
