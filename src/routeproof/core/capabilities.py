@@ -111,15 +111,22 @@ class Capability(enum.Enum):
 
 
 def _needed_impl(req: ChatRequest) -> tuple[Capability, ...]:
-    blocks = [b for m in req.messages for b in m.content]
+    images = documents = False
+    for message in req.messages:  # one pass, no generators: it runs on every routed call
+        for block in message.content:
+            images = images or isinstance(block, ImageBlock)
+            documents = documents or (isinstance(block, DocumentBlock) and block.source is not SourceKind.TEXT)
     fmt = req.response_format
-    wanted = (
-        (Capability.IMAGES, any(isinstance(b, ImageBlock) for b in blocks)),
-        (Capability.DOCUMENTS, any(isinstance(b, DocumentBlock) and b.source is not SourceKind.TEXT for b in blocks)),
-        (Capability.THINKING, req.reasoning is not None and req.reasoning.thinking is not ThinkingMode.DISABLED),
-        (Capability.STRUCTURED_OUTPUT, fmt is not None and fmt.kind is ResponseFormatKind.JSON_SCHEMA),
-    )
-    return tuple(cap for cap, needed in wanted if needed)
+    needed: list[Capability] = []
+    if images:
+        needed.append(Capability.IMAGES)
+    if documents:
+        needed.append(Capability.DOCUMENTS)
+    if req.reasoning is not None and req.reasoning.thinking is not ThinkingMode.DISABLED:
+        needed.append(Capability.THINKING)
+    if fmt is not None and fmt.kind is ResponseFormatKind.JSON_SCHEMA:
+        needed.append(Capability.STRUCTURED_OUTPUT)
+    return tuple(needed)
 
 
 @icontract.ensure(lambda result: len(set(result)) == len(result))
