@@ -177,7 +177,7 @@ def _nearest_rank_p99(latencies: list[int]) -> int:
     "the shell's clock never runs back",
 )
 @icontract.ensure(
-    lambda state, provider, result: _only_provider_changed(state, provider, result),
+    _only_provider_changed,
     "only the provider's samples changed (listed last, once), within max_samples",
 )
 @icontract.ensure(lambda provider, at_ms, latency_ms, result: result.of(provider)[-1] == (at_ms, latency_ms))
