@@ -59,7 +59,11 @@ SHARD_TESTS: dict[str, list[str]] = {
         "tests/core/test_routing.py",
         "tests/core/test_mut_kernel.py",
     ],
-    "capabilities": ["tests/core/test_capabilities.py", "tests/core/test_mut_capabilities.py"],
+    "capabilities": [
+        "tests/core/test_capabilities.py",
+        "tests/core/test_mut_capabilities.py",
+        "tests/core/test_capability_routing.py",  # needed_capabilities / lacking_capabilities
+    ],
     "classify": ["tests/core/test_classify.py", "tests/core/test_classify_edges.py"],
     "errors": ["tests/core/test_mut_errors.py", "tests/router/test_last_error.py"],
     "health": [

@@ -71,7 +71,7 @@ _KERNEL = "src/routeproof/core/kernel.py"
 _CLASSIFY = "src/routeproof/core/classify.py"
 _CONSTANTS = "src/routeproof/core/constants.py"
 _ROUTING = "src/routeproof/core/routing.py"
-_FILTER = "kept, by_tier = filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)"
+_FILTER = "kept, by_tier = _filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)"
 _OPENAI_PROMPT = "prompt_tokens=prompt - cached - written,"
 _KANI = "tests/core/test_kani_bounds.py::"
 
@@ -116,7 +116,7 @@ BREAKS: tuple[Break, ...] = (
           targets=("falsification/test_mpa007_chaos.py::test_mpa_007_completion_under_50_percent_failures",),
           why="a 5xx ends the call: the real-socket run, with its calibrated timeout, must still fail it"),
     Break(row="LATENCY-SLA", file="src/routeproof/core/latency.py",
-          old="return _nearest_rank_p99([latency for _, latency in samples]) > state.config.sla_ms",
+          old="return _nearest_rank_p99(list(map(_LATENCY, samples))) > state.config.sla_ms",
           new="return False  # planted: never in breach",
           targets=("falsification/test_latency_sla.py",),
           why="the latency trigger never fires: A keeps its traffic while it drifts"),

@@ -161,8 +161,15 @@ class Admission:
         self._metrics = metrics
         self._router = Limiter(max_in_flight, "router") if max_in_flight is not None else None
         self._providers: dict[ProviderId, Limiter] = {}
+        self._held: dict[ProviderId, tuple[Limiter, ...]] = {}  # each provider's limiters, built once
 
     def _limiters(self, kind: ProviderId) -> tuple[Limiter, ...]:
+        held = self._held.get(kind)
+        if held is None:
+            held = self._held[kind] = self._build_limiters(kind)
+        return held
+
+    def _build_limiters(self, kind: ProviderId) -> tuple[Limiter, ...]:
         out: list[Limiter] = []
         if self.max_in_flight_per_provider is not None:
             limiter = self._providers.get(kind)

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from types import TracebackType
 
 __all__ = [
@@ -54,13 +53,18 @@ def waypoint(loop: asyncio.AbstractEventLoop, when: float) -> asyncio.TimerHandl
 
 
 class PreciseTimeout:
-    """``async with timeout_at(when):`` -- ``asyncio.timeout_at`` whose final wake-up is short."""
+    """``async with timeout_at(when):`` -- ``asyncio.timeout_at`` whose final wake-up is short.
+
+    A long wait starts one timer, not two: the waypoint's, which arms the deadline's own (then a
+    short wait) when it fires. Most attempts end long before their waypoint, so the deadline's timer
+    is never made (one timer per attempt; issue 25).
+    """
 
     __slots__ = ("_handle", "_timeout", "_when")
 
     def __init__(self, when: float) -> None:
         self._when = when
-        self._timeout = asyncio.timeout_at(when)
+        self._timeout: asyncio.Timeout | None = None
         self._handle: asyncio.TimerHandle | None = None
 
     @property
@@ -68,15 +72,27 @@ class PreciseTimeout:
         """The deadline, in loop time (seconds)."""
         return self._when
 
+    def _arm(self) -> None:
+        _wake()
+        assert self._timeout is not None  # entered before the waypoint was scheduled
+        self._timeout.reschedule(self._when)
+
     async def __aenter__(self) -> asyncio.Timeout:
-        self._handle = waypoint(asyncio.get_running_loop(), self._when)
-        return await self._timeout.__aenter__()
+        loop = asyncio.get_running_loop()
+        if self._when - loop.time() <= 2 * LAST_LEG_S:  # short already: the deadline's own timer
+            self._timeout = asyncio.timeout_at(self._when)
+            return await self._timeout.__aenter__()
+        self._timeout = asyncio.timeout_at(None)  # armed at the waypoint (_arm)
+        entered = await self._timeout.__aenter__()
+        self._handle = loop.call_at(self._when - LAST_LEG_S, self._arm)
+        return entered
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self._handle is not None:
             self._handle.cancel()
+        assert self._timeout is not None  # set on entry
         await self._timeout.__aexit__(exc_type, exc, tb)
 
 
@@ -137,11 +153,23 @@ def attempt_bound() -> float | None:
     return _ATTEMPT_BOUND.get()
 
 
-@contextmanager
-def bounding_attempt(when: float) -> Iterator[None]:
+class _Bounding:
+    """The block of :func:`bounding_attempt` (a class, not a generator: it runs on every attempt)."""
+
+    __slots__ = ("_token", "_when")
+
+    def __init__(self, when: float) -> None:
+        self._when = when
+        self._token: Token[float | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _ATTEMPT_BOUND.set(self._when)
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._token is not None  # set on entry
+        _ATTEMPT_BOUND.reset(self._token)
+
+
+def bounding_attempt(when: float) -> AbstractContextManager[None]:
     """Declare, for the block, that an enclosing :class:`PreciseTimeout` at ``when`` bounds the attempt."""
-    token = _ATTEMPT_BOUND.set(when)
-    try:
-        yield
-    finally:
-        _ATTEMPT_BOUND.reset(token)
+    return _Bounding(when)

@@ -136,6 +136,8 @@ class HealthBook:
     def demote_slow(self, chain: frozenset[ProviderId], now_ms: int) -> frozenset[ProviderId]:
         """The breaching providers of ``chain``, less those due a probe (each probe recorded once)."""
         slow = breaching(self._latency, now_ms) & chain
+        if not slow:  # the usual case: nothing to probe or count
+            return slow
         due = frozenset(k for k in slow if probe_due(self._latency, k, now_ms))
         for kind in due:
             self._latency = start_probe(self._latency, kind, now_ms)

@@ -41,7 +41,8 @@ OA, AN, OR = ProviderKind.OPENAI, ProviderKind.ANTHROPIC, ProviderKind.OPENROUTE
 )
 def test_shipped_rows(kind: ProviderKind, model: str, expected: tuple[str, str, bool, int | None]) -> None:
     """Each shipped row gives the documented max-tokens field, role, temperature rule and stop limit."""
-    caps = shipped_capabilities().lookup(kind, model)
+    fresh = CapabilityTable(rows=shipped_capabilities().rows)  # its own memo: the lookup is worked out here
+    caps = fresh.lookup(kind, model)
     assert (caps.max_tokens_field, caps.system_role, caps.temperature, caps.max_stop_sequences) == expected
     if kind is AN:
         assert caps.api_version == "2023-06-01"

@@ -8,6 +8,8 @@ import pytest
 
 from routeproof.core.capabilities import (
     ANTHROPIC_API_VERSION,
+    MEMO_MAX,
+    CapabilityTable,
     ModelCapabilities,
     fit_request,
     kind_default,
@@ -155,3 +157,19 @@ def test_fit_drops_a_top_p_set_on_the_request_itself() -> None:
     assert fitted.request.top_p is None
     assert fitted.extras.top_p is None
     assert fitted.dropped == ("top_p",)
+
+
+def test_a_lookup_is_worked_out_once_per_table_and_the_memo_is_bounded() -> None:
+    """The same (kind, model) gives the same value from the memo; the memo is not part of the table's
+    value (equality, repr); past MEMO_MAX models a lookup is still answered, just not remembered."""
+    table = load_capabilities(_row("context_window_tokens = 7", match="^m"))
+    first = table.lookup(ProviderKind.OPENAI, "m-1")
+    assert table.lookup(ProviderKind.OPENAI, "m-1") is first
+    assert first.context_window_tokens == 7
+    assert table.lookup(ProviderKind.ANTHROPIC, "m-1").context_window_tokens is None  # another kind, another key
+    assert table == load_capabilities(_row("context_window_tokens = 7", match="^m"))
+    assert "_memo" not in repr(table)
+    for n in range(MEMO_MAX + 3):
+        assert table.lookup(ProviderKind.OPENAI, f"m{n}").context_window_tokens == 7
+    assert len(table._memo) == MEMO_MAX
+    assert CapabilityTable(rows=table.rows).extended(CapabilityTable())._memo == {}

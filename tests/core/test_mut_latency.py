@@ -8,6 +8,7 @@ from routeproof.core.latency import (
     LatencyConfig,
     LatencyState,
     _is_suffix,
+    _only_provider_changed,
     _ordered_non_negative,
     judged,
     p99_ms,
@@ -95,3 +96,20 @@ def test_is_suffix_compares_the_kept_tail() -> None:
     assert _is_suffix((), ((1, 1),))
     assert _is_suffix(((2, 2),), ((1, 1), (2, 2))) is True
     assert _is_suffix(((1, 1),), ((1, 1), (2, 2))) is False
+
+
+def test_only_provider_changed_refuses_every_other_change() -> None:
+    """record_latency's postcondition: the config and the other providers' samples kept, the provider
+    listed once and last, at most max_samples of them; each other change is refused."""
+    config = LatencyConfig(min_samples=1, max_samples=2)
+    before = LatencyState(config=config, samples=((A, ((1, 5),)), (B, ((2, 6),))))
+    after = LatencyState(config=config, samples=((B, ((2, 6),)), (A, ((1, 5), (3, 7)))))  # A at the cap
+    assert _only_provider_changed(before, A, after)
+    assert not _only_provider_changed(before, A, LatencyState(config=LatencyConfig(), samples=after.samples))
+    assert not _only_provider_changed(before, A, LatencyState(config=config, samples=((B, ()), after.samples[1])))
+    assert not _only_provider_changed(
+        before, A, LatencyState(config=config, samples=(after.samples[1], after.samples[0]))
+    )
+    over = LatencyState(config=config, samples=((B, ((2, 6),)), (A, ((1, 5), (3, 7), (4, 8)))))
+    assert not _only_provider_changed(before, A, over)
+    assert not _only_provider_changed(LatencyState(config=config), A, LatencyState(config=config))

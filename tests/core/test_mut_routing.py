@@ -13,12 +13,13 @@ from routeproof.core.routing import (
     CoolingPolicy,
     Skipped,
     SkipReason,
+    _cooling_respected,
     _healthy_first_in_order,
     call_plan,
     resolve,
 )
 from routeproof.core.types import ChainEntry, ProviderKind, SkipRecord, TenantPolicy
-from tests.core.test_routing import entries, plan
+from tests.core.test_routing import cooled, entries, plan
 
 
 def test_a_skip_record_names_the_entry_and_the_reason() -> None:
@@ -86,3 +87,21 @@ def test_call_plan_carries_the_timeouts_and_attempt_limit_it_is_given() -> None:
     assert result.provider_timeouts_ms == ((ProviderKind.ANTHROPIC, 500),)
     assert result.max_attempts_per_provider == 2
     assert result.timeout_for(ProviderKind.ANTHROPIC) == 500
+
+
+def test_cooling_respected_refuses_each_way_a_plan_can_break_the_health_rule() -> None:
+    """_cooling_respected: nothing unavailable ahead, nothing available demoted (unless slow) or skipped as cooling."""
+    a, b = ProviderKind.ANTHROPIC, ProviderKind.BEDROCK
+    chain = entries(b, a)
+    health = cooled(b)
+    none: frozenset[ProviderKind] = frozenset()
+    good = ChainPlan(chain=(chain[1], chain[0]), demoted=(chain[0],))
+    assert _cooling_respected(health, 10, none, good)
+    assert not _cooling_respected(health, 10, none, ChainPlan(chain=chain))  # cooling b ahead
+    assert not _cooling_respected(health, 10, none, ChainPlan(chain=(chain[0], chain[1]), demoted=(chain[1],)))
+    assert _cooling_respected(health, 10, frozenset({a}), ChainPlan(chain=chain, demoted=chain))  # a slow, b cooling
+    skipped_ok = ChainPlan(chain=(chain[1],), skipped=(Skipped(entry=chain[0], reason=SkipReason.COOLING),))
+    assert _cooling_respected(health, 10, none, skipped_ok)
+    skipped_bad = ChainPlan(chain=(chain[0],), skipped=(Skipped(entry=chain[1], reason=SkipReason.COOLING),))
+    assert not _cooling_respected(new_health(), 10, none, skipped_bad)
+    assert _cooling_respected(health, 1_000, none, ChainPlan(chain=chain))  # the cooldown has ended

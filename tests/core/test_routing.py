@@ -11,7 +11,6 @@ from routeproof.core.health import (
     HealthConfig,
     HealthState,
     ProviderHealth,
-    filter_healthy,
     new_health,
     record_failure,
 )
@@ -195,8 +194,8 @@ def test_plan_requires_a_well_formed_health_state() -> None:
 
 
 def test_plan_runs_the_contract_bound_health_filter(monkeypatch: pytest.MonkeyPatch) -> None:
-    """plan_chain splits by health with health.filter_healthy (the function CrossHair checks), not a copy."""
-    from routeproof.core import routing
+    """plan_chain splits by health with filter_healthy's own body (the one CrossHair checks), not a copy."""
+    from routeproof.core import health, routing
 
     seen: list[tuple[ChainEntry, ...]] = []
 
@@ -204,10 +203,28 @@ def test_plan_runs_the_contract_bound_health_filter(monkeypatch: pytest.MonkeyPa
         chain: tuple[ChainEntry, ...], state: HealthState, now_ms: int
     ) -> tuple[tuple[ChainEntry, ...], tuple[ChainEntry, ...]]:
         seen.append(chain)
-        return filter_healthy(chain, state, now_ms)
+        return health._filter_healthy(chain, state, now_ms)
 
-    monkeypatch.setattr(routing, "filter_healthy", spy)
+    monkeypatch.setattr(routing, "_filter_healthy", spy)
     chain = entries(B, A, OL)
     result = plan(chain, health=cooled(B), now_ms=10, configured=frozenset({B, A}))
     assert seen == [chain[:2]]
     assert [e.provider for e in result.chain] == [A, B]
+
+
+def test_plan_contract_states_the_health_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A health filter that keeps a cooling provider ahead breaks plan_chain's own postcondition."""
+    from routeproof.core import routing
+
+    monkeypatch.setattr(routing, "_filter_healthy", lambda chain, state, now_ms: (chain, ()))
+    with pytest.raises(icontract.ViolationError, match="filter_healthy's rule"):
+        plan(entries(B, A), health=cooled(B), now_ms=10)
+
+
+def test_plan_contract_states_the_tier_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tier filter that keeps a network provider under Private breaks plan_chain's own postcondition."""
+    from routeproof.core import routing
+
+    monkeypatch.setattr(routing, "_filter_chain", lambda chain, tier, endpoint_tiers: (chain, ()))
+    with pytest.raises(icontract.ViolationError, match="filter_chain's rule"):
+        plan(entries(L, A), tier=PrivacyTier.PRIVATE)

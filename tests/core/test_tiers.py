@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from routeproof.core.tiers import NETWORK_KINDS, PrivacyTier, allowed_kinds, endpoint_tier, filter_chain
-from routeproof.core.types import ChainEntry, ProviderKind
+from routeproof.core.tiers import NETWORK_KINDS, PrivacyTier, allowed_kinds, endpoint_tier, filter_chain, tier_admits
+from routeproof.core.types import ChainEntry, ProviderKind, ProviderName
 
 ALL_KINDS = tuple(ProviderKind)
 TIERS = tuple(PrivacyTier)
@@ -165,3 +165,26 @@ def test_kind_rule_holds_when_every_endpoint_claims_sovereign(chain: tuple[Chain
     """With the endpoint check neutralised, kept kinds are still exactly the tier's allowed kinds."""
     kept, _ = filter_chain(chain, tier, dict.fromkeys(ProviderKind, PrivacyTier.SOVEREIGN))
     assert [e.provider for e in kept] == [e.provider for e in chain if e.provider in allowed_kinds(tier)]
+
+
+def test_tier_admits_states_the_filter_rule_per_entry() -> None:
+    """tier_admits: the kind allowed (an unbound name only under Standard) and the endpoint's tier <= the tier."""
+    local, ollama, openai = _chain(ProviderKind.LOCAL, ProviderKind.OLLAMA, ProviderKind.OPENAI)
+    unbound = ChainEntry(provider=ProviderName("vllm-a"), model="m", fallback_position=0)
+    sovereign, private, standard = TIERS
+    assert tier_admits(local, sovereign, {})  # an unconfigured endpoint counts as Sovereign
+    assert not tier_admits(openai, private, {})  # kind not allowed, whatever its endpoint
+    assert tier_admits(ollama, private, {ProviderKind.OLLAMA: private})
+    assert not tier_admits(ollama, private, {ProviderKind.OLLAMA: standard})  # kind allowed, endpoint not
+    assert tier_admits(openai, standard, {ProviderKind.OPENAI: standard})
+    assert tier_admits(unbound, standard, {})
+    assert not tier_admits(unbound, private, {})
+
+
+@given(chains, st.sampled_from(TIERS), endpoint_maps)
+def test_tier_admits_every_entry_the_filter_keeps(
+    chain: tuple[ChainEntry, ...], tier: PrivacyTier, tiers: dict[ProviderKind, PrivacyTier]
+) -> None:
+    """Every entry filter_chain keeps is admitted by tier_admits (the rule plan_chain's contract states)."""
+    kept, _ = filter_chain(chain, tier, tiers)
+    assert all(tier_admits(e, tier, tiers) for e in kept)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import enum
 import re
 import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import icontract
@@ -111,15 +111,22 @@ class Capability(enum.Enum):
 
 
 def _needed_impl(req: ChatRequest) -> tuple[Capability, ...]:
-    blocks = [b for m in req.messages for b in m.content]
+    images = documents = False
+    for message in req.messages:  # one pass, no generators: it runs on every routed call
+        for block in message.content:
+            images = images or isinstance(block, ImageBlock)
+            documents = documents or (isinstance(block, DocumentBlock) and block.source is not SourceKind.TEXT)
     fmt = req.response_format
-    wanted = (
-        (Capability.IMAGES, any(isinstance(b, ImageBlock) for b in blocks)),
-        (Capability.DOCUMENTS, any(isinstance(b, DocumentBlock) and b.source is not SourceKind.TEXT for b in blocks)),
-        (Capability.THINKING, req.reasoning is not None and req.reasoning.thinking is not ThinkingMode.DISABLED),
-        (Capability.STRUCTURED_OUTPUT, fmt is not None and fmt.kind is ResponseFormatKind.JSON_SCHEMA),
-    )
-    return tuple(cap for cap, needed in wanted if needed)
+    needed: list[Capability] = []
+    if images:
+        needed.append(Capability.IMAGES)
+    if documents:
+        needed.append(Capability.DOCUMENTS)
+    if req.reasoning is not None and req.reasoning.thinking is not ThinkingMode.DISABLED:
+        needed.append(Capability.THINKING)
+    if fmt is not None and fmt.kind is ResponseFormatKind.JSON_SCHEMA:
+        needed.append(Capability.STRUCTURED_OUTPUT)
+    return tuple(needed)
 
 
 @icontract.ensure(lambda result: len(set(result)) == len(result))
@@ -161,11 +168,24 @@ class CapabilityRow:
     checked: str = ""
 
 
+MEMO_MAX = 512
+"""At most this many (kind, model) lookups are remembered per table (configured models: a handful)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CapabilityTable:
-    """The rows, in the order they apply (shipped first, then the user's)."""
+    """The rows, in the order they apply (shipped first, then the user's).
+
+    A table never changes, so neither does a lookup's answer: each (kind, model) is worked out once
+    and remembered (``_memo``, not part of the value: it is left out of equality, hashing and repr).
+    A routed call looks up its model twice (the context window, then the fitting), and a lookup
+    replays every matching row, so it was about a tenth of the router's own CPU (issue 25).
+    """
 
     rows: tuple[CapabilityRow, ...] = ()
+    _memo: dict[tuple[ProviderKind, str], ModelCapabilities] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def extended(self, other: CapabilityTable) -> CapabilityTable:
         """This table with ``other``'s rows applied after its own (``other`` wins where both match)."""
@@ -173,7 +193,13 @@ class CapabilityTable:
 
     def lookup(self, provider: ProviderKind, model: str) -> ModelCapabilities:
         """The capabilities of ``model`` served by ``provider``."""
-        return _lookup(self, provider, model)
+        key = (provider, model)
+        caps = self._memo.get(key)
+        if caps is None:
+            caps = _lookup(self, provider, model)
+            if len(self._memo) < MEMO_MAX:  # models come from the configuration; bounded all the same
+                self._memo[key] = caps
+        return caps
 
 
 def _kind_default(provider: ProviderKind, model: str) -> ModelCapabilities:

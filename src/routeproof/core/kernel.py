@@ -33,6 +33,7 @@ Where the vocabulary lives: the plan and the enums (:class:`CallPlan`, :class:`B
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -193,11 +194,16 @@ class KernelState:
     def attempts_on(self, entry: ChainEntry) -> int:
         """How many attempts this call has made on ``entry``'s provider, in any chain position."""
         key = _key(entry)
-        return next((count for k, count in self.used if k == key), 0)
+        for k, count in self.used:
+            if k == key:
+                return count
+        return 0
 
 
 def _key(entry: ChainEntry) -> tuple[str, str]:
-    return (entry.provider.value, entry.model)
+    # The provider itself: a ProviderId is a str equal to its name (``.value``), without the Enum
+    # property's two Python calls; keys are only ever compared, never hashed (the kernel runs per call).
+    return (entry.provider, entry.model)
 
 
 def _bump(used: tuple[tuple[tuple[str, str], int], ...], entry: ChainEntry) -> tuple[tuple[tuple[str, str], int], ...]:
@@ -207,6 +213,8 @@ def _bump(used: tuple[tuple[tuple[str, str], int], ...], entry: ChainEntry) -> t
 
 
 # --- transitions ---------------------------------------------------------------------------------
+
+_LIMIT_MS = operator.itemgetter(0)
 
 
 def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState, Action]:
@@ -228,7 +236,7 @@ def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState,
         (plan.budget_end_ms - now_ms, Bound.BUDGET),
         (plan.timeout_for(entry.provider), Bound.ATTEMPT),
     )
-    timeout_ms, bound = min(limits, key=lambda limit: limit[0])  # ties keep the caller's deadline
+    timeout_ms, bound = min(limits, key=_LIMIT_MS)  # ties keep the caller's deadline
     action = CallProvider(
         position=position,
         entry=entry,

@@ -15,9 +15,9 @@ import icontract
 
 from routeproof.core.constants import MAX_ATTEMPTS_PER_PROVIDER
 from routeproof.core.errors import UnknownAlias
-from routeproof.core.health import HealthState, earliest_return_ms, filter_healthy, health_well_formed
+from routeproof.core.health import HealthState, _filter_healthy, _is_available, earliest_return_ms, health_well_formed
 from routeproof.core.kernel import BackoffPolicy, CallPlan
-from routeproof.core.tiers import EndpointTiers, filter_chain
+from routeproof.core.tiers import EndpointTiers, _filter_chain, tier_admits
 from routeproof.core.types import (
     ChainEntry,
     PrivacyTier,
@@ -153,11 +153,13 @@ def _plan_chain(
         everything = sorted((*plan.skipped, *skipped_early), key=lambda s: order[id(s.entry)])
         return replace(plan, skipped=tuple(everything))
     skipped = [Skipped(entry=e, reason=SkipReason.UNSUPPORTED) for e in chain if not e.provider.is_supported]
-    kept, by_tier = filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)
+    # The tier and health filters' own bodies: plan_chain's contract states their rules for what it
+    # keeps (tier_admits, _cooling_respected), so a routed call checks each rule once (issue 25);
+    # filter_chain and filter_healthy keep their contracts, which CrossHair and the tests check.
+    kept, by_tier = _filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)
     skipped.extend(Skipped(entry=e, reason=SkipReason.TIER) for e in by_tier)
     skipped.extend(Skipped(entry=e, reason=SkipReason.NOT_CONFIGURED) for e in kept if e.provider not in configured)
-    # The one health filter (the function the contract binds and CrossHair checks), not a copy of it.
-    available, by_health = filter_healthy(tuple(e for e in kept if e.provider in configured), health, now_ms)
+    available, by_health = _filter_healthy(tuple(e for e in kept if e.provider in configured), health, now_ms)
     usable = [e for e in available if e.provider not in slow]
     by_latency = [e for e in available if e.provider in slow]  # the latency-SLA trigger: demoted like cooling
     reasons = {id(e): SkipReason.COOLING for e in by_health} | {id(e): SkipReason.LATENCY_SLA for e in by_latency}
@@ -182,12 +184,31 @@ def _healthy_first_in_order(chain: tuple[ChainEntry, ...], result: ChainPlan) ->
     return in_order and demoted_in_order and list(result.chain) == [*healthy, *result.demoted]
 
 
+def _cooling_respected(health: HealthState, now_ms: int, slow: frozenset[ProviderId], result: ChainPlan) -> bool:
+    """filter_healthy's rule for a plan: an entry tried ahead of the demoted ones is available; a
+    demoted one is unavailable or slow; one skipped as cooling is unavailable."""
+    ahead = (e for e in result.chain if not any(e is d for d in result.demoted))
+    cooling = (s.entry for s in result.skipped if s.reason is SkipReason.COOLING)
+    return (
+        all(_is_available(health, e.provider, now_ms) for e in ahead)
+        and all(e.provider in slow or not _is_available(health, e.provider, now_ms) for e in result.demoted)
+        and not any(_is_available(health, e.provider, now_ms) for e in cooling)
+    )
+
+
 @icontract.require(lambda health: health_well_formed(state=health))
 @icontract.ensure(lambda chain, result: len(result.chain) + len(result.skipped) == len(chain))
 @icontract.ensure(lambda tier, result: tier is not PrivacyTier.SOVEREIGN or all(
     e.provider.kind is ProviderKind.LOCAL for e in result.chain
 ))  # fmt: skip
 @icontract.ensure(lambda configured, result: all(e.provider in configured for e in result.chain))
+@icontract.ensure(
+    lambda tier, endpoint_tiers, result: all(tier_admits(e, tier, endpoint_tiers) for e in result.chain),
+    "every entry kept is allowed by the tier: its kind and its endpoint (tiers.filter_chain's rule)",
+)
+@icontract.ensure(
+    _cooling_respected, "demoted or skipped as cooling only when unavailable (health.filter_healthy's rule)"
+)
 @icontract.ensure(_healthy_first_in_order)
 @icontract.ensure(lambda cooling_policy, result: cooling_policy is CoolingPolicy.DEMOTE or result.demoted == ())
 @icontract.ensure(

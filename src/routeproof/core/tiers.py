@@ -33,6 +33,7 @@ __all__ = [
     "allowed_kinds",
     "endpoint_tier",
     "filter_chain",
+    "tier_admits",
 ]
 
 _SELF_HOSTED: frozenset[ProviderKind] = frozenset({ProviderKind.OLLAMA, ProviderKind.VLLM})
@@ -184,3 +185,13 @@ def filter_chain(
     ``endpoint_tiers`` gets ``endpoint_tier(kind, None)`` (LOCAL Sovereign, all else Standard);
     a name bound to no configured provider is Standard."""
     return _filter_chain(chain, tier, endpoint_tiers)
+
+
+def tier_admits(entry: ChainEntry, tier: PrivacyTier, endpoint_tiers: EndpointTiers) -> bool:
+    """What :func:`filter_chain`'s postconditions say of each entry it keeps: its kind is allowed for
+    ``tier`` (a name of unknown kind only where every kind is: Standard) and its instance's endpoint
+    tier, when configured, is ``<= tier``. ``routing.plan_chain`` states it of every entry it keeps,
+    so a routed call checks the tier rule once, in its planning contract."""
+    kind, allowed = entry.provider.kind, _allowed_kinds(tier)
+    configured = cast("Mapping[ProviderId, PrivacyTier]", endpoint_tiers).get(entry.provider, PrivacyTier.SOVEREIGN)
+    return (kind in allowed or (kind is None and allowed == _STANDARD_KINDS)) and configured <= tier

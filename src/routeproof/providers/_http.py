@@ -41,7 +41,7 @@ import contextlib
 import functools
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -219,23 +219,37 @@ def transport_failure(exc: httpx.HTTPError, secrets: Iterable[str]) -> ProviderC
     return failure(kind, f"{type(exc).__name__}: {exc}", secrets=secrets)
 
 
-@contextlib.contextmanager
-def exchange_failures(secrets: tuple[str, ...], timed_out: str) -> Iterator[None]:
+class _ExchangeFailures:
+    """:func:`exchange_failures`' block (a class, not a generator: it is entered on every attempt)."""
+
+    __slots__ = ("_secrets", "_timed_out")
+
+    def __init__(self, secrets: tuple[str, ...], timed_out: str) -> None:
+        self._secrets = secrets
+        self._timed_out = timed_out
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, TimeoutError):  # only asyncio.timeout_at raises it; httpx errors are not TimeoutError
+            raise failure(AttemptFailureKind.ATTEMPT_TIMEOUT, self._timed_out, secrets=self._secrets) from exc
+        if isinstance(exc, httpx.HTTPError):
+            mapped = transport_failure(exc, self._secrets)
+            if mapped is None:
+                raise unsendable(exc) from None  # not `from exc`: its message may hold the key
+            raise mapped from exc
+        if isinstance(exc, httpx.InvalidURL):
+            raise unsendable(exc) from None
+        # anything else (CancelledError above all) propagates untouched
+
+
+def exchange_failures(secrets: tuple[str, ...], timed_out: str) -> contextlib.AbstractContextManager[None]:
     """The one mapping of what an HTTP exchange raises, for plain and streamed calls alike: the
     attempt's own ``asyncio.timeout_at`` (``TimeoutError``) is ATTEMPT_TIMEOUT with ``timed_out`` as
     its message; an httpx error is its :data:`EXCEPTION_TABLE` row (or ``LocalCongestion``), or a
     ConfigError (:func:`unsendable`) when the request cannot be sent as configured."""
-    try:
-        yield
-    except TimeoutError as exc:  # only asyncio.timeout_at raises it; httpx errors are not TimeoutError
-        raise failure(AttemptFailureKind.ATTEMPT_TIMEOUT, timed_out, secrets=secrets) from exc
-    except httpx.HTTPError as exc:
-        mapped = transport_failure(exc, secrets)
-        if mapped is None:
-            raise unsendable(exc) from None  # not `from exc`: its message may hold the key
-        raise mapped from exc
-    except httpx.InvalidURL as exc:
-        raise unsendable(exc) from None
+    return _ExchangeFailures(secrets, timed_out)
 
 
 def unsendable(exc: Exception) -> ConfigError:
@@ -445,5 +459,8 @@ def normalize_or_fail(
 
 
 def stamp(response: ProviderResponse, kind: ProviderKind, model: str) -> ProviderResponse:
-    """``response`` with its provider set, and its model set when the body named none."""
+    """``response`` with its provider set, and its model set when the body named none (``response``
+    itself when the normaliser already set both: no copy per call)."""
+    if response.provider is kind and response.model:
+        return response
     return replace(response, provider=kind, model=response.model or model)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from routeproof.core.ratelimit_headers import HEADER_NAMES
 
@@ -38,12 +38,24 @@ def capture(headers: Mapping[str, str]) -> None:
     sink.headers = {k.lower(): v for k, v in headers.items() if k.lower() in HEADER_NAMES}
 
 
-@contextlib.contextmanager
-def collecting() -> Iterator[HeaderSink]:
+class _Collecting:
+    """:func:`collecting`'s block (a class, not a generator: it is entered on every attempt)."""
+
+    __slots__ = ("_token",)
+
+    def __init__(self) -> None:
+        self._token: contextvars.Token[HeaderSink | None] | None = None
+
+    def __enter__(self) -> HeaderSink:
+        sink = HeaderSink()
+        self._token = _SINK.set(sink)
+        return sink
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._token is not None  # set on entry
+        _SINK.reset(self._token)
+
+
+def collecting() -> contextlib.AbstractContextManager[HeaderSink]:
     """A sink for the answers of the attempt run inside the block."""
-    sink = HeaderSink()
-    token = _SINK.set(sink)
-    try:
-        yield sink
-    finally:
-        _SINK.reset(token)
+    return _Collecting()

@@ -173,11 +173,13 @@ class Traffic:
 
     def started(self, provider: ProviderId) -> None:
         """An attempt on ``provider`` is in flight."""
-        self._in_flight[provider.value] = self._in_flight.get(provider.value, 0) + 1
+        name = provider.value  # once: an Enum's .value is two Python calls, and this runs per attempt
+        self._in_flight[name] = self._in_flight.get(name, 0) + 1
 
     def finished(self, provider: ProviderId) -> None:
         """An attempt on ``provider`` ended."""
-        self._in_flight[provider.value] = max(0, self._in_flight.get(provider.value, 0) - 1)
+        name = provider.value
+        self._in_flight[name] = max(0, self._in_flight.get(name, 0) - 1)
 
     def in_flight(self) -> Mapping[str, int]:
         """Attempts in flight by provider name (a copy)."""
@@ -185,7 +187,8 @@ class Traffic:
 
     def record_latency(self, provider: ProviderId, latency_ms: int) -> None:
         """One answered attempt's time to first token (or to answer): the latency EWMA's sample."""
-        self._ewma[provider.value] = ewma_ms(self._ewma.get(provider.value), max(0, latency_ms))
+        name = provider.value
+        self._ewma[name] = ewma_ms(self._ewma.get(name), max(0, latency_ms))
 
     # --- provider-side limits, from the answers' headers (process-local) ------------------------
 
