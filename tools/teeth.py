@@ -628,7 +628,7 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/sdk/test_thinking_answers.py", "tests/core/test_answer_drops.py"),
           why="a thinking signature an OpenAI-shaped answer cannot carry is not named in x-routeproof-dropped"),
     Break(row="WIRE-ANSWER-THINKING", file="src/routeproof/core/formats/responses_api.py",
-          old='        elif kind == "reasoning" and _own_reasoning(item):',
+          old='        elif kind == "reasoning" and own_reasoning(item):',
           new='        elif False:  # planted',
           targets=("tests/sdk/test_thinking_answers.py", "tests/responses/test_responses_agents.py"),
           why="a client replaying the gateway's own reasoning item (the Agents SDK does) is refused"),
