@@ -64,7 +64,7 @@ from routeproof.core.types import (
 )
 from routeproof.deadline import check_deadline, past_deadline_hint
 from routeproof.errors import DeadlineExceeded, NoEligibleProvider, ProviderCallFailed, RouterError
-from routeproof.hedging import hedge_applies, hedged
+from routeproof.hedging import abandon, hedge_applies, hedged
 from routeproof.observe import AttemptSpan, attempt_span
 from routeproof.ports import Ports
 from routeproof.providers.capabilities import default_capabilities
@@ -415,9 +415,19 @@ async def drive(
     ``progress`` sees the attempt records each time they change.
     """
     try:
-        return await _drive(ports, call, state, action, mode, deadline=deadline, progress=progress)
-    finally:
+        committed = await _drive(ports, call, state, action, mode, deadline=deadline, progress=progress)
+    except BaseException:
         await call.release_preset()  # an admission place the call never used goes back
+        raise
+    try:
+        await call.release_preset()
+    except BaseException:  # cancelled here, after the commit: nobody will relay the stream; end it
+        if committed.opened is not None:
+            await abandon(ports, committed.opened, close_opened)
+        if committed.slot is not None:
+            committed.slot.release()
+        raise
+    return committed
 
 
 async def _drive(

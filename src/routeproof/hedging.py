@@ -53,7 +53,7 @@ from routeproof.core.types import StreamEvent
 from routeproof.ports import Ports
 from routeproof.traffic_store.protocol import RateTicket
 
-__all__ = ["Opened", "hedge_applies", "hedged"]
+__all__ = ["Opened", "abandon", "hedge_applies", "hedged"]
 
 logger = logging.getLogger("routeproof")
 
@@ -76,6 +76,17 @@ Perform = Callable[[Call, CallProvider], Coroutine[None, None, tuple[Event, Open
 """The driver's ``perform`` of one attempt through a call's bookkeeping (its mode bound)."""
 Close = Callable[[OpenedT], Awaitable[None]]
 """The driver's ``close_opened``: a loser's open stream (its span and response) closed."""
+
+
+async def abandon(ports: Ports, opened: OpenedT, close: Close[OpenedT]) -> None:
+    """End a committed stream that nobody will relay (a race's loser, a call cancelled after its
+    commit): cut before its usage, it books the reserved worst case (core.stream_rules), its
+    rate-limit place keeps its estimate, then it is closed."""
+    reserved = 0 if opened.reservation is None else opened.reservation.amount_pico_usd
+    settlement = settle_stream(StreamEnd.ABANDONED, reserved_pico_usd=reserved, usage_cost_pico_usd=0)
+    await ports.ledger.settle(opened.reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
+    await ports.traffic.settle(opened.ticket, None, ports.ledger.wall_ms())  # no usage came: the estimate
+    await close(opened)
 
 
 def hedge_applies(ports: Ports, call: Call) -> bool:
@@ -289,12 +300,8 @@ async def _cancel(
             if current is not None and current.cancelling():  # this race itself is cancelled: propagate
                 raise
             opened = None  # the loser's own cancellation, as asked
-        if opened is not None:  # a stream that opened too: cut before its usage, the reserved worst case
-            reserved = 0 if opened.reservation is None else opened.reservation.amount_pico_usd
-            settlement = settle_stream(StreamEnd.ABANDONED, reserved_pico_usd=reserved, usage_cost_pico_usd=0)
-            await ports.ledger.settle(opened.reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
-            await ports.traffic.settle(opened.ticket, None, ports.ledger.wall_ms())  # no usage came: the estimate
-            await close(opened)
+        if opened is not None:  # a stream that opened too
+            await abandon(ports, opened, close)
     finally:
         run_slot.release()
 
