@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
             print(result.stdout + result.stderr, flush=True)
     print(
         f"crosshair: {len(targets)} modules, {time.perf_counter() - started:.1f} s, per-condition timeout {timeout} s,"
-        f" PYTHONHASHSEED={os.environ.get('PYTHONHASHSEED', 'random')} (tox draws one per run)"
+        f" PYTHONHASHSEED={os.environ.get('PYTHONHASHSEED', 'random')} (the gate's is 0: tox.ini)"
     )
     if failed:
         print(f"crosshair found counterexamples or crashed in: {', '.join(failed)}")

@@ -161,13 +161,13 @@ def _normalize(body: object) -> ProviderResponse:
         raise InvalidResponse(f"openai responses: not a response object: {str(body)[:80]!r}")
     output = body.get("output")
     if not isinstance(output, list):
-        raise InvalidResponse(f"openai responses: output must be an array, got {output!r:.80}")
+        raise InvalidResponse(f"openai responses: output must be an array, got {repr(output)[:80]}")
     text: list[str] = []
     refusal: list[str] = []
     calls: list[ToolCall] = []
     for item in output:
         if not isinstance(item, dict):
-            raise InvalidResponse(f"openai responses: an output item must be an object, got {item!r:.80}")
+            raise InvalidResponse(f"openai responses: an output item must be an object, got {repr(item)[:80]}")
         if item.get("type") == "message":
             for part in item.get("content") or ():
                 if isinstance(part, dict) and part.get("type") == "output_text":

@@ -62,7 +62,7 @@ class EventShapeError(Exception):
 def _get(payload: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
     value = payload.get(key)
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise EventShapeError(f"{where}.{key} has the wrong type: {value!r:.80}")
+        raise EventShapeError(f"{where}.{key} has the wrong type: {repr(value)[:80]}")
     return value
 
 
