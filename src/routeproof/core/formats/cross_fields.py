@@ -175,10 +175,7 @@ def with_emitter_drops(
     out = dict.fromkeys(table_drops)
     for name in emitter_drops:
         field = names.get(name, name)
-        suffix = "." + field
-        # a slice compare, not str.endswith: CrossHair 0.0.113 crashes inside endswith on a symbolic
-        # string (SymbolicBoundedIntTuple._created_vars exceeded actual length), a bug of its own
-        if not any(named == field or named[-len(suffix) :] == suffix for named in out):
+        if not any(named == field or named.endswith("." + field) for named in out):
             out[field] = None
     return tuple(out)
 
