@@ -321,3 +321,49 @@ def test_an_anthropic_stream_cut_after_content_ends_in_an_error_event(anthropic_
     assert rest.startswith(b"event: error\n")
     assert b"stream interrupted" in rest
     assert b"message_stop" not in rest
+
+
+@pytest.fixture(scope="module")
+def gemini_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    """A gateway whose only provider is Gemini's OpenAI-compatible endpoint (the gemini mock)."""
+    with gateway_in_thread(tmp_path_factory.mktemp("relay-gemini"), Shape.GEMINI) as running:
+        yield running
+
+
+GEMINI_STREAM: tuple[StreamItem, ...] = (
+    _chunk({"role": "assistant", "content": "Hel"}),
+    _chunk({"content": "lo", "annotations": [{"type": "url_citation", "url_citation": {"url": "https://a.example"}}]}),
+    _chunk({"audio": {"id": "audio_1", "transcript": " there"}}),
+    _chunk({}, "stop"),
+    {"data": {"id": "chatcmpl-cut", "object": "chat.completion.chunk", "created": 1, "model": "gemini-2.5-flash",
+              "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 20}}},
+    "data: [DONE]\n\n",
+)  # fmt: skip
+
+
+def test_a_gemini_stream_and_answer_are_geminis_own(gemini_behind: Running) -> None:
+    """Gemini speaks OpenAI's protocol, so an OpenAI-shaped caller gets its own frames (streamed
+    annotations and audio included, which the neutral events do not carry) and its own plain body,
+    while the ledger still counts the thinking tokens Gemini reports only in ``total_tokens``."""
+    gemini_behind.mock.script(Scripted(stream_events=GEMINI_STREAM))
+    received, headers = _openai_raw(gemini_behind, {**ASK, "stream_options": {"include_usage": True}})
+    assert received == b"".join(encode_stream_item(Shape.GEMINI, i) for i in GEMINI_STREAM)
+    assert dropped_of(headers) == []
+    gemini_behind.mock.script(Scripted(body=GEMINI_ANSWER))
+    body = {"model": "chat", "messages": ASK["messages"]}
+    with httpx.Client(timeout=15) as client:
+        plain = client.post(
+            f"{gemini_behind.url}/v1/chat/completions", json=body, headers={"authorization": f"Bearer {GATEWAY_KEY}"}
+        )
+    assert plain.status_code == 200, plain.text
+    assert plain.json() == GEMINI_ANSWER  # its annotations, audio and usage as Gemini wrote them
+
+
+GEMINI_ANSWER: dict[str, Any] = {
+    "id": "chatcmpl-gemini-1", "object": "chat.completion", "created": 1, "model": "gemini-2.5-flash",
+    "choices": [{"index": 0, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": "Hello",
+        "annotations": [{"type": "url_citation", "url_citation": {"url": "https://a.example"}}],
+        "audio": {"id": "audio_1", "transcript": "Hello", "data": "AAAA", "expires_at": 1}}}],
+    "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 20},
+}  # fmt: skip

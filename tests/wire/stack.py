@@ -39,6 +39,9 @@ def provider_toml(shape: Shape, url: str, *, priority: int = 1, openai_model: st
         )
     if shape is Shape.OPENAI:
         return f'[driver.providers.openai]\nbase_url = "{url}/v1"\nmodel = "{openai_model}"\npriority = {priority}\n'
+    if shape is Shape.GEMINI:
+        gemini = f'base_url = "{url}/v1beta/openai"\nmodel = "gemini-2.5-flash"\npriority = {priority}\n'
+        return f"[driver.providers.gemini]\n{gemini}"
     return f'[driver.providers.anthropic]\nbase_url = "{url}"\nmodel = "claude-sonnet-4-5"\npriority = {priority}\n'
 
 
@@ -79,7 +82,7 @@ def gateway_in_thread(tmp: Path, shape: Shape, *, openai_model: str = "gpt-4o") 
                 mock = await stack.enter_async_context(MockProviderServer(shape))
                 path = tmp / f"agent-{shape.value}-{openai_model}.toml"
                 path.write_text(_agent_toml(shape, mock.base_url, openai_model))
-                backend = Backend.load(path, environ={**ENVIRON, **AWS_ENV})
+                backend = Backend.load(path, environ={**ENVIRON, **AWS_ENV, "GEMINI_API_KEY": "gemini-test"})
                 url, _app, _stop = await stack.enter_async_context(serve(backend, None))
                 done = asyncio.Event()
                 state.update(running=Running(url=url, mock=mock), loop=asyncio.get_running_loop(), done=done)

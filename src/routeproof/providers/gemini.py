@@ -14,7 +14,9 @@ the rule lives:
 - usage: ``completion_tokens`` already includes the thinking tokens, and
   ``completion_tokens_details.reasoning_tokens`` names them when Gemini reports them; where an
   answer has them only in ``total_tokens`` they are counted as output, in a plain answer and in a
-  stream's last usage chunk alike (:class:`ThinkingCountedDecoder`).
+  stream's last usage chunk alike (:class:`ThinkingCountedDecoder`), for the ledger; a caller of the
+  OpenAI shape gets Gemini's own answer whole (plain) or its own frames (streamed, relayed as an
+  OpenAI provider's are: ``core/formats/relay.py``), so nothing of it is lost on the way.
 """
 
 from __future__ import annotations
@@ -72,10 +74,13 @@ class GeminiProvider(OpenAIProvider):
             self._client, self._chat_url(model), content=encode_json(body), headers=self._headers(out),
             timeout_at=timeout_at, secrets=secrets, max_response_bytes=self._max_response_bytes,
         )  # fmt: skip
+        own = reply.body  # as Gemini wrote it: a caller of the same protocol gets it whole
         if isinstance(reply.body, dict):
             reply = replace(reply, body=_with_thinking_counted(reply.body))
         normalize = partial(normalize_openai, provider=self.kind)
         response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
+        if out.body is not None:  # the caller's own OpenAI request: audio, annotations, every field go back
+            response = replace(response, wire_body_json=json.dumps(own, separators=(",", ":")))
         return replace(response, dropped_parameters=out.dropped) if out.dropped else response
 
     def stream(
@@ -85,7 +90,8 @@ class GeminiProvider(OpenAIProvider):
         body, out = self._body(request, model, stream=True)
         return stream_events(
             self._client, self._chat_url(model), content=encode_json(body), headers=self._headers(out),
-            timeout_at=timeout_at, decoder=ThinkingCountedDecoder(max_line_chars=self._max_sse_line_chars),
+            timeout_at=timeout_at,
+            decoder=ThinkingCountedDecoder(max_line_chars=self._max_sse_line_chars, keep_frames=out.relay),
             secrets=self._secrets(), idle_timeout_s=idle_timeout_s, max_error_bytes=self._max_response_bytes,
         )  # fmt: skip
 
@@ -94,8 +100,8 @@ class ThinkingCountedDecoder:
     """OpenAI's SSE decoder, whose ``MessageStop`` usage counts the thinking tokens Gemini reported only
     in a chunk's ``total_tokens`` (``core/provider_variants.counted_output_tokens``) as output."""
 
-    def __init__(self, *, max_line_chars: int | None = MAX_LINE_CHARS) -> None:
-        self._inner = StreamDecoder(WireProtocol.OPENAI, max_line_chars=max_line_chars)
+    def __init__(self, *, max_line_chars: int | None = MAX_LINE_CHARS, keep_frames: bool = False) -> None:
+        self._inner = StreamDecoder(WireProtocol.OPENAI, max_line_chars=max_line_chars, keep_frames=keep_frames)
         self._line = b""
         self._output_tokens: int | None = None
 
