@@ -110,7 +110,7 @@ KEYS: dict[tuple[str, str], str] = {
     ("aliases.NAME.hedge", "delay"): '`"fixed"` (default: `delay_ms`) or `"p95"`: the pending deployment\'s observed p95 time to first token or answer (`delay_ms` until it has 20 samples).',
     ("aliases.NAME.hedge", "delay_ms"): "milliseconds after the attempt was sent before a hedge may go (0..30000; required for a fixed delay; default 1000 as the p95 fallback).",
     ("aliases.NAME.hedge", "max_extra_ratio"): "extra requests per call at most (default 0.1 = 10 %), a token bucket per alias and process; in thousandths, 0.001..1.",
-    ("aliases.NAME.hedge", "burst"): "the bucket's size in hedges (default 1, at most 100); it starts empty.",
+    ("aliases.NAME.hedge", "burst"): "the bucket's size in hedges (default 10, at most 100); it starts empty.",
     ("driver", "private_hosts"): "list of host names that count as private for the Private tier (besides loopback and private addresses).",
     ("driver.providers.NAME", "kind"): f"one of {', '.join(f'`{k.value}`' for k in ProviderKind)}; default: NAME when it spells a kind.",
     ("driver.providers.NAME", "base_url"): "the endpoint; default: the kind's public API.",

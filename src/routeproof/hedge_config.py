@@ -6,7 +6,7 @@
     delay_ms = 300                # a fixed delay after the attempt was sent ...
     # delay = "p95"               # ... or the deployment's observed p95 (delay_ms until 20 samples)
     max_extra_ratio = 0.1         # at most 10 % extra requests (a token bucket per alias)
-    burst = 1                     # the bucket's size, in hedges
+    burst = 10                    # the bucket's size, in hedges (it starts empty)
 
 Every value is checked when the file is loaded; a bad one is named with its key.
 """
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from routeproof.config.read import fail, read_int, read_micro, read_table
-from routeproof.core.hedge import DEFAULT_FALLBACK_DELAY_MS, MAX_DELAY_MS, MILLI, HedgePolicy
+from routeproof.core.hedge import DEFAULT_BURST, DEFAULT_FALLBACK_DELAY_MS, MAX_DELAY_MS, MILLI, HedgePolicy
 
 __all__ = ["parse_aliases"]
 
@@ -39,7 +39,7 @@ def _hedge(raw: object, where: str) -> HedgePolicy:
     ratio_micro = read_micro(table, "max_extra_ratio", where, 100_000, maximum=1_000_000)
     if ratio_micro % 1000 or ratio_micro == 0:
         raise fail(f"{where}.max_extra_ratio", table.get("max_extra_ratio"), "must be in 0.001..1, in thousandths")
-    burst = read_int(table, "burst", where, 1, minimum=1)
+    burst = read_int(table, "burst", where, DEFAULT_BURST, minimum=1)
     if burst > 100:
         raise fail(f"{where}.burst", burst, "must be <= 100 hedges")
     return HedgePolicy(

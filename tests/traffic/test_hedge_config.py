@@ -33,6 +33,7 @@ def load(hedge: dict[str, object]) -> dict[str, HedgePolicy]:
 def test_a_fixed_and_a_p95_delay_load() -> None:
     """delay_ms, delay = "p95", max_extra_ratio and burst reach the policy exactly."""
     assert load({"delay_ms": 300}) == {"chat": HedgePolicy(delay_ms=300, max_extra_ratio_milli=100)}
+    assert load({"delay_ms": 300})["chat"].burst_milli == 10_000  # ten hedges when no burst is given
     policy = load({"delay": "p95", "max_extra_ratio": Decimal("0.05"), "burst": 2})["chat"]
     assert (policy.p95, policy.delay_ms, policy.max_extra_ratio_milli, policy.burst_milli) == (True, 1000, 50, 2000)
 

@@ -48,6 +48,7 @@ from routeproof.core.kernel import CallProvider, KernelState, attempt_record, we
 from routeproof.core.types import AttemptFailure, AttemptFailureKind, AttemptStatus, RetryReason
 
 __all__ = [
+    "DEFAULT_BURST",
     "DEFAULT_FALLBACK_DELAY_MS",
     "FOLDED_STATUSES",
     "MAX_DELAY_MS",
@@ -76,6 +77,12 @@ __all__ = [
 MILLI = 1000
 """One hedge costs this many bucket thousandths."""
 
+DEFAULT_BURST = 10
+"""The bucket's size in hedges unless configured. The bucket starts empty, so the burst never lifts the
+ratio bound; it decides whether a cluster of slow answers is hedged. At ratio 0.1 over 400 calls with
+5 % slow answers, the p99 stays slow in 86 % of runs at a burst of 1, 20 % at 2 and 0.55 % at 10
+(``benchmarks/traffic/hedge_bucket_model.py --bursts 1 2 10``, 2,000 seeds, lag 30)."""
+
 MIN_HEDGE_LEFT_MS = 250
 """A hedge is not sent when less than this (or less than its own delay) is left of the call."""
 
@@ -98,7 +105,7 @@ class HedgePolicy:
     delay_ms: int = DEFAULT_FALLBACK_DELAY_MS
     p95: bool = False
     max_extra_ratio_milli: int = 100
-    burst_milli: int = MILLI
+    burst_milli: int = DEFAULT_BURST * MILLI
 
     def __post_init__(self) -> None:  # plain code: kept under python -O
         if (
