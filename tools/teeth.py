@@ -351,6 +351,17 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/traffic/test_affinity.py::test_a_one_hour_deployment_keeps_its_prefixes_past_five_minutes",
                    "tests/traffic/test_affinity.py::test_a_pin_lives_its_deployments_own_ttl"),
           why="a deployment's own cache lifetime is ignored: a 1-hour cache's prefixes move after 5 minutes"),
+    Break(row="TRAFFIC-AFFINITY", file="src/routeproof/core/affinity.py",
+          old="    if marker_ttl_ms is not None:\n        return marker_ttl_ms\n", new="",
+          targets=("tests/traffic/test_affinity.py::test_a_prefix_marked_for_an_hour_keeps_its_deployment_past_five_minutes",
+                   "tests/traffic/test_affinity.py::test_a_markers_own_ttl_is_its_prefixs_lifetime"),
+          why="a marker's ttl: \"1h\" is ignored: an hour-long cache's prefix moves after 5 minutes (litellm #28427)"),
+    Break(row="TRAFFIC-AFFINITY", file="src/routeproof/traffic_store/port.py",
+          old="        for key, marker_ttl_ms in _prefix_keys(req):\n            self._pins[key] = self._pin(",
+          new="        for key, marker_ttl_ms in _prefix_keys(req):\n            if key not in self._pins:  # planted\n"
+              "                self._pins[key] = self._pin(",
+          targets=("tests/traffic/test_affinity.py::test_a_prefix_in_use_keeps_its_deployment_past_its_ttl",),
+          why="an answer does not renew its pin: a prefix in constant use moves when its first pin's lifetime ends"),
     Break(row="TRAFFIC-AFFINITY", file="src/routeproof/gateway/app.py",
           old="            req = replace(req, cache_affinity_key=cache_key)", new="            pass  # planted",
           targets=("tests/traffic/test_gateway.py::test_the_sdk_prompt_cache_key_keeps_its_requests_on_one_deployment",),
@@ -949,8 +960,9 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/traffic/test_header_limits.py::test_an_affinity_pin_moves_to_the_deployment_that_answered",),
           why="the pin reserved at ordering is never confirmed: a prefix stays pinned to one that never served it"),
     Break(row="TRAFFIC-AFFINITY", file="src/routeproof/traffic_store/port.py",
-          old="        for key in keys:\n"
-              "            self._pins[key] = self._pin(chain[0].provider.value, ttl_ms, now_ms)\n        return chain",
+          old="        for key, marker_ttl_ms in keys:\n"
+              "            self._pins[key] = self._pin(chain[0].provider.value, ttl_ms, marker_ttl_ms, now_ms)\n"
+              "        return chain",
           new="        return chain  # planted: pinned only once an answer confirms it",
           targets=("falsification/test_traffic_affinity.py",),
           why="no pin before the first request of a prefix is sent (LiteLLM's bug): a burst of one prefix scatters"),

@@ -18,7 +18,7 @@ from routeproof.core.affinity import (
     pinned_deployment,
 )
 from routeproof.core.balance import Member, Strategy
-from routeproof.core.blocks import CacheControl, ThinkingBlock
+from routeproof.core.blocks import CacheControl, CacheTTL, ThinkingBlock
 from routeproof.core.types import ChainEntry, ChatRequest, Message, ProviderName, Role, TextBlock, ToolDefinition
 from routeproof.testing import Reply, ScriptedProvider
 from routeproof.traffic import TrafficConfig
@@ -161,6 +161,67 @@ def test_a_pin_lives_its_deployments_own_ttl() -> None:
     """A deployment with its own cache lifetime (1 hour) keeps it; the others take the configured one."""
     assert pin_ttl_ms(300_000, {"b": 3_600_000}, "b") == 3_600_000
     assert pin_ttl_ms(300_000, {"b": 3_600_000}, "a") == 300_000
+
+
+def test_a_markers_own_ttl_is_its_prefixs_lifetime() -> None:
+    """A marker with ``ttl: "1h"`` gives the prefix it closes an hour, over the deployment's and the
+    router's lifetimes; a marker without one, a caller key and an unmarked request leave it to them."""
+    hour = TextBlock(text="a long system prompt", cache_control=CacheControl(ttl=CacheTTL.ONE_HOUR))
+    five = Message(
+        role=Role.USER, content=(TextBlock(text="doc", cache_control=CacheControl(ttl=CacheTTL.FIVE_MINUTES)),)
+    )
+    prefixes = cache_prefixes(chat(five, Message.user("q"), system=(hour,)))
+    assert [p.ttl_ms for p in prefixes] == [300_000, 3_600_000]  # the message's (longest) first
+    assert [p.ttl_ms for p in cache_prefixes(chat(Message.user("q"), system=(marked("s"),)))] == [None]
+    assert [p.ttl_ms for p in cache_prefixes(chat(Message.user("q"), key="k"))] == [None]
+    assert [p.ttl_ms for p in cache_prefixes(chat(Message.user("a"), Message.user("q")))] == [None]
+    assert pin_ttl_ms(300_000, {"b": 600_000}, "b", 3_600_000) == 3_600_000
+    assert pin_ttl_ms(300_000, {"b": 600_000}, "b", None) == 600_000
+
+
+@pytest.mark.asyncio
+@pytest.mark.looptime(end=10_000)
+async def test_a_prefix_marked_for_an_hour_keeps_its_deployment_past_five_minutes() -> None:
+    """Affinity on for 5 minutes: a system prompt marked ``ttl: "1h"`` pinned to b still goes to b
+    10 minutes later (Anthropic keeps that cache an hour); the same prompt marked without a ttl does
+    not (litellm #28427: a 5-minute pin breaks 1-hour caches)."""
+    a, b = ScriptedProvider(name="a"), ScriptedProvider(name="b")
+    members = {"a": Member(priority=0), "b": Member(priority=0)}
+    traffic = TrafficConfig(members=members, affinity_ttl_ms=300_000)
+    hour = (TextBlock(text="hour-long prompt", cache_control=CacheControl(ttl=CacheTTL.ONE_HOUR)),)
+    short = (marked("five-minute prompt"),)
+    async with router([a, b], traffic, wall_clock=lambda: asyncio.get_running_loop().time()) as r:
+        loop = asyncio.get_running_loop()
+        on_b, on_a = policy(["b", "a"]), policy(["a", "b"])
+        for system in (hour, short):
+            await r.call_provider(chat(Message.user("q"), system=system), resolved(on_b), loop.time() + 20, on_b)
+        await asyncio.sleep(600)
+        for system in (hour, short):
+            await r.call_provider(chat(Message.user("q"), system=system), resolved(on_a), loop.time() + 20, on_a)
+    assert [req.system_blocks[0].text for req, _ in b.calls] == [
+        "hour-long prompt",
+        "five-minute prompt",
+        "hour-long prompt",
+    ]
+    assert [req.system_blocks[0].text for req, _ in a.calls] == ["five-minute prompt"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.looptime(end=10_000)
+async def test_a_prefix_in_use_keeps_its_deployment_past_its_ttl() -> None:
+    """A 5-minute pin whose prefix is used every 4 minutes is renewed by each answer, as the
+    provider's cache is: at 16 minutes it still goes to b, though asked in the other order."""
+    a, b = ScriptedProvider(name="a"), ScriptedProvider(name="b")
+    members = {"a": Member(priority=0), "b": Member(priority=0)}
+    traffic = TrafficConfig(members=members, affinity_ttl_ms=300_000)
+    async with router([a, b], traffic, wall_clock=lambda: asyncio.get_running_loop().time()) as r:
+        loop = asyncio.get_running_loop()
+        on_b, on_a = policy(["b", "a"]), policy(["a", "b"])
+        await r.call_provider(chat(Message.user("q"), key="busy"), resolved(on_b), loop.time() + 20, on_b)
+        for _ in range(4):
+            await asyncio.sleep(240)
+            await r.call_provider(chat(Message.user("q"), key="busy"), resolved(on_a), loop.time() + 20, on_a)
+    assert (len(b.calls), len(a.calls)) == (5, 0)
 
 
 @pytest.mark.asyncio

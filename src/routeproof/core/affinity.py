@@ -18,6 +18,13 @@ What the cacheable prefix is (:func:`cache_prefixes`, the longest first):
   its last marker forward each turn keeps the deployment where its earlier turns (and its marked
   system prompt) are cached;
 * else the system prompt, the tools and every message but the last (automatic prefix caching).
+
+How long a pin lives (:func:`pin_ttl_ms`): a marker's own ``ttl`` (``"1h"``: the caller asked the
+provider to keep that prefix an hour) for the prefix it closes; else the deployment's configured
+cache lifetime; else the router's. A provider keeps a cache alive while it is used (Anthropic refreshes
+an entry each time it is read; OpenAI clears a prefix after minutes of inactivity), so each answer from
+the pinned deployment restarts its pin's lifetime (``Traffic.confirm_pin``); a hard-coded lifetime
+that ignores both is what breaks 1-hour caches (litellm #28427).
 """
 
 from __future__ import annotations
@@ -28,9 +35,11 @@ from dataclasses import dataclass, replace
 import icontract
 
 from routeproof.core.balance import Member, groups_of
+from routeproof.core.blocks import CacheControl, CacheTTL
 from routeproof.core.types import ChainEntry, ChatRequest
 
 __all__ = [
+    "MARKER_TTL_MS",
     "CachePrefix",
     "Pin",
     "PrefixSource",
@@ -85,6 +94,10 @@ def pin_live(pinned_at_ms: int, ttl_ms: int, now_ms: int) -> bool:
     return _pin_live(pinned_at_ms, ttl_ms, now_ms)
 
 
+MARKER_TTL_MS: dict[CacheTTL, int] = {CacheTTL.FIVE_MINUTES: 300_000, CacheTTL.ONE_HOUR: 3_600_000}
+"""A cache marker's ``ttl`` in milliseconds."""
+
+
 class PrefixSource(enum.Enum):
     """Where a request's cacheable prefix came from."""
 
@@ -96,26 +109,34 @@ class PrefixSource(enum.Enum):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CachePrefix:
     """One cacheable prefix of a request: its source and its parts (frozen values; the shell hashes
-    their ``repr``), the alias first."""
+    their ``repr``), the alias first; ``ttl_ms``: the lifetime its closing marker asked for, if any."""
 
     source: PrefixSource
     parts: tuple[object, ...]
+    ttl_ms: int | None = None
 
 
-def _marker_prefixes(req: ChatRequest) -> list[tuple[object, ...]]:
-    """One prefix per cache marker, shortest first (tools, then system, then messages)."""
-    out: list[tuple[object, ...]] = []
+def _marker_ttl_ms(marker: CacheControl | None) -> int | None:
+    return None if marker is None or marker.ttl is None else MARKER_TTL_MS[marker.ttl]
+
+
+def _marker_prefixes(req: ChatRequest) -> list[tuple[tuple[object, ...], int | None]]:
+    """One prefix per cache marker, shortest first (tools, then system, then messages), each with
+    its marker's own lifetime."""
+    out: list[tuple[tuple[object, ...], int | None]] = []
     for i, tool in enumerate(req.tools):
         if tool.cache_control is not None:
-            out.append(("tools", req.tools[: i + 1]))
+            out.append((("tools", req.tools[: i + 1]), _marker_ttl_ms(tool.cache_control)))
     for i, block in enumerate(req.system_blocks):
         if block.cache_control is not None:
-            out.append(("system", req.tools, req.system_blocks[: i + 1]))
+            out.append((("system", req.tools, req.system_blocks[: i + 1]), _marker_ttl_ms(block.cache_control)))
     for m, message in enumerate(req.messages):
         for b, content in enumerate(message.content):
-            if getattr(content, "cache_control", None) is not None:
+            marker = getattr(content, "cache_control", None)
+            if marker is not None:
                 cut = replace(message, content=message.content[: b + 1])
-                out.append(("messages", req.tools, req.system_blocks, req.system, (*req.messages[:m], cut)))
+                parts = ("messages", req.tools, req.system_blocks, req.system, (*req.messages[:m], cut))
+                out.append((parts, _marker_ttl_ms(marker)))
     return out
 
 
@@ -124,7 +145,10 @@ def _cache_prefixes(req: ChatRequest) -> tuple[CachePrefix, ...]:
         return (CachePrefix(source=PrefixSource.CALLER_KEY, parts=(req.alias, req.cache_affinity_key)),)
     marked = _marker_prefixes(req)
     if marked:
-        return tuple(CachePrefix(source=PrefixSource.CACHE_MARKER, parts=(req.alias, *p)) for p in reversed(marked))
+        return tuple(
+            CachePrefix(source=PrefixSource.CACHE_MARKER, parts=(req.alias, *p), ttl_ms=ttl)
+            for p, ttl in reversed(marked)
+        )
     parts = (req.alias, req.system, req.tools, req.messages[:-1])
     return (CachePrefix(source=PrefixSource.ALL_BUT_LAST, parts=parts),)
 
@@ -143,6 +167,10 @@ def _cache_prefixes(req: ChatRequest) -> tuple[CachePrefix, ...]:
     "a caller-given key is the prefix, alone",
 )
 @icontract.ensure(lambda result: len({p.source for p in result}) == 1, "one source per request")
+@icontract.ensure(
+    lambda result: all(p.ttl_ms is None for p in result if p.source is not PrefixSource.CACHE_MARKER),
+    "only a marker sets a lifetime",
+)
 def cache_prefixes(req: ChatRequest) -> tuple[CachePrefix, ...]:
     """The request's cacheable prefixes, the longest first (see the module docstring)."""
     return _cache_prefixes(req)
@@ -157,22 +185,32 @@ class Pin:
     ttl_ms: int
 
 
-def _pin_ttl_ms(default_ttl_ms: int, by_deployment: dict[str, int], deployment: str) -> int:
+def _pin_ttl_ms(default_ttl_ms: int, by_deployment: dict[str, int], deployment: str, marker_ttl_ms: int | None) -> int:
+    if marker_ttl_ms is not None:
+        return marker_ttl_ms
     return by_deployment.get(deployment, default_ttl_ms)
 
 
 @icontract.require(
     lambda default_ttl_ms, by_deployment: default_ttl_ms > 0 and all(t > 0 for t in by_deployment.values())
 )
+@icontract.require(lambda marker_ttl_ms: marker_ttl_ms is None or marker_ttl_ms > 0)
 @icontract.ensure(
-    lambda default_ttl_ms, by_deployment, deployment, result: (
-        result == by_deployment[deployment] if deployment in by_deployment else result == default_ttl_ms
+    lambda default_ttl_ms, by_deployment, deployment, marker_ttl_ms, result: (
+        result == marker_ttl_ms
+        if marker_ttl_ms is not None
+        else result == by_deployment[deployment]
+        if deployment in by_deployment
+        else result == default_ttl_ms
     ),
-    "the deployment's own cache lifetime, else the configured one",
+    "the marker's own lifetime, else the deployment's own cache lifetime, else the configured one",
 )
-def pin_ttl_ms(default_ttl_ms: int, by_deployment: dict[str, int], deployment: str) -> int:
-    """How long a pin to ``deployment`` lives: its provider's cache lifetime (5 minutes, 1 hour)."""
-    return _pin_ttl_ms(default_ttl_ms, by_deployment, deployment)
+def pin_ttl_ms(
+    default_ttl_ms: int, by_deployment: dict[str, int], deployment: str, marker_ttl_ms: int | None = None
+) -> int:
+    """How long a pin to ``deployment`` lives: the lifetime the prefix's closing marker asked for
+    (``ttl: "1h"``), else its provider's cache lifetime (5 minutes, 1 hour)."""
+    return _pin_ttl_ms(default_ttl_ms, by_deployment, deployment, marker_ttl_ms)
 
 
 def _pinned_deployment(pins: tuple[Pin | None, ...], now_ms: int) -> str | None:

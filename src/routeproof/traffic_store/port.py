@@ -88,9 +88,10 @@ def rate_limit_reason(verdict: RateVerdict) -> str:
     return f"rate_limit_{verdict.limit.value}"
 
 
-def _prefix_keys(req: ChatRequest) -> tuple[str, ...]:
-    """The keys of the request's cacheable prefixes (core/affinity.py), the longest first."""
-    return tuple(hashlib.sha256(repr(p.parts).encode("utf-8")).hexdigest() for p in cache_prefixes(req))
+def _prefix_keys(req: ChatRequest) -> tuple[tuple[str, int | None], ...]:
+    """The keys of the request's cacheable prefixes (core/affinity.py), the longest first, each with
+    the lifetime its marker asked for (None: the deployment's)."""
+    return tuple((hashlib.sha256(repr(p.parts).encode("utf-8")).hexdigest(), p.ttl_ms) for p in cache_prefixes(req))
 
 
 def header_limit_reason(block: HeaderBlock) -> str:
@@ -138,31 +139,31 @@ class Traffic:
         if ttl_ms is None or req is None or not chain:
             return chain
         keys = _prefix_keys(req)
-        pinned = pinned_deployment(tuple(self._pins.get(k) for k in keys), now_ms)
+        pinned = pinned_deployment(tuple(self._pins.get(k) for k, _ in keys), now_ms)
         if pinned is not None:
             return pin_first(chain, dict(self.config.members), pinned)
         if len(self._pins) >= MAX_PINS:  # forget the expired pins before adding one
             self._pins = {k: v for k, v in self._pins.items() if pin_live(v.pinned_at_ms, v.ttl_ms, now_ms)}
-        for key in keys:
-            self._pins[key] = self._pin(chain[0].provider.value, ttl_ms, now_ms)
+        for key, marker_ttl_ms in keys:
+            self._pins[key] = self._pin(chain[0].provider.value, ttl_ms, marker_ttl_ms, now_ms)
         return chain
 
-    def _pin(self, deployment: str, ttl_ms: int, now_ms: int) -> Pin:
-        """A pin to ``deployment`` from ``now_ms``, for its own cache lifetime (core/affinity.py)."""
+    def _pin(self, deployment: str, ttl_ms: int, marker_ttl_ms: int | None, now_ms: int) -> Pin:
+        """A pin to ``deployment`` from ``now_ms``, for the cache lifetime its marker asked for, else
+        the deployment's own (core/affinity.py)."""
         by = dict(self.config.affinity_ttl_ms_by_deployment)
-        return Pin(deployment=deployment, pinned_at_ms=now_ms, ttl_ms=pin_ttl_ms(ttl_ms, by, deployment))
+        return Pin(deployment=deployment, pinned_at_ms=now_ms, ttl_ms=pin_ttl_ms(ttl_ms, by, deployment, marker_ttl_ms))
 
     def confirm_pin(self, req: ChatRequest, provider: ProviderId, now_ms: int) -> None:
-        """Reserve-then-confirm: the deployment that answered is the prefix's pin from now on. A pin
-        taken at ordering for a deployment that was then skipped (cooling, at a limit) moves to the
-        one whose cache now holds the prefix; a confirmed pin keeps its instant."""
+        """Reserve-then-confirm: the deployment that answered is the prefix's pin from now on, for a
+        whole lifetime from ``now_ms``. A pin taken at ordering for a deployment that was then skipped
+        (cooling, at a limit) moves to the one whose cache now holds the prefix; a pin to the
+        deployment that answered restarts its lifetime, as the provider's cache does when it is used."""
         ttl_ms = self.config.affinity_ttl_ms
         if ttl_ms is None:
             return
-        for key in _prefix_keys(req):
-            pin = self._pins.get(key)
-            if pin is None or pin.deployment != provider.value or not pin_live(pin.pinned_at_ms, pin.ttl_ms, now_ms):
-                self._pins[key] = self._pin(provider.value, ttl_ms, now_ms)
+        for key, marker_ttl_ms in _prefix_keys(req):
+            self._pins[key] = self._pin(provider.value, ttl_ms, marker_ttl_ms, now_ms)
 
     def draws(self, draw: Callable[[], float], chain: tuple[ChainEntry, ...]) -> tuple[float, ...]:
         """The draws ``order`` needs for ``chain`` (none when nothing is balanced: the router's
