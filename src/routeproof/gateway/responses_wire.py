@@ -9,9 +9,17 @@ each event with its ``sequence_number``::
                       response.content_part.done
         a message:    response.content_part.added, response.output_text.delta..., response.output_text.done,
                       response.content_part.done
+        a refusal:    response.content_part.added, response.refusal.delta..., response.refusal.done,
+                      response.content_part.done
         a tool call:  response.function_call_arguments.delta..., response.function_call_arguments.done
                       response.output_item.done
     response.completed (or response.incomplete: cut by the output cap or a content filter)
+
+OpenAI's refusal (a Chat answer's ``message.refusal``, a stream's ``delta.refusal``) is a message
+whose part is ``{"type": "refusal", "refusal": ...}`` and the response ``completed``, as OpenAI's own
+Responses API answers one: the SDK's ``responses.parse`` then reports the refusal instead of failing
+to parse it as the requested JSON. (A provider's refusal stop without refusal text, Anthropic's, stays
+``incomplete`` with reason ``content_filter``.)
 
 A model's thinking (Anthropic, Bedrock) is a ``reasoning`` item whose content is its
 ``reasoning_text``; its signatures have no place in this shape and are named dropped
@@ -88,6 +96,11 @@ def _message_item(
     return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": [part]}
 
 
+def _refusal_item(item_id: str, refusal: str, status: str) -> dict[str, Any]:
+    part = {"type": "refusal", "refusal": refusal}
+    return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": [part]}
+
+
 def _reasoning_item(item_id: str, text: str, status: str) -> dict[str, Any]:
     part = {"type": "reasoning_text", "text": text}
     return {"id": item_id, "type": "reasoning", "status": status, "summary": [], "content": [part]}
@@ -133,12 +146,16 @@ def response_object(
 ) -> dict[str, Any]:
     """A ``response`` object for a routed answer; ``echo`` holds the request fields it repeats."""
     choice = resp.choices[0]
-    status = "incomplete" if resp.finish_reason in _INCOMPLETE else "completed"
+    refused = bool(choice.refusal) and choice.content == choice.refusal  # OpenAI's refusal, its only text
+    finish = FinishReason.STOP if refused else resp.finish_reason
+    status = "incomplete" if finish in _INCOMPLETE else "completed"
     output: list[dict[str, Any]] = []
     reasoning = thinking_text(choice)
     if reasoning:  # the model's thinking first, as OpenAI orders a reasoning item
         output.append(_reasoning_item(f"rs_{response_id[5:]}", reasoning, status))
-    if choice.content:  # token logprobs of a Chat answer (the rewriting asked for them) on its text part
+    if refused:
+        output.append(_refusal_item(f"msg_{response_id[5:]}", choice.content, status))
+    elif choice.content:  # token logprobs of a Chat answer (the rewriting asked for them) on its text part
         logprobs = responses_part_logprobs(chat_answer_logprobs(resp.wire_body_json))
         annotations, _ = responses_annotations(choice.annotations_json)  # a search model's URL citations
         output.append(_message_item(f"msg_{response_id[5:]}", choice.content, status, logprobs, annotations))
@@ -146,7 +163,7 @@ def response_object(
         _call_item(f"fc_{call.id}", call.id, call.name, call.arguments_json, "completed") for call in choice.tool_calls
     ]
     body = _envelope(response_id, resp.model, created_at, echo, status=status, output=output)
-    _finish(body, resp.finish_reason, resp.usage)
+    _finish(body, finish, resp.usage)
     return body
 
 
@@ -172,6 +189,7 @@ class ResponsesStream:
         self._open: dict[str, Any] | None = None
         self._calls: dict[str, int] = {}  # tool call id -> output index
         self._text_logprobs: list[dict[str, Any]] = []  # the open message's token logprobs, delta-shaped
+        self._refused = False  # refusal pieces were sent: the response is completed, as OpenAI's
 
     def _event(self, kind: str, **fields: Any) -> bytes:
         payload = {"type": kind, "sequence_number": self._seq, **fields}
@@ -195,7 +213,9 @@ class ResponsesStream:
         if item["type"] in ("message", "reasoning"):
             part = item["content"][0]
             where = {"item_id": item["id"], "output_index": index, "content_index": 0}
-            if item["type"] == "message":
+            if part["type"] == "refusal":
+                out += self._event("response.refusal.done", **where, refusal=part["refusal"])
+            elif item["type"] == "message":
                 out += self._event(
                     "response.output_text.done", **where, text=part["text"], logprobs=self._text_logprobs
                 )
@@ -222,6 +242,17 @@ class ResponsesStream:
             )
         return out
 
+    def _refusal(self, event: TextDelta) -> bytes:
+        """A piece of OpenAI's refusal: its text streamed in a message item's refusal part."""
+        self._refused = True
+        out = b""
+        if self._open is None or self._open["type"] != "message" or self._open["content"][0]["type"] != "refusal":
+            out += self._open_item(_refusal_item(f"msg_{self._id[5:]}_{len(self._output)}", "", "in_progress"))
+        assert self._open is not None
+        self._open["content"][0]["refusal"] += event.text
+        where = {"item_id": self._open["id"], "output_index": len(self._output) - 1, "content_index": 0}
+        return out + self._event("response.refusal.delta", **where, delta=event.text)
+
     def _thinking(self, event: ThinkingDelta) -> bytes:
         """A piece of thinking: its text streamed in a reasoning item (a signature or redacted data has no
         place in this shape: named dropped up front)."""
@@ -240,8 +271,14 @@ class ResponsesStream:
         out = b"" if self._started else self._start()
         if isinstance(event, TextDelta) and event.citation_json is not None:
             pass  # an Anthropic citation has no Responses form (named dropped up front)
+        elif isinstance(event, TextDelta) and event.refusal:
+            out += self._refusal(event)
         elif isinstance(event, TextDelta):
-            if self._open is None or self._open["type"] != "message":
+            if (
+                self._open is None
+                or self._open["type"] != "message"
+                or self._open["content"][0]["type"] != "output_text"
+            ):
                 out += self._open_item(_message_item(f"msg_{self._id[5:]}_{len(self._output)}", "", "in_progress"))
                 self._text_logprobs = []
             assert self._open is not None
@@ -268,7 +305,8 @@ class ResponsesStream:
         elif isinstance(event, MessageStop):
             out += self._close()
             body = self._body("completed")
-            _finish(body, event.stop_reason, event.usage)
+            refused = self._refused and event.stop_reason is FinishReason.CONTENT_FILTER
+            _finish(body, FinishReason.STOP if refused else event.stop_reason, event.usage)
             kind = "response.completed" if body["status"] == "completed" else "response.incomplete"
             out += self._event(kind, response=body)
         elif isinstance(event, StreamError):

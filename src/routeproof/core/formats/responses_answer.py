@@ -12,7 +12,7 @@ Chat Completions (``logprobs.content[i]``)      Responses
                                                 UTF-8 bytes, which the part requires)
 the same                                        ``response.output_text.delta``'s ``logprobs``:
                                                 token, logprob, ``top_logprobs`` {token, logprob}
-``logprobs.refusal``                            none (no refusal part is emitted)
+``logprobs.refusal``                            none (a refusal part has no logprobs)
 ==============================================  ============================================
 
 A logprobs object that is not the documented shape gives no entries rather than a wrong one.
