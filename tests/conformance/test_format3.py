@@ -112,6 +112,15 @@ def test_a_responses_stream_completes_only_with_response_completed() -> None:
     assert _typed_sse_text(_sse(delta))[0] == "stream_error"  # cut: no terminal event
 
 
+def test_a_done_line_after_a_typed_stream_is_no_event() -> None:
+    """The LiteLLM proxy ends its Responses streams with ``data: [DONE]`` after ``response.completed``:
+    a complete stream, not a malformed event (it was judged a stream error)."""
+    delta = {"type": "response.output_text.delta", "delta": "from-a"}
+    done = "\n\ndata: [DONE]\n\n"
+    assert _typed_sse_text(_sse(delta, {"type": "response.completed"}) + done) == ("success", "from-a", [])
+    assert _typed_sse_text(_sse(delta) + done)[0] == "stream_error"  # [DONE] does not complete it
+
+
 def test_an_anthropic_stream_reads_text_and_tool_calls() -> None:
     events = _sse(
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},

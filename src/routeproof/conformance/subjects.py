@@ -557,12 +557,14 @@ async def _read_sse(resp: httpx.Response, started: float, api: str = "openai") -
 def _typed_sse_text(raw: str) -> tuple[str, str, list[dict[str, str]]]:
     """The class, text and complete tool calls of a typed-event stream (each event's JSON names its
     ``type``): Anthropic Messages (complete with ``message_stop``) or OpenAI Responses (complete with
-    ``response.completed``); an ``error`` or ``response.failed`` event, or a malformed one, fails it."""
+    ``response.completed``); an ``error`` or ``response.failed`` event, or a malformed one, fails it.
+    A ``data: [DONE]`` line (the Chat Completions terminator, which some gateways also send after a
+    typed stream) is no event and neither completes nor fails it."""
     text: list[str] = []
     tools: dict[str, dict[str, str]] = {}
     done = failed = False
     for line in raw.splitlines():
-        if not line.startswith("data:"):
+        if not line.startswith("data:") or line[5:].strip() == "[DONE]":
             continue
         try:
             obj = json.loads(line[5:].strip())
