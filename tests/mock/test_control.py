@@ -92,6 +92,7 @@ def test_step_json_round_trip_keeps_every_field() -> None:
         ),
         Scripted(body=b"\x00raw"),
         Scripted(hang=True, body="text"),
+        Scripted(status=429, on_responses=Scripted(body={"object": "response"}, cut_after_items=2)),
     ]
     for step in steps:
         assert step_from_json(step_to_json(step)) == step
@@ -114,3 +115,18 @@ def test_invalid_steps_are_rejected_with_the_value(data: object) -> None:
     """step_from_json rejects invalid values with a MockScriptError."""
     with pytest.raises(MockScriptError):
         step_from_json(data)
+
+
+@pytest.mark.asyncio
+async def test_a_responses_request_gets_the_steps_responses_form() -> None:
+    """A step with ``on_responses``: the Chat route answers the step's own body, ``POST /v1/responses``
+    the ``on_responses`` one (each from the queue in turn, then the default)."""
+    step = Scripted(body={"object": "chat.completion"}, on_responses=Scripted(body={"object": "response"}))
+    async with (
+        MockProviderServer(OPENAI, default=step) as srv,
+        httpx.AsyncClient(base_url=srv.base_url, timeout=TIMEOUT_S) as client,
+    ):
+        chat = await client.post(PATHS[OPENAI], json={}, headers=auth_headers(OPENAI))
+        responses = await client.post("/v1/responses", json={"model": "m", "input": "hi"}, headers=auth_headers(OPENAI))
+    assert chat.json() == {"object": "chat.completion"}
+    assert responses.json() == {"object": "response"}

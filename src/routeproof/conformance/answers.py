@@ -9,6 +9,13 @@ non-streamed call) or its stream items and ``cut_after_items``/``cut_mode`` (a s
 event, then a reset), ``no_end_event`` (clean EOF without the end event), ``error_event`` (an
 in-band error event, then a clean EOF), ``malformed_event`` (an event that is not JSON, then the
 rest), ``stall`` (the socket stays open and silent).
+
+An ``openai`` provider's answer is also rendered in OpenAI's Responses API shape (a ``response``
+object, or its typed events with their sequence numbers; the in-band error is the API's ``error``
+event), as the step's ``on_responses``: the mock performs it when the request is ``POST
+/v1/responses``. A gateway that forwards a Responses request to the provider's own Responses API is
+then answered as OpenAI would answer it, and one that rewrites it to Chat Completions gets the Chat
+rendering: the same logical answer, whichever the implementation chose.
 """
 
 from __future__ import annotations
@@ -34,6 +41,14 @@ def expand_step(step: Mapping[str, Any], *, protocol: str, stream: bool, model: 
     answer = step.get("answer")
     if answer is None:
         return out
+    if protocol == "openai":
+        out["on_responses"] = {**out, **_answer_fields(answer, "responses", stream, model)}
+    return {**out, **_answer_fields(answer, protocol, stream, model)}
+
+
+def _answer_fields(answer: Mapping[str, Any], protocol: str, stream: bool, model: str) -> dict[str, Any]:
+    """The mock step's fields (body, or stream events and their cut) for ``answer`` in one wire shape."""
+    out: dict[str, Any] = {}
     text = str(answer.get("text", "ok"))
     tool = bool(answer.get("tool", False))
     pieces = [str(p) for p in answer.get("pieces", [text])]
@@ -43,6 +58,8 @@ def expand_step(step: Mapping[str, Any], *, protocol: str, stream: bool, model: 
     end = str(answer.get("end", "complete"))
     after = int(answer.get("after_pieces", len(pieces)))
     head, deltas, tail, error, broken = _stream(protocol, model, pieces, tool)
+    if protocol == "responses":  # the in-band error continues the sequence numbers of what was sent
+        error = {**error, "data": {**error["data"], "sequence_number": len(head) + after}}
     items: list[Any] = [*head, *deltas[:after]]
     if end == "complete":
         items = [*head, *deltas, *tail]
@@ -86,6 +103,8 @@ def _sse(event: Any) -> str | None:
 
 def _body(protocol: str, model: str, text: str, tool: bool) -> dict[str, Any]:
     args = {"query": text}
+    if protocol == "responses":
+        return _response_object(model, text, tool, "completed")
     if protocol == "openai":
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if tool:
@@ -143,7 +162,73 @@ def _stream(protocol: str, model: str, pieces: list[str], tool: bool) -> _Stream
         return _openai_stream(model, pieces, tool)
     if protocol == "anthropic":
         return _anthropic_stream(model, pieces, tool)
+    if protocol == "responses":
+        return _responses_stream(model, pieces, tool)
     return _bedrock_stream(pieces, tool)
+
+
+def _output_item(text: str, tool: bool, status: str) -> dict[str, Any]:
+    if tool:
+        return {"id": "fc_conformance", "type": "function_call", "status": status, "call_id": "call_1",
+                "name": TOOL_NAME, "arguments": text}  # fmt: skip
+    part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+    return {"id": "msg_conformance", "type": "message", "status": status, "role": "assistant", "content": [part]}
+
+
+def _response_object(model: str, text: str, tool: bool, status: str) -> dict[str, Any]:
+    """OpenAI's Responses API ``response`` object answering ``text`` (or a call of the tool with
+    ``{"query": text}`` as its arguments, as the other shapes render it)."""
+    done = status == "completed"
+    arguments = json.dumps({"query": text}) if tool else text
+    output = [_output_item(arguments, tool, status)] if done else []
+    usage = {"input_tokens": _USAGE_IN, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+             "output_tokens": _USAGE_OUT, "output_tokens_details": {"reasoning_tokens": 0},
+             "total_tokens": _USAGE_IN + _USAGE_OUT}  # fmt: skip
+    return {
+        "id": "resp_conformance", "object": "response", "created_at": 1_700_000_000, "status": status,
+        "model": model, "output": output, "error": None, "incomplete_details": None,
+        "usage": usage if done else None, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+    }  # fmt: skip
+
+
+def _responses_stream(model: str, pieces: list[str], tool: bool) -> _Stream:
+    """OpenAI's Responses API typed events for the answer, numbered in the order they are sent (the
+    head, one delta per piece, the tail)."""
+    seq = iter(range(1_000_000))
+
+    def ev(kind: str, **data: Any) -> dict[str, Any]:
+        return {"event": kind, "data": {"type": kind, "sequence_number": next(seq), **data}}
+
+    whole = "".join(pieces)
+    item = _output_item("", tool, "in_progress")
+    where: dict[str, Any] = {"item_id": item["id"], "output_index": 0}
+    head = [
+        ev("response.created", response=_response_object(model, "", tool, "in_progress")),
+        ev("response.in_progress", response=_response_object(model, "", tool, "in_progress")),
+        ev("response.output_item.added", output_index=0, item={**item, "content": []} if not tool else item),
+    ]
+    if tool:
+        deltas = [ev("response.function_call_arguments.delta", **where, delta=p) for p in pieces]
+        close = [ev("response.function_call_arguments.done", **where, arguments=whole)]
+    else:
+        empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+        head.append(ev("response.content_part.added", **where, content_index=0, part=empty))
+        deltas = [ev("response.output_text.delta", **where, content_index=0, delta=p, logprobs=[]) for p in pieces]
+        full = {**empty, "text": whole}
+        close = [
+            ev("response.output_text.done", **where, content_index=0, text=whole, logprobs=[]),
+            ev("response.content_part.done", **where, content_index=0, part=full),
+        ]
+    final = _response_object(model, whole, tool, "completed")
+    tail = [
+        *close,
+        ev("response.output_item.done", output_index=0, item=final["output"][0]),
+        ev("response.completed", response=final),
+    ]
+    error = {"event": "error", "data": {"type": "error", "code": "server_error",
+                                        "message": "scripted in-band error: overloaded", "param": None}}  # fmt: skip
+    broken = 'event: response.output_text.delta\ndata: {"type": "response.output_text.delta", "delta": "tru\n\n'
+    return head, deltas, tail, error, broken
 
 
 def _openai_stream(model: str, pieces: list[str], tool: bool) -> _Stream:

@@ -61,6 +61,9 @@ class Scripted:
     hang_after_headers: bool = False
     close_connection: bool = False
     cut_after_items: int | None = None  # streamed answers: end the connection (``cut_mode``) after N items
+    # an OpenAI-shape mock's POST /v1/responses performs this step instead: the same answer in the
+    # Responses API's shape (the conformance runner renders both; None: this step, on every route)
+    on_responses: Scripted | None = None
 
     def __post_init__(self) -> None:
         if not 100 <= self.status <= 599:
@@ -157,6 +160,8 @@ def step_from_json(data: object) -> Scripted:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise MockScriptError(f"{key} must be an integer or null, got {value!r}")
             kwargs[key] = value
+        elif key == "on_responses":
+            kwargs[key] = None if value is None else step_from_json(value)
         elif key == "cut_mode":
             try:
                 kwargs[key] = CutMode(value)
@@ -194,6 +199,8 @@ def step_to_json(step: Scripted) -> dict[str, object]:
         "close_connection": step.close_connection,
         "cut_after_items": step.cut_after_items,
     }
+    if step.on_responses is not None:
+        out["on_responses"] = step_to_json(step.on_responses)
     if isinstance(step.body, bytes):
         out["body_b64"] = base64.b64encode(step.body).decode("ascii")
     else:

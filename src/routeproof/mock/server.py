@@ -278,6 +278,7 @@ class MockProviderServer:
         view = responses_view(request, turn)
         self._record(req, connection_id, body, view)
         step = self._queue.popleft() if self._queue else self._default
+        step = step.on_responses or step  # the scripted answer in this API's own shape, when it has one
         if step.body is None and step.stream_events is None and 200 <= step.status < 300:
             self.responses.keep(turn)  # the answer is the turn's own: a later previous_response_id finds it
         return await self._perform(step, view, req, reader, writer, rid=rid, turn=turn)
