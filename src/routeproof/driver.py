@@ -101,6 +101,7 @@ class OpenStream:
     events: AsyncIterator[StreamEvent]
     reservation: Reservation | None
     first_token_ms: int
+    issued_at_ms: int  # when the attempt was sent (the call's clock): the stream's whole duration runs from it
     span: AttemptSpan  # handed on at the first event: the relay ends it with the stream's final usage
     ticket: RateTicket | None = None  # its rate-limit place, settled with the usage the stream reports
 
@@ -356,7 +357,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 ticket = await call.stream_ticket(action)  # settled when the stream ends (streaming.py)
                 opened = OpenStream(
                     first=first, events=events, reservation=reservation, first_token_ms=first_token_ms,
-                    span=handed, ticket=ticket,
+                    issued_at_ms=action.issued_at_ms, span=handed, ticket=ticket,
                 )  # fmt: skip
                 return AttemptSucceeded(now_ms=now_ms, first_token_ms=first_token_ms), opened
             ports.metrics.usage(entry.provider, entry.model, response.usage)

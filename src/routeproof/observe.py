@@ -90,8 +90,13 @@ LATENCY_BUCKETS_MS: tuple[int, ...] = (50, 100, 250, 500, 1_000, 2_500, 5_000, 1
 ATTEMPTS_BUCKETS: tuple[int, ...] = tuple(range(1, 17))
 """``ai_router_attempts_per_call``'s upper bounds: every attempt count 1..16 (the cap) its own
 bucket; ``+Inf`` stays empty unless the cap is broken."""
-GENAI_METRIC_NAMES = ("gen_ai.client.token.usage", "gen_ai.client.operation.duration")
-"""The OpenTelemetry GenAI semantic conventions' client metrics (one observation per attempt)."""
+GENAI_METRIC_NAMES = (
+    "gen_ai.client.token.usage",
+    "gen_ai.client.operation.duration",
+    "gen_ai.client.operation.time_to_first_chunk",
+)
+"""The OpenTelemetry GenAI semantic conventions' client metrics: tokens and duration per attempt (a
+streamed attempt's duration runs to the stream's end), time to the first chunk per streamed attempt."""
 GENAI_TOKEN_BUCKETS: tuple[int, ...] = tuple(4**i for i in range(14))
 """``gen_ai.client.token.usage``'s advised boundaries: 1, 4, 16, ... 67108864 (powers of 4)."""
 GENAI_DURATION_BUCKETS_S: tuple[float, ...] = (
@@ -185,6 +190,13 @@ class RouterMetrics:
             description="GenAI operation duration.",
             explicit_bucket_boundaries_advisory=GENAI_DURATION_BUCKETS_S,
         )
+        self.time_to_first_chunk = meter.create_histogram(
+            "gen_ai.client.operation.time_to_first_chunk",
+            unit="s",
+            description="Time to receive the first chunk, measured from when the client issues the generation "
+            "request to when the first chunk is received in the response stream.",
+            explicit_bucket_boundaries_advisory=GENAI_DURATION_BUCKETS_S,
+        )
         self.budget_warnings = meter.create_counter(
             "ai_router_budget_turn_warnings_total",
             description="Attempts whose worst-case cost exceeded the per-turn warning threshold",
@@ -216,12 +228,23 @@ class RouterMetrics:
         self.latency.record(record.elapsed_ms, {"provider": provider, "model": record.model})
         if record.status in _RETRIED and record.retry_reason is not None:
             self.retries.add(1, {"provider": provider, "reason": record.retry_reason.value})
+        genai = _genai_attributes(record.provider, record.model)
         if record.first_token_ms is not None:
             self.first_token.record(record.first_token_ms, {"provider": provider, "model": record.model})
-        genai = _genai_attributes(record.provider, record.model)
+            self.time_to_first_chunk.record(s_of_ms(record.first_token_ms), genai)
+            if record.status is AttemptStatus.SUCCEEDED:
+                return  # a committed stream: its operation lasts until it ends (stream_ended)
         if record.status is not AttemptStatus.SUCCEEDED:
             genai["error.type"] = record.status.value
         self.operation_duration.record(s_of_ms(record.elapsed_ms), genai)
+
+    def stream_ended(self, provider: ProviderId, model: str, elapsed_ms: int, error_type: str | None) -> None:
+        """A committed stream ended ``elapsed_ms`` after its attempt was sent: the operation's whole
+        duration (``error.type`` the way it ended, when not completed)."""
+        genai = _genai_attributes(provider, model)
+        if error_type is not None:
+            genai["error.type"] = error_type
+        self.operation_duration.record(s_of_ms(max(0, elapsed_ms)), genai)
 
     def failover(self, from_kind: ProviderId, to_kind: ProviderId) -> None:
         """The call moved from one provider to the next."""

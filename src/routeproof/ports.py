@@ -54,7 +54,11 @@ __all__ = ["HealthBook", "HealthPort", "Instrumentation", "Ledger", "Planning", 
 @runtime_checkable
 class Instrumentation(Protocol):
     """The metrics hook (stamina's style): the shell reports, the hook records. ``RouterMetrics``
-    (observe.py) is the OpenTelemetry implementation; any object with these methods will do."""
+    (observe.py) is the OpenTelemetry implementation; any object with these methods will do.
+
+    Optional: ``stream_ended(provider, model, elapsed_ms, error_type)``, called when a committed
+    stream ends (``elapsed_ms`` from sending the attempt to the stream's end; ``error_type`` None, or
+    ``interrupted`` / ``deadline`` / ``abandoned``). A hook without it is not called for it."""
 
     def attempt(self, record: AttemptRecord) -> None:
         """One attempt finished."""

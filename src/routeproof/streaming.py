@@ -185,6 +185,10 @@ class ProviderStream:
                 await ports.ledger.settle(reservation, booked_pico_usd=settlement.booked_pico_usd, succeeded=True)
             finally:
                 opened.span.end(usage=usage, response_model=entry_model, error=error)  # the usage just priced
+            stream_ended = getattr(ports.metrics, "stream_ended", None)  # optional: see ports.Instrumentation
+            if stream_ended is not None:
+                failed = None if end is StreamEnd.COMPLETED else end.value
+                stream_ended(kind, entry_model, now_ms() - opened.issued_at_ms, failed)
             ports.health.apply(kind, settlement.health, now_ms())
             settled = True
             # The call's one terminal row, counted when the stream is settled (not at its first token):

@@ -128,12 +128,19 @@ def test_the_in_process_meter_prints_what_the_sdk_prints() -> None:
 
 def test_genai_names_units_and_buckets_follow_the_semantic_conventions() -> None:
     """Metric names, units and advised buckets equal the semconv package's and the conventions' text."""
-    assert GENAI_METRIC_NAMES == (gm.GEN_AI_CLIENT_TOKEN_USAGE, gm.GEN_AI_CLIENT_OPERATION_DURATION)
+    assert GENAI_METRIC_NAMES == (
+        gm.GEN_AI_CLIENT_TOKEN_USAGE,
+        gm.GEN_AI_CLIENT_OPERATION_DURATION,
+        gm.GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK,
+    )
     sdk_meter = MeterProvider().get_meter("semconv")
     ours = RouterMetrics(sdk_meter)
-    theirs_usage = gm.create_gen_ai_client_token_usage(sdk_meter)
-    theirs_duration = gm.create_gen_ai_client_operation_duration(sdk_meter)
-    for mine, theirs in ((ours.token_usage, theirs_usage), (ours.operation_duration, theirs_duration)):
+    pairs = (
+        (ours.token_usage, gm.create_gen_ai_client_token_usage(sdk_meter)),
+        (ours.operation_duration, gm.create_gen_ai_client_operation_duration(sdk_meter)),
+        (ours.time_to_first_chunk, gm.create_gen_ai_client_operation_time_to_first_chunk(sdk_meter)),
+    )
+    for mine, theirs in pairs:
         assert (getattr(mine, "name", None), getattr(mine, "unit", None)) == (theirs.name, theirs.unit)  # type: ignore[attr-defined]  # SDK instruments carry name/unit; the API type does not declare them
     assert GENAI_TOKEN_BUCKETS == (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304,
                                    16777216, 67108864)  # fmt: skip
