@@ -163,6 +163,23 @@ def test_a_delta_that_does_not_fit_its_block_is_a_stream_error() -> None:
     assert on_tool[-1] == StreamError(message="malformed message event: delta 'text_delta' does not fit a tool block")
 
 
+def test_a_delta_type_newer_than_this_code_is_carried_not_an_error() -> None:
+    """An unknown delta type inside a text block (Anthropic adds delta types) is an OpaqueBlock piece
+    carried as sent, between the text pieces, and the stream completes; a known type in the wrong
+    block stays an error (above)."""
+    text = _block(0, {"type": "text", "text": ""})
+    newer = {"type": "future_delta", "detail": {"a": 1}}
+    pieces = (
+        _delta(0, {"type": "text_delta", "text": "a"})
+        + _delta(0, newer)
+        + _delta(0, {"type": "text_delta", "text": "b"})
+    )
+    events = _run(A, _start(), text, pieces, _stop(0), _END)
+    assert events[:4] == [TextDelta(text="a"), OpaqueBlock(delta_json='{"type":"future_delta","detail":{"a":1}}'),
+                          TextDelta(text="b"), BlockStop()]  # fmt: skip
+    assert isinstance(events[-1], MessageStop)
+
+
 def test_incomplete_tool_arguments_at_block_stop_are_a_stream_error() -> None:
     """A tool block whose accumulated JSON is not an object ends in a StreamError naming the tool id."""
     tool = _block(0, {"type": "tool_use", "id": "t9", "name": "f", "input": {}})

@@ -367,3 +367,28 @@ GEMINI_ANSWER: dict[str, Any] = {
         "audio": {"id": "audio_1", "transcript": "Hello", "data": "AAAA", "expires_at": 1}}}],
     "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 20},
 }  # fmt: skip
+
+
+NEWER_DELTA: tuple[StreamItem, ...] = (
+    _ev("message_start", message=MESSAGE),
+    _ev("content_block_start", index=0, content_block={"type": "text", "text": ""}),
+    _ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "It is "}),
+    _ev("content_block_delta", index=0, delta={"type": "future_text_delta", "detail": {"x": 1}}),
+    _ev("content_block_delta", index=0, delta={"type": "text_delta", "text": "blue."}),
+    _ev("content_block_stop", index=0),
+    _ev("message_delta", delta={"stop_reason": "end_turn", "stop_sequence": None}, usage={"output_tokens": 5}),
+    _ev("message_stop"),
+)
+
+
+def test_a_delta_type_newer_than_this_code_does_not_break_the_stream(anthropic_behind: Running) -> None:
+    """A delta type Anthropic adds later, inside a text block: an Anthropic client gets it as sent and
+    an OpenAI client the whole text (it ended both streams as malformed)."""
+    anthropic_behind.mock.script(Scripted(stream_events=NEWER_DELTA))
+    received, _ = _anthropic_raw(anthropic_behind, ANTHROPIC_ASK)
+    assert received == b"".join(encode_stream_item(Shape.ANTHROPIC, e) for e in NEWER_DELTA)
+    anthropic_behind.mock.script(Scripted(stream_events=NEWER_DELTA))
+    with openai.OpenAI(base_url=f"{anthropic_behind.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15) as client:
+        chunks = list(client.chat.completions.create(**ASK))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "It is blue."
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["stop"]

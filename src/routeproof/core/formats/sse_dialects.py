@@ -99,6 +99,10 @@ def _merge_usage(into: dict[str, Any], usage: dict[str, Any]) -> None:
     into.update((key, value) for key, value in usage.items() if value is not None)
 
 
+_KNOWN_DELTAS = frozenset({"text_delta", "citations_delta", "input_json_delta", "thinking_delta", "signature_delta"})
+"""The delta types this code reads; one of them in a block it does not fit is a malformed stream."""
+
+
 def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[StreamEvent]:
     kind = payload.get("type")
     if kind == "error":
@@ -158,7 +162,9 @@ def anthropic_event(state: AnthropicState, payload: dict[str, Any]) -> list[Stre
             return [ThinkingDelta(signature=_get(delta, "signature", str, "delta"))]
         if block_kind is BlockKind.IGNORED:
             return []
-        if block_kind is BlockKind.OPAQUE:
+        if block_kind is BlockKind.OPAQUE or delta.get("type") not in _KNOWN_DELTAS:
+            # a delta type newer than this code (Anthropic adds them: citations_delta, signature_delta)
+            # is carried as sent to a caller of its protocol, as a newer block type is, not a malformed stream
             return [OpaqueBlock(delta_json=compact_json(delta))]
         raise EventShapeError(f"delta {delta.get('type')!r} does not fit a {block_kind.value} block")
     if kind == "message_delta":
