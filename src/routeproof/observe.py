@@ -202,7 +202,9 @@ class RouterMetrics:
             description="Attempts whose worst-case cost exceeded the per-turn warning threshold",
         )
         self.first_token = meter.create_histogram(
-            "ai_router_first_token_ms", description="Time to first token per streaming attempt, in milliseconds"
+            "ai_router_first_token_ms",
+            description="Time to first token per streaming attempt, in milliseconds",
+            explicit_bucket_boundaries_advisory=LATENCY_BUCKETS_MS,  # the SDK's default stops at 10 s
         )
         self.queue_depth = meter.create_up_down_counter(
             "ai_router_admission_queue_depth",

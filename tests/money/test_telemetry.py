@@ -79,6 +79,15 @@ def test_latency_histogram_has_the_seeds_buckets_through_and_past_30_s() -> None
     assert tuple(point.bucket_counts[-2:]) == (1, 1)
 
 
+def test_first_token_histogram_has_the_latency_buckets() -> None:
+    """ai_router_first_token_ms shares the latency bounds: a 20 s first token is in (10 s, 30 s]."""
+    metrics, reader = _sdk()
+    metrics.first_token.record(20_000, {"provider": "openai", "model": "m"})
+    (point,) = _points(reader, "ai_router_first_token_ms")
+    assert tuple(point.explicit_bounds) == LATENCY_BUCKETS_MS
+    assert tuple(point.bucket_counts[-2:]) == (1, 0)
+
+
 def test_a_call_that_reached_no_provider_has_the_documented_label() -> None:
     """provider=None is labelled NO_PROVIDER_LABEL, a member of the closed set and no kind's label."""
     metrics, reader = _sdk()
