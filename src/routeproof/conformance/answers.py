@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from email.utils import formatdate
 from typing import Any
 
+from routeproof.mock.responses import output_item, response_body, stream_parts
+
 __all__ = ["END_MODES", "expand_step"]
 
 END_MODES = ("complete", "cut", "cut_mid_event", "no_end_event", "error_event", "malformed_event", "stall")
@@ -104,7 +106,7 @@ def _sse(event: Any) -> str | None:
 def _body(protocol: str, model: str, text: str, tool: bool) -> dict[str, Any]:
     args = {"query": text}
     if protocol == "responses":
-        return _response_object(model, text, tool, "completed")
+        return _response_object(model, text, tool)
     if protocol == "openai":
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if tool:
@@ -167,68 +169,28 @@ def _stream(protocol: str, model: str, pieces: list[str], tool: bool) -> _Stream
     return _bedrock_stream(pieces, tool)
 
 
-def _output_item(text: str, tool: bool, status: str) -> dict[str, Any]:
-    if tool:
-        return {"id": "fc_conformance", "type": "function_call", "status": status, "call_id": "call_1",
-                "name": TOOL_NAME, "arguments": text}  # fmt: skip
-    part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
-    return {"id": "msg_conformance", "type": "message", "status": status, "role": "assistant", "content": [part]}
+_RESPONSE = {"response_id": "resp_conformance", "item_id": "conformance"}
 
 
-def _response_object(model: str, text: str, tool: bool, status: str) -> dict[str, Any]:
-    """OpenAI's Responses API ``response`` object answering ``text`` (or a call of the tool with
-    ``{"query": text}`` as its arguments, as the other shapes render it)."""
-    done = status == "completed"
-    arguments = json.dumps({"query": text}) if tool else text
-    output = [_output_item(arguments, tool, status)] if done else []
-    usage = {"input_tokens": _USAGE_IN, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-             "output_tokens": _USAGE_OUT, "output_tokens_details": {"reasoning_tokens": 0},
-             "total_tokens": _USAGE_IN + _USAGE_OUT}  # fmt: skip
-    return {
-        "id": "resp_conformance", "object": "response", "created_at": 1_700_000_000, "status": status,
-        "model": model, "output": output, "error": None, "incomplete_details": None,
-        "usage": usage if done else None, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-    }  # fmt: skip
+def _response_object(model: str, text: str, tool: bool) -> dict[str, Any]:
+    """OpenAI's Responses API ``response`` object (the mock's own rendering, ``mock/responses.py``)
+    answering ``text``, or a call of the tool with ``{"query": text}`` as the other shapes render it."""
+    tool_name = TOOL_NAME if tool else None
+    whole = json.dumps({"query": text}) if tool else text
+    item = output_item(item_id=_RESPONSE["item_id"], tool_name=tool_name, text=whole, done=True)
+    return response_body(response_id=_RESPONSE["response_id"], request={"model": model}, item=item)
 
 
 def _responses_stream(model: str, pieces: list[str], tool: bool) -> _Stream:
-    """OpenAI's Responses API typed events for the answer, numbered in the order they are sent (the
-    head, one delta per piece, the tail)."""
-    seq = iter(range(1_000_000))
-
-    def ev(kind: str, **data: Any) -> dict[str, Any]:
-        return {"event": kind, "data": {"type": kind, "sequence_number": next(seq), **data}}
-
-    whole = "".join(pieces)
-    item = _output_item("", tool, "in_progress")
-    where: dict[str, Any] = {"item_id": item["id"], "output_index": 0}
-    head = [
-        ev("response.created", response=_response_object(model, "", tool, "in_progress")),
-        ev("response.in_progress", response=_response_object(model, "", tool, "in_progress")),
-        ev("response.output_item.added", output_index=0, item={**item, "content": []} if not tool else item),
-    ]
-    if tool:
-        deltas = [ev("response.function_call_arguments.delta", **where, delta=p) for p in pieces]
-        close = [ev("response.function_call_arguments.done", **where, arguments=whole)]
-    else:
-        empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-        head.append(ev("response.content_part.added", **where, content_index=0, part=empty))
-        deltas = [ev("response.output_text.delta", **where, content_index=0, delta=p, logprobs=[]) for p in pieces]
-        full = {**empty, "text": whole}
-        close = [
-            ev("response.output_text.done", **where, content_index=0, text=whole, logprobs=[]),
-            ev("response.content_part.done", **where, content_index=0, part=full),
-        ]
-    final = _response_object(model, whole, tool, "completed")
-    tail = [
-        *close,
-        ev("response.output_item.done", output_index=0, item=final["output"][0]),
-        ev("response.completed", response=final),
-    ]
+    """OpenAI's Responses API typed events for the answer (the mock's own, ``mock/responses.py``),
+    numbered in the order they are sent; the in-band error is the API's ``error`` event."""
+    head, deltas, tail = stream_parts(
+        **_RESPONSE, request={"model": model}, tool_name=TOOL_NAME if tool else None, pieces=tuple(pieces)
+    )
     error = {"event": "error", "data": {"type": "error", "code": "server_error",
                                         "message": "scripted in-band error: overloaded", "param": None}}  # fmt: skip
     broken = 'event: response.output_text.delta\ndata: {"type": "response.output_text.delta", "delta": "tru\n\n'
-    return head, deltas, tail, error, broken
+    return list(head), list(deltas), list(tail), error, broken
 
 
 def _openai_stream(model: str, pieces: list[str], tool: bool) -> _Stream:

@@ -40,9 +40,13 @@ __all__ = [
     "RESPONSES_PATHS",
     "ResponsesBook",
     "ResponsesTurn",
+    "StreamParts",
     "UnknownPrevious",
     "is_responses_path",
+    "output_item",
+    "response_body",
     "responses_view",
+    "stream_parts",
 ]
 
 RESPONSES_PATHS = ("/v1/responses", "/responses")
@@ -99,6 +103,102 @@ def _items(raw: object) -> list[Any]:
     return list(raw) if isinstance(raw, list) else []
 
 
+def output_item(*, item_id: str, tool_name: str | None, text: str, done: bool) -> dict[str, Any]:
+    """One output item: a ``function_call`` of ``tool_name`` with ``text`` as its arguments, or a
+    ``message`` whose ``output_text`` is ``text`` (``done``: completed, else in progress and empty)."""
+    status = "completed" if done else "in_progress"
+    if tool_name is not None:
+        return {
+            "id": f"fc_{item_id}", "type": "function_call", "status": status,
+            "call_id": f"call_{item_id}", "name": tool_name, "arguments": text if done else "",
+        }  # fmt: skip
+    content = [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}] if done else []
+    return {"id": f"msg_{item_id}", "type": "message", "status": status, "role": "assistant", "content": content}
+
+
+def response_body(
+    *, response_id: str, request: Mapping[str, Any], item: dict[str, Any], done: bool = True
+) -> dict[str, Any]:
+    """The ``response`` object answering ``request`` with the completed ``item`` (``done``: completed,
+    with output and usage; else in progress, no output yet)."""
+    usage = {
+        "input_tokens": DEFAULT_INPUT_TOKENS, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": DEFAULT_OUTPUT_TOKENS, "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": DEFAULT_INPUT_TOKENS + DEFAULT_OUTPUT_TOKENS,
+    }  # fmt: skip
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed" if done else "in_progress",
+        "model": str(request.get("model", "mock-model")),
+        "output": [item] if done else [],
+        "error": None,
+        "incomplete_details": None,
+        "usage": usage if done else None,
+        "store": request.get("store") is not False,
+        "previous_response_id": request.get("previous_response_id"),
+        "background": False,
+        "truncation": "disabled",
+        "instructions": request.get("instructions"),
+        "tools": request.get("tools") or [],
+        "tool_choice": request.get("tool_choice") or "auto",
+        "temperature": request.get("temperature", 1.0),
+        "top_p": request.get("top_p", 1.0),
+        "parallel_tool_calls": request.get("parallel_tool_calls") is not False,
+        "metadata": request.get("metadata") or {},
+        "max_output_tokens": request.get("max_output_tokens"),
+        "text": request.get("text") or {"format": {"type": "text"}},
+        "reasoning": request.get("reasoning") or {"effort": None, "summary": None},
+        "user": request.get("user"),
+    }
+
+
+StreamParts = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
+"""A typed event stream as (head, one delta per piece, tail): a script can cut it after any delta."""
+
+
+def stream_parts(
+    *, response_id: str, request: Mapping[str, Any], item_id: str, tool_name: str | None, pieces: tuple[str, ...]
+) -> StreamParts:
+    """The typed SSE events (mock stream items) answering with ``pieces`` of text (or of a call's
+    arguments), numbered 0, 1, 2, ... in the order they are sent."""
+    seq = iter(range(1 << 30))
+
+    def ev(kind: str, **fields: Any) -> dict[str, Any]:
+        return {"event": kind, "data": {"type": kind, "sequence_number": next(seq), **fields}}
+
+    whole = "".join(pieces)
+    done = output_item(item_id=item_id, tool_name=tool_name, text=whole, done=True)
+    opening = output_item(item_id=item_id, tool_name=tool_name, text="", done=False)
+    where = {"item_id": opening["id"], "output_index": 0}
+    head = [
+        ev("response.created", response=response_body(response_id=response_id, request=request, item=done, done=False)),
+        ev(
+            "response.in_progress",
+            response=response_body(response_id=response_id, request=request, item=done, done=False),
+        ),
+        ev("response.output_item.added", output_index=0, item=opening),
+    ]
+    if tool_name is not None:
+        deltas = [ev("response.function_call_arguments.delta", **where, delta=p) for p in pieces]
+        close = [ev("response.function_call_arguments.done", **where, arguments=whole)]
+    else:
+        empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+        head.append(ev("response.content_part.added", **where, content_index=0, part=empty))
+        deltas = [ev("response.output_text.delta", **where, content_index=0, delta=p, logprobs=[]) for p in pieces]
+        close = [
+            ev("response.output_text.done", **where, content_index=0, text=whole, logprobs=[]),
+            ev("response.content_part.done", **where, content_index=0, part={**empty, "text": whole}),
+        ]
+    tail = [
+        *close,
+        ev("response.output_item.done", output_index=0, item=done),
+        ev("response.completed", response=response_body(response_id=response_id, request=request, item=done)),
+    ]
+    return head, deltas, tail
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResponsesTurn:
     """One Responses request's answer: its ``response`` object and its stream events."""
@@ -113,81 +213,25 @@ class ResponsesTurn:
         earlier = _user_texts(list(self.history))
         return DEFAULT_TEXT if not earlier else f"{DEFAULT_TEXT} Earlier you said: {' | '.join(earlier)}"
 
-    def _item(self, done: bool) -> dict[str, Any]:
-        status = "completed" if done else "in_progress"
+    def _pieces(self) -> tuple[str, ...]:
         if self.tool_name is not None:
-            return {
-                "id": f"fc_mock_{self.serial}", "type": "function_call", "status": status,
-                "call_id": f"call_mock_{self.serial}", "name": self.tool_name,
-                "arguments": DEFAULT_TOOL_INPUT if done else "",
-            }  # fmt: skip
-        content = [{"type": "output_text", "text": self._text(), "annotations": [], "logprobs": []}] if done else []
-        return {"id": f"msg_mock_{self.serial}", "type": "message", "status": status, "role": "assistant",
-                "content": content}  # fmt: skip
+            return _TOOL_PIECES
+        text = self._text()
+        return (*_TEXT_PIECES, text[len(DEFAULT_TEXT) :]) if text != DEFAULT_TEXT else _TEXT_PIECES
 
-    def body(self, *, done: bool = True) -> dict[str, Any]:
-        """The ``response`` object (``done``: completed, with output and usage; else in progress)."""
-        request = self.request
-        usage = {
-            "input_tokens": DEFAULT_INPUT_TOKENS, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-            "output_tokens": DEFAULT_OUTPUT_TOKENS, "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": DEFAULT_INPUT_TOKENS + DEFAULT_OUTPUT_TOKENS,
-        }  # fmt: skip
-        return {
-            "id": self.response_id,
-            "object": "response",
-            "created_at": int(time.time()),
-            "status": "completed" if done else "in_progress",
-            "model": str(request.get("model", "mock-model")),
-            "output": [self._item(True)] if done else [],
-            "error": None,
-            "incomplete_details": None,
-            "usage": usage if done else None,
-            "store": request.get("store") is not False,
-            "previous_response_id": request.get("previous_response_id"),
-            "background": False,
-            "truncation": "disabled",
-            "instructions": request.get("instructions"),
-            "tools": request.get("tools") or [],
-            "tool_choice": request.get("tool_choice") or "auto",
-            "temperature": request.get("temperature", 1.0),
-            "top_p": request.get("top_p", 1.0),
-            "parallel_tool_calls": request.get("parallel_tool_calls") is not False,
-            "metadata": request.get("metadata") or {},
-            "max_output_tokens": request.get("max_output_tokens"),
-            "text": request.get("text") or {"format": {"type": "text"}},
-            "reasoning": request.get("reasoning") or {"effort": None, "summary": None},
-            "user": request.get("user"),
-        }
+    def body(self) -> dict[str, Any]:
+        """The completed ``response`` object."""
+        whole = DEFAULT_TOOL_INPUT if self.tool_name is not None else self._text()
+        item = output_item(item_id=f"mock_{self.serial}", tool_name=self.tool_name, text=whole, done=True)
+        return response_body(response_id=self.response_id, request=self.request, item=item)
 
     def events(self) -> tuple[dict[str, object], ...]:
         """The typed SSE events of the streamed answer, as mock stream items."""
-        out: list[dict[str, Any]] = []
-
-        def emit(kind: str, **fields: Any) -> None:
-            out.append({"event": kind, "data": {"type": kind, "sequence_number": len(out), **fields}})
-
-        emit("response.created", response=self.body(done=False))
-        emit("response.in_progress", response=self.body(done=False))
-        item = self._item(False)
-        where = {"item_id": item["id"], "output_index": 0}
-        emit("response.output_item.added", output_index=0, item=item)
-        if self.tool_name is not None:
-            for piece in _TOOL_PIECES:
-                emit("response.function_call_arguments.delta", **where, delta=piece)
-            emit("response.function_call_arguments.done", **where, arguments=DEFAULT_TOOL_INPUT)
-        else:
-            text = self._text()
-            pieces = (*_TEXT_PIECES, text[len(DEFAULT_TEXT) :]) if text != DEFAULT_TEXT else _TEXT_PIECES
-            empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
-            emit("response.content_part.added", **where, content_index=0, part=empty)
-            for piece in pieces:
-                emit("response.output_text.delta", **where, content_index=0, delta=piece, logprobs=[])
-            emit("response.output_text.done", **where, content_index=0, text=text, logprobs=[])
-            emit("response.content_part.done", **where, content_index=0, part={**empty, "text": text})
-        emit("response.output_item.done", output_index=0, item=self._item(True))
-        emit("response.completed", response=self.body())
-        return tuple(out)
+        head, deltas, tail = stream_parts(
+            response_id=self.response_id, request=self.request, item_id=f"mock_{self.serial}",
+            tool_name=self.tool_name, pieces=self._pieces(),
+        )  # fmt: skip
+        return (*head, *deltas, *tail)
 
 
 class ResponsesBook:
