@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as ga
 from opentelemetry.semconv._incubating.metrics import gen_ai_metrics as gm
@@ -34,6 +34,7 @@ from routeproof.observe import (
     genai_provider_name,
     genai_usage_attributes,
 )
+from tests.money.readers import histogram_points
 from tests.money.spans import recording_tracer
 
 SEED_LATENCY_BUCKETS_MS = (50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000)  # seed 000, LATENCY_MS
@@ -44,27 +45,12 @@ def _sdk() -> tuple[RouterMetrics, InMemoryMetricReader]:
     return RouterMetrics(MeterProvider(metric_readers=[reader]).get_meter("money")), reader
 
 
-def _points(reader: InMemoryMetricReader, name: str) -> list[HistogramDataPoint]:
-    data = reader.get_metrics_data()
-    assert data is not None
-    found = [
-        p
-        for rm in data.resource_metrics
-        for sm in rm.scope_metrics
-        for m in sm.metrics
-        if m.name == name
-        for p in m.data.data_points
-    ]
-    assert all(isinstance(p, HistogramDataPoint) for p in found)
-    return [p for p in found if isinstance(p, HistogramDataPoint)]
-
-
 def test_attempts_histogram_gives_every_count_to_16_its_own_bucket() -> None:
     """ai_router_attempts_per_call's bounds are 1..16; calls of 1..16 attempts land one per bucket."""
     metrics, reader = _sdk()
     for attempts in range(1, 17):
         metrics.call(ProviderKind.OPENAI, "gpt-4o", "succeeded", attempts)
-    (point,) = _points(reader, "ai_router_attempts_per_call")
+    (point,) = histogram_points(reader, "ai_router_attempts_per_call")
     assert tuple(point.explicit_bounds) == ATTEMPTS_BUCKETS == tuple(range(1, 17))
     assert list(point.bucket_counts) == [1] * 16 + [0]
 
@@ -74,7 +60,7 @@ def test_latency_histogram_has_the_seeds_buckets_through_and_past_30_s() -> None
     metrics, reader = _sdk()
     metrics.latency.record(20_000, {"provider": "openai", "model": "m"})
     metrics.latency.record(45_000, {"provider": "openai", "model": "m"})
-    (point,) = _points(reader, "ai_router_latency_ms")
+    (point,) = histogram_points(reader, "ai_router_latency_ms")
     assert tuple(point.explicit_bounds) == LATENCY_BUCKETS_MS == SEED_LATENCY_BUCKETS_MS
     assert tuple(point.bucket_counts[-2:]) == (1, 1)
 
@@ -83,7 +69,7 @@ def test_first_token_histogram_has_the_latency_buckets() -> None:
     """ai_router_first_token_ms shares the latency bounds: a 20 s first token is in (10 s, 30 s]."""
     metrics, reader = _sdk()
     metrics.first_token.record(20_000, {"provider": "openai", "model": "m"})
-    (point,) = _points(reader, "ai_router_first_token_ms")
+    (point,) = histogram_points(reader, "ai_router_first_token_ms")
     assert tuple(point.explicit_bounds) == LATENCY_BUCKETS_MS
     assert tuple(point.bucket_counts[-2:]) == (1, 0)
 

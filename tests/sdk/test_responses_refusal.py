@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import openai
@@ -21,6 +20,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from routeproof.mock import Scripted, Shape
 from routeproof.mock.script import StreamItem
+from tests.sdk.chunks import chat_chunk
 from tests.wire.stack import GATEWAY_KEY, Running, gateway_in_thread
 
 EVENTS: TypeAdapter[ResponseStreamEvent] = TypeAdapter(ResponseStreamEvent)
@@ -38,13 +38,6 @@ def openai_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]
     """A gateway whose only provider is an OpenAI Chat Completions mock (no Responses API)."""
     with gateway_in_thread(tmp_path_factory.mktemp("refusal"), Shape.OPENAI) as running:
         yield running
-
-
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-    return {
-        "data": {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o", "choices": [choice]}
-    }
 
 
 def test_a_refusal_is_a_refusal_part_and_parse_does_not_raise(openai_behind: Running) -> None:
@@ -76,9 +69,9 @@ def test_a_streamed_refusal_is_refusal_events_and_a_completed_response(openai_be
     union), one ``response.refusal.done`` with the whole text, and ``response.completed`` whose message
     holds the refusal part; no ``output_text`` event at all."""
     events: tuple[StreamItem, ...] = (
-        _chunk({"role": "assistant", "content": None, "refusal": ""}),
-        *(_chunk({"refusal": piece}) for piece in REFUSAL),
-        _chunk({}, "stop"),
+        chat_chunk({"role": "assistant", "content": None, "refusal": ""}),
+        *(chat_chunk({"refusal": piece}) for piece in REFUSAL),
+        chat_chunk({}, "stop"),
         "data: [DONE]\n\n",
     )
     openai_behind.mock.script(Scripted(stream_events=events))
@@ -105,8 +98,8 @@ def test_the_sdk_stream_helper_reports_the_refusal(openai_behind: Running) -> No
     """The SDK's ``responses.stream`` with a Pydantic format ends without raising; its final response
     holds the refusal and parses to nothing."""
     events: tuple[StreamItem, ...] = (
-        *(_chunk({"refusal": piece}) for piece in REFUSAL),
-        _chunk({}, "stop"),
+        *(chat_chunk({"refusal": piece}) for piece in REFUSAL),
+        chat_chunk({}, "stop"),
         "data: [DONE]\n\n",
     )
     openai_behind.mock.script(Scripted(stream_events=events))

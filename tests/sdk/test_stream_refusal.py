@@ -3,31 +3,23 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import openai
 import pytest
 
 from routeproof.mock import Scripted, Shape
 from routeproof.mock.script import StreamItem
+from tests.sdk.chunks import chat_chunk
 from tests.wire.stack import GATEWAY_KEY, gateway_in_thread
 
 REFUSAL = ("I'm sorry, ", "I can't help with that.")
 
 
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-    return {
-        "data": {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o", "choices": [choice]}
-    }
-
-
 def test_a_streamed_refusal_reaches_an_openai_client_as_a_refusal(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The SDK sees the refusal text in ``delta.refusal`` (never in ``content``) and ``finish_reason: stop``."""
     events: tuple[StreamItem, ...] = (
-        _chunk({"role": "assistant", "content": None, "refusal": ""}),
-        *(_chunk({"refusal": piece}) for piece in REFUSAL),
-        _chunk({}, "stop"),
+        chat_chunk({"role": "assistant", "content": None, "refusal": ""}),
+        *(chat_chunk({"refusal": piece}) for piece in REFUSAL),
+        chat_chunk({}, "stop"),
         "data: [DONE]\n\n",
     )
     with gateway_in_thread(tmp_path_factory.mktemp("refusal"), Shape.OPENAI) as running:

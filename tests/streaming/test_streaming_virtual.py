@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof import AttemptStatus, Router, TenantPolicy, resolve
 from routeproof.core.health import is_available
@@ -27,6 +27,7 @@ from routeproof.core.types import (
 )
 from routeproof.errors import ProviderCallFailed
 from routeproof.observe import RouterMetrics
+from tests.money.readers import histogram_points
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.looptime(end=600)]
 
@@ -109,21 +110,6 @@ async def test_interrupted_streams_cool_the_provider_but_deadline_cuts_do_not() 
     assert is_available(slow.health, ProviderKind.LOCAL, round(loop.time() * 1000))
 
 
-def _histograms(reader: InMemoryMetricReader, name: str) -> list[tuple[dict[str, object], int, float]]:
-    """(attributes, count, sum) of each data point of the histogram ``name``."""
-    data = reader.get_metrics_data()
-    assert data is not None
-    return [
-        (dict(p.attributes or {}), p.count, p.sum)
-        for rm in data.resource_metrics
-        for sm in rm.scope_metrics
-        for m in sm.metrics
-        if m.name == name
-        for p in m.data.data_points
-        if isinstance(p, HistogramDataPoint)
-    ]
-
-
 @pytest.mark.parametrize(("cut_after", "error_type"), [(None, None), (2, "interrupted")])
 async def test_a_streamed_operation_lasts_until_its_stream_ends(cut_after: int | None, error_type: str | None) -> None:
     """Four words half a second apart: ``gen_ai.client.operation.duration`` observes the whole stream
@@ -136,10 +122,10 @@ async def test_a_streamed_operation_lasts_until_its_stream_ends(cut_after: int |
     assert resolved is not None
     deadline = asyncio.get_running_loop().time() + 20
     _ = [e async for e in router.call_provider_streaming(REQUEST, resolved, deadline, TENANT)]
-    [(attrs, count, seconds)] = _histograms(reader, "gen_ai.client.operation.duration")
-    assert count == 1
-    assert seconds == pytest.approx(2.0 if cut_after is None else 1.5, abs=0.002)
-    assert attrs.get("error.type") == error_type
-    [(_, count, first)] = _histograms(reader, "gen_ai.client.operation.time_to_first_chunk")
-    assert count == 1
-    assert first == pytest.approx(0.5, abs=0.002)
+    [duration] = histogram_points(reader, "gen_ai.client.operation.duration")
+    assert duration.count == 1
+    assert duration.sum == pytest.approx(2.0 if cut_after is None else 1.5, abs=0.002)
+    assert dict(duration.attributes or {}).get("error.type") == error_type
+    [first] = histogram_points(reader, "gen_ai.client.operation.time_to_first_chunk")
+    assert first.count == 1
+    assert first.sum == pytest.approx(0.5, abs=0.002)
