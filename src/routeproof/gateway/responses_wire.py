@@ -93,11 +93,14 @@ def _message_item(
     annotations: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     part = {"type": "output_text", "text": text, "annotations": annotations or [], "logprobs": logprobs or []}
-    return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": [part]}
+    return _assistant_message(item_id, status, part)
 
 
 def _refusal_item(item_id: str, refusal: str, status: str) -> dict[str, Any]:
-    part = {"type": "refusal", "refusal": refusal}
+    return _assistant_message(item_id, status, {"type": "refusal", "refusal": refusal})
+
+
+def _assistant_message(item_id: str, status: str, part: dict[str, Any]) -> dict[str, Any]:
     return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": [part]}
 
 
