@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.sqlite_open_race import failed_rounds
 from routeproof._sqlite import open_shared
 from routeproof.ledger_store.sqlite import SqliteLedgerStore
 from routeproof.traffic_store.sqlite import SqliteTrafficStore
@@ -27,26 +28,7 @@ OPENERS = 4
 
 
 def _failed_rounds(tmp_path: Path, open_one: Callable[[Path], sqlite3.Connection]) -> list[str]:
-    failures = []
-    for round_ in range(ROUNDS):
-        path = tmp_path / f"fresh-{round_}.sqlite3"
-        barrier = threading.Barrier(OPENERS)
-        errors: list[BaseException] = []
-
-        def go(path: Path = path, barrier: threading.Barrier = barrier, errors: list[BaseException] = errors) -> None:
-            barrier.wait()
-            try:
-                open_one(path).close()
-            except sqlite3.Error as exc:
-                errors.append(exc)
-
-        threads = [threading.Thread(target=go) for _ in range(OPENERS)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        failures += [f"round {round_}: {e}" for e in errors]
-    return failures
+    return failed_rounds(tmp_path, open_one, ROUNDS, OPENERS)
 
 
 def test_openers_racing_on_a_fresh_file_all_connect(tmp_path: Path) -> None:
