@@ -40,6 +40,17 @@ def test_every_suite_with_json_gets_its_section(reports: Path) -> None:
     assert re.findall(r'<section id="(\w+)"', report.html) == list(ALL_SECTIONS)
 
 
+def test_the_matrix_and_the_break_table_are_no_scorecards(reports: Path) -> None:
+    """``tox -e matrix`` writes conformance-matrix.json and the gate's conformance env
+    conformance-breaks.json into the same folder: neither is read as an implementation's scorecard
+    (the matrix was, and the report failed the next gate run in that checkout, "missing 'verdict'")."""
+    (reports / "conformance-matrix.json").write_text(json.dumps({"implementations": [], "cases": []}))
+    (reports / "conformance-breaks.json").write_text(json.dumps({"breaks": []}))
+    report = build_report(reports)
+    assert report.problems == ()
+    assert "conformance-matrix.json" not in _section(report.html, "conformance")  # the page's file list keeps it
+
+
 def test_a_section_appears_only_when_its_json_exists(reports: Path) -> None:
     """Removing a suite's JSON removes its section; an empty folder gives a page with none."""
     (reports / "chaos.json").unlink()

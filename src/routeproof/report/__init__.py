@@ -47,12 +47,15 @@ class Report:
     plots: bool
 
 
+_NOT_SCORECARDS = frozenset({"conformance-breaks.json", "conformance-matrix.json"})
+
+
 def _inputs(directory: Path) -> dict[str, list[Path]]:
     found = {
         "falsify": [directory / "verdicts.json"],
         "chaos": [directory / "chaos.json"],
-        # conformance-breaks.json is the planted-break kill table, not an implementation's scorecard
-        "conformance": sorted(p for p in directory.glob("conformance-*.json") if p.name != "conformance-breaks.json"),
+        # the planted-break kill table and the matrix (tox -e matrix) are not an implementation's scorecard
+        "conformance": sorted(p for p in directory.glob("conformance-*.json") if p.name not in _NOT_SCORECARDS),
         "bench": [directory / "bench.json"],
     }
     return {section: [p for p in paths if p.is_file()] for section, paths in found.items()}
