@@ -29,6 +29,7 @@ from routeproof.clock import s_of_ms
 from routeproof.gateway.app import GatewayApp
 from routeproof.gateway.backend import Backend
 from routeproof.gateway.telemetry import MetricsSource
+from routeproof.gateway.write_batch import BatchedWrites
 
 __all__ = ["KEEP_ALIVE_S", "bind", "guarded_protocol", "make_server"]
 
@@ -66,7 +67,8 @@ _FULL = (
 
 
 def guarded_protocol(base: type[Any], *, header_timeout_s: float, max_connections: int) -> type[Any]:
-    """``base`` (uvicorn's httptools or h11 protocol) with a header-read timeout and a connection cap."""
+    """``base`` (uvicorn's httptools or h11 protocol) with a header-read timeout, a connection cap, and
+    each loop iteration's writes sent as one (:class:`BatchedWrites`)."""
 
     class Guarded(base):  # type: ignore[misc]  # subclassing a class typed Any (uvicorn picks it at import)
         _header_timer: asyncio.TimerHandle | None = None
@@ -95,6 +97,7 @@ def guarded_protocol(base: type[Any], *, header_timeout_s: float, max_connection
                 transport.write(_FULL)
                 transport.close()
                 return
+            self.transport = BatchedWrites(transport, self.loop)  # an answer's head and body: one send
             self._arm()
 
         def data_received(self, data: bytes) -> None:
