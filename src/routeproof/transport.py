@@ -33,7 +33,8 @@ from __future__ import annotations
 import enum
 import importlib.util
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import httpcore
 import httpx
@@ -45,9 +46,12 @@ from routeproof.errors import ConfigError
 __all__ = [
     "AIOHTTP_TO_HTTPX",
     "POOL_CONNECTIONS",
+    "DirectAnswer",
+    "DirectPost",
     "Transport",
     "adopt_client",
     "default_transport",
+    "direct_post",
     "make_client",
     "parse_transport",
 ]
@@ -248,4 +252,92 @@ def _mapped_aiohttp_transport(connections: int) -> httpx.AsyncBaseTransport:
             response.stream = _Stream(response.stream)
             return response
 
-    return _Transport(limits=_limits(connections))
+        def session(self) -> aiohttp.ClientSession:
+            """The aiohttp session ``handle_async_request`` sends through (made on first use, as there)."""
+            if not isinstance(self.client, aiohttp.ClientSession):
+                self.client = self.get_client()
+            return self.client
+
+    transport = _Transport(limits=_limits(connections))
+    transport.direct = DirectPost(transport.session, translate, aiohttp.ClientError, aiohttp.ClientTimeout)  # type: ignore[attr-defined]
+    return transport
+
+
+def direct_post(client: httpx.AsyncClient, url: httpx.URL) -> DirectPost | None:
+    """The aiohttp session under ``client`` for a POST to ``url``, when httpx's client would add
+    nothing to it: ``client`` is a plain ``httpx.AsyncClient`` over routeproof's own aiohttp transport
+    (:func:`make_client`; no proxy mount for ``url``), with no auth, no cookies, no event hooks and
+    redirects not followed. Else None, and the request goes through ``client.send``.
+
+    What httpx's client adds around that transport (the auth and redirect loops, the cookie jar, the
+    httpx request and response objects and their header conversions) was about a fifth of the
+    gateway's CPU per call (``benchmarks/gateway_ab.py``)."""
+    if type(client) is not httpx.AsyncClient:
+        return None  # a subclass may change what send does
+    direct: DirectPost | None = getattr(client._transport_for_url(url), "direct", None)
+    if direct is None or client.auth is not None or client.follow_redirects or client.cookies:
+        return None
+    hooks = client.event_hooks
+    if hooks["request"] or hooks["response"]:
+        return None
+    return direct
+
+
+class DirectPost:
+    """One POST on routeproof's aiohttp transport's session, without httpx: what
+    ``httpx-aiohttp``'s ``handle_async_request`` asks of aiohttp, with the same headers, timeouts and
+    exception translation (:data:`AIOHTTP_TO_HTTPX`). Bodies come undecoded, as there: a caller
+    decodes a ``content-encoding`` as httpx does."""
+
+    __slots__ = ("_errors", "_session", "_timeout_type", "_translate")
+
+    def __init__(
+        self,
+        session: Callable[[], Any],
+        translate: Callable[[Exception], Exception],
+        errors: type[Exception],
+        timeout_type: Callable[..., Any],
+    ) -> None:
+        self._session = session
+        self._translate = translate
+        self._errors = errors
+        self._timeout_type = timeout_type
+
+    def post(
+        self, url: str, headers: list[tuple[str, str]], content: bytes, *, timeout_s: float, pool_s: float
+    ) -> DirectAnswer:
+        """``async with direct.post(...) as response``: an ``aiohttp.ClientResponse`` (headers read),
+        released on exit; aiohttp's errors, in or out of the block, raised as httpx's."""
+        timeout = self._timeout_type(sock_connect=timeout_s, sock_read=timeout_s, connect=pool_s)
+        request = self._session().request(
+            "POST", url, headers=headers, data=content or None, allow_redirects=False,
+            auto_decompress=False, compress=False, timeout=timeout,
+        )  # fmt: skip
+        return DirectAnswer(request, self._translate, self._errors)
+
+
+class DirectAnswer:
+    """:meth:`DirectPost.post`'s block."""
+
+    __slots__ = ("_errors", "_request", "_response", "_translate")
+
+    def __init__(self, request: Any, translate: Callable[[Exception], Exception], errors: type[Exception]) -> None:
+        self._request = request
+        self._translate = translate
+        self._errors = errors
+        self._response: Any = None
+
+    async def __aenter__(self) -> Any:
+        try:
+            self._response = await self._request.__aenter__()
+        except self._errors as exc:
+            raise self._translate(exc) from exc
+        return self._response
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        try:
+            await self._request.__aexit__(exc_type, exc, tb)
+        except self._errors as error:
+            raise self._translate(error) from error
+        if isinstance(exc, self._errors):
+            raise self._translate(exc) from exc

@@ -41,7 +41,7 @@ import contextlib
 import functools
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -55,6 +55,7 @@ from routeproof.core.provider_variants import error_object, wait_hint_ms
 from routeproof.core.types import AttemptFailure, AttemptFailureKind, ProviderKind, ProviderResponse
 from routeproof.errors import ConfigError, InvalidResponse, LocalCongestion, ProviderCallFailed
 from routeproof.traffic_store.answer_headers import capture as capture_rate_headers
+from routeproof.transport import DirectPost, direct_post
 
 __all__ = [
     "CONTEXT_OVERFLOW_MARKERS",
@@ -138,7 +139,7 @@ class HttpReply:
     """A 2xx answer: its status, headers and decoded JSON body."""
 
     status: int
-    headers: httpx.Headers
+    headers: Mapping[str, str]  # case-insensitive: ``httpx.Headers``, or aiohttp's on the direct path
     body: object
 
 
@@ -193,12 +194,10 @@ def build_post(
     """
     if client.cookies or not client.base_url.is_relative_url:
         return client.build_request("POST", url, content=content, headers=headers, timeout=timeout)
-    names = {name.lower() for name in headers}
-    items = [(name, value) for name, value in client.headers.multi_items() if name not in names]
-    items.extend(headers.items())
     return httpx.Request(
-        "POST", _parsed_url(url), content=content, headers=items, extensions={"timeout": timeout.as_dict()}
-    )
+        "POST", _parsed_url(url), content=content, headers=_merged_headers(client, headers),
+        extensions={"timeout": timeout.as_dict()},
+    )  # fmt: skip
 
 
 def _map_exception(exc: httpx.HTTPError) -> AttemptFailureKind | type[LocalCongestion] | None:
@@ -266,14 +265,16 @@ def unsendable(exc: Exception) -> ConfigError:
 
 async def read_capped(response: httpx.Response, max_bytes: int, secrets: Iterable[str] = ()) -> bytes:
     """The (decoded) body of a streamed ``response``; INVALID_RESPONSE once it passes ``max_bytes``."""
-    status = response.status_code
-    declared = response.headers.get("content-length", "")
-    if (
-        declared.isascii()
-        and declared.isdigit()
-        and int(declared) > max_bytes
-        and not response.headers.get("content-encoding")
-    ):
+    return await _capped(response.status_code, response.headers, response.aiter_bytes(), max_bytes, secrets)
+
+
+async def _capped(
+    status: int, headers: Mapping[str, str], chunks: AsyncIterator[bytes], max_bytes: int, secrets: Iterable[str]
+) -> bytes:
+    """``chunks`` joined; INVALID_RESPONSE once they pass ``max_bytes``, or at once when an unencoded
+    body's declared ``content-length`` does."""
+    declared = headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > max_bytes and not headers.get("content-encoding"):
         raise failure(
             AttemptFailureKind.INVALID_RESPONSE,
             f"HTTP {status} body of {int(declared)} bytes is over the {max_bytes}-byte cap",
@@ -282,7 +283,7 @@ async def read_capped(response: httpx.Response, max_bytes: int, secrets: Iterabl
         )
     parts: list[bytes] = []
     total = 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in chunks:
         total += len(chunk)
         if total > max_bytes:
             raise failure(
@@ -369,7 +370,8 @@ async def _send(
     timeout_at: float,
     secrets: tuple[str, ...],
     max_response_bytes: int,
-) -> tuple[httpx.Response, bytes]:
+) -> tuple[int, Mapping[str, str], bytes]:
+    """A 2xx answer's status, headers and (decoded) body; any other status raises its failure."""
     loop = asyncio.get_running_loop()
     remaining_s = timeout_at - loop.time()
     if remaining_s <= 0:
@@ -379,6 +381,10 @@ async def _send(
         # Two bounds: httpx's per-phase timeouts give the precise kind (connect vs read), and
         # asyncio.timeout_at bounds the whole exchange even if a server trickles bytes forever.
         async with asyncio.timeout_at(timeout_at) if bound is None or bound > timeout_at else _CALLER_BOUNDS:
+            direct = direct_post(client, _parsed_url(url))
+            if direct is not None:
+                sent = _merged_headers(client, headers)
+                return await _send_direct(direct, url, sent, content, remaining_s, secrets, max_response_bytes)
             request = build_post(
                 client, url, content=content, headers=headers,
                 timeout=httpx.Timeout(remaining_s, pool=pool_timeout_s(remaining_s)),
@@ -386,9 +392,59 @@ async def _send(
             response = await client.send(request, stream=True)
             capture_rate_headers(response.headers)  # the traffic port's provider-side limits (issue 32)
             try:
-                return response, await read_capped(response, max_response_bytes, secrets)
+                body = await read_capped(response, max_response_bytes, secrets)
             finally:
                 await response.aclose()
+            if not 200 <= response.status_code < 300:
+                raise _status_failure(response, secrets, body)
+            return response.status_code, response.headers, body
+
+
+def _merged_headers(client: httpx.AsyncClient, headers: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The client's default headers and the call's, merged as httpx merges them (a call header replaces
+    the client's of the same name, case-insensitively)."""
+    names = {name.lower() for name in headers}
+    items = [(name, value) for name, value in client.headers.multi_items() if name not in names]
+    items.extend(headers.items())
+    return items
+
+
+async def _send_direct(  # noqa: PLR0917 - _send's own arguments, passed on
+    direct: DirectPost,
+    url: str,
+    sent: list[tuple[str, str]],
+    content: bytes,
+    remaining_s: float,
+    secrets: tuple[str, ...],
+    max_response_bytes: int,
+) -> tuple[int, Mapping[str, str], bytes]:
+    """:func:`_send` on aiohttp's session without httpx's client (:func:`routeproof.transport.direct_post`):
+    the same request headers, timeouts, cap and failures. A ``content-encoding`` is decoded by httpx
+    itself (the same decoders, the cap after decoding), a non-2xx answer judged on an
+    ``httpx.Response`` (the same header joining and charset as the other path)."""
+    async with direct.post(url, sent, content, timeout_s=remaining_s, pool_s=pool_timeout_s(remaining_s)) as answer:
+        status: int = answer.status
+        answer_headers: Mapping[str, str] = answer.headers
+        capture_rate_headers(answer_headers)  # the traffic port's provider-side limits (issue 32)
+        if answer_headers.get("content-encoding"):
+            encoded = httpx.Response(status, headers=answer.raw_headers, stream=_Chunks(answer.content.iter_any()))
+            body = await read_capped(encoded, max_response_bytes, secrets)
+        else:
+            body = await _capped(status, answer_headers, answer.content.iter_any(), max_response_bytes, secrets)
+        if not 200 <= status < 300:
+            raise _status_failure(httpx.Response(status, headers=answer.raw_headers), secrets, body)
+        return status, answer_headers, body
+
+
+class _Chunks(httpx.AsyncByteStream):
+    """An aiohttp body as the byte stream an ``httpx.Response`` decodes."""
+
+    def __init__(self, chunks: AsyncIterator[bytes]) -> None:
+        self._chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._chunks:
+            yield chunk
 
 
 async def post_json(
@@ -416,7 +472,7 @@ async def post_json(
         if name not in present:
             send_headers[name] = value
     inject_trace_headers(send_headers)
-    response, body_bytes = await _send(
+    status, answer_headers, body_bytes = await _send(
         client,
         url,
         content=content,
@@ -425,18 +481,16 @@ async def post_json(
         secrets=secret_values,
         max_response_bytes=max_response_bytes,
     )
-    if not 200 <= response.status_code < 300:
-        raise _status_failure(response, secret_values, body_bytes)
     try:
         body: object = _loads(body_bytes)
     except ValueError as exc:
         raise failure(
             AttemptFailureKind.INVALID_RESPONSE,
-            f"HTTP {response.status_code} body is not JSON ({exc}): {body_bytes[:200]!r}",
+            f"HTTP {status} body is not JSON ({exc}): {body_bytes[:200]!r}",
             secrets=secret_values,
-            http_status=response.status_code,
+            http_status=status,
         ) from exc
-    return HttpReply(status=response.status_code, headers=response.headers, body=body)
+    return HttpReply(status=status, headers=answer_headers, body=body)
 
 
 def normalize_or_fail(
