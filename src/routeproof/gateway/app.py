@@ -284,18 +284,19 @@ class GatewayApp:
         rewrite_dropped: tuple[str, ...] = ()  # Responses API: what its Chat rewriting leaves out
         forward = tuple((h, headers[h]) for h in self.backend.settings.forward_headers if h in headers)
         refusal: str | None = None  # Responses API: why the request has no Chat form (verbatim only)
+        caller: dict[str, Any] | None = None  # the body as parsed (the Responses API: its Chat rewriting's, later)
         if api is Api.RESPONSES:
             req, model, stream, echo_json, refusal, rewrite_dropped = _parse_responses(body, forward)
             include_usage = True
         else:
-            req, model, stream, include_usage = _parse(api, body, forward)
+            req, model, stream, include_usage, caller = _parse(api, body, forward)
         route = self.backend.route(tenant, model)
         if route is None:
             message_text = f"model {model!r} is not configured (known: {list(self.backend.aliases)!r})"
             raise _Reject(Failure(status=404, code="model_not_found", message=message_text))
         if refusal is not None and not self._responses_capable(route):  # none can honour it: never faked
             raise _Reject(Failure(status=400, code="invalid_request", message=refusal))
-        req = self._fit_to_route(route, req)
+        req = self._fit_to_route(route, req, caller)
         if api is Api.RESPONSES:  # the caller's own Responses body: verbatim where the API is served
             req = replace(req, origin=WireOrigin(protocol=WireFormat.OPENAI_RESPONSES, body_json=body.decode(),
                                                  headers=forward))  # fmt: skip
@@ -321,11 +322,13 @@ class GatewayApp:
         async with admitted(self.tenancy, tenant.name, job.timeout_s, Traffic.estimate_tokens(job.req)) as timeout_s:
             await answer_for(replace(job, timeout_s=timeout_s))
 
-    def _fit_to_route(self, route: Route, req: ChatRequest) -> ChatRequest:
-        """The request's output reservation for ``route``, and a 400 when no provider of it can carry a field."""
+    def _fit_to_route(self, route: Route, req: ChatRequest, caller: dict[str, Any] | None) -> ChatRequest:
+        """The request's output reservation for ``route``, and a 400 when no provider of it can carry a
+        field. ``caller``: the origin's body as parsed already (None: parsed here)."""
         origin = req.origin
         assert origin is not None  # the gateway always keeps the caller's request
-        caller = json.loads(origin.body_json)
+        if caller is None:
+            caller = json.loads(origin.body_json)
         fields = untranslated_fields(origin.protocol, caller)
         refused = self.backend.refused_everywhere(route, origin.protocol, fields, request=req)
         if refused is not None:
@@ -479,31 +482,39 @@ def _dropped_header(dropped: tuple[str, ...]) -> tuple[tuple[bytes, bytes], ...]
     return ((DROPPED_HEADER.encode(), ",".join(dropped).encode()),) if dropped else ()
 
 
-def _parse(api: Api, body: bytes, forward: tuple[tuple[str, str], ...] = ()) -> tuple[ChatRequest, str, bool, bool]:
+def _parse(
+    api: Api, body: bytes, forward: tuple[tuple[str, str], ...] = ()
+) -> tuple[ChatRequest, str, bool, bool, dict[str, Any]]:
     """The request (keeping the caller's own body and ``forward`` headers as its origin), its model
-    alias, whether it streams, and whether it wants usage in the stream."""
+    alias, whether it streams, whether it wants usage in the stream, and the caller's body as parsed."""
     data: Any = read_json(body)  # edge.py: depth limit, surrogates, NaN, digit limit -> 400
     if not isinstance(data, dict):
         raise _Reject(
             Failure(status=400, code="invalid_request", message=f"body must be a JSON object, got {data!r:.80}")
         )
-    origin = WireOrigin(protocol=_ORIGIN[api], body_json=body.decode(), headers=forward)
+    caller = data
     if api is Api.OPENAI and not {"max_tokens", "max_completion_tokens"} & data.keys():
         data = {**data, "max_tokens": DEFAULT_MAX_TOKENS}  # the parse wants one; replaced per route, never sent
     try:
         req, extras = parse_anthropic_request(data) if api is Api.ANTHROPIC else parse_openai_request(data)
-        # carried on to each provider's wire format; a tool_choice with no tools has nothing to choose
-        tool_choice = extras.tool_choice if req.tools else None
-        origin = replace(origin, untranslated=extras.untranslated)  # judged per cross-protocol provider
-        req = replace(req, top_p=extras.top_p, tool_choice=tool_choice, origin=origin)
+        # judged per cross-protocol provider
+        origin = WireOrigin(
+            protocol=_ORIGIN[api], body_json=body.decode(), headers=forward, untranslated=extras.untranslated
+        )
         cache_key = data.get("prompt_cache_key")  # OpenAI's own cache key: cache affinity's key too
-        if isinstance(cache_key, str) and cache_key:  # (still sent to OpenAI verbatim, as before)
-            req = replace(req, cache_affinity_key=cache_key)
+        req = replace(  # one rebuild of the request, not one per field
+            req,
+            top_p=extras.top_p,
+            tool_choice=extras.tool_choice if req.tools else None,  # a tool_choice with no tools has nothing to choose
+            origin=origin,
+            # (still sent to OpenAI verbatim, as before)
+            cache_affinity_key=cache_key if isinstance(cache_key, str) and cache_key else req.cache_affinity_key,
+        )
     except (TranslationError, ValueError) as exc:
         raise _Reject(Failure(status=400, code="invalid_request", message=str(exc))) from exc
     options = data.get("stream_options")
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
-    return req, extras.model, extras.stream is True, include_usage
+    return req, extras.model, extras.stream is True, include_usage, caller
 
 
 def _parse_responses(
@@ -528,7 +539,7 @@ def _parse_responses(
         rewritten = responses_to_chat(data)
     except TranslationError as exc:
         refusal, rewritten = str(exc), responses_estimate(data)
-    req, model, stream, _ = _parse(Api.OPENAI, rewritten.chat_json.encode(), forward)
+    req, model, stream, _, _ = _parse(Api.OPENAI, rewritten.chat_json.encode(), forward)
     return req, model, stream, rewritten.echo_json, refusal, rewritten.dropped
 
 
