@@ -7,15 +7,20 @@ import asyncio
 
 import pytest
 
-from routeproof.gateway.app import _ClientGone, _run_until_disconnect
+from routeproof.gateway.app import DISCONNECT_WATCH_AFTER_S, _ClientGone, _run_until_disconnect
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.looptime(end=60)]
 
 
 def _receive_disconnect_after(seconds: float) -> object:
+    """A ``receive`` whose client leaves ``seconds`` from now: it returns the disconnect then, or,
+    called later, at once without yielding (as uvicorn's does)."""
+    loop = asyncio.get_running_loop()
+    leaves_at = loop.time() + seconds
+
     async def receive() -> dict[str, object]:
-        if seconds:
-            await asyncio.sleep(seconds)
+        if leaves_at > loop.time():
+            await asyncio.sleep(leaves_at - loop.time())
         return {"type": "http.disconnect"}
 
     return receive
@@ -72,7 +77,9 @@ async def test_a_disconnect_seen_as_the_work_ends_does_not_cancel_the_caller_lat
     work returned, must not cancel the request's task (which has moved on to answering)."""
 
     async def work() -> str:
-        await asyncio.sleep(0)  # the watcher's turn: it reads the disconnect and schedules its callback
+        # ends in the loop turn the watch starts: the watcher reads the (earlier) disconnect in that
+        # turn and its callback runs in the next, after the work returned
+        await asyncio.sleep(DISCONNECT_WATCH_AFTER_S)
         return "answered"
 
     assert await _run_until_disconnect(_receive_disconnect_after(0), work()) == "answered"  # type: ignore[arg-type]
@@ -80,3 +87,37 @@ async def test_a_disconnect_seen_as_the_work_ends_does_not_cancel_the_caller_lat
     current = asyncio.current_task()
     assert current is not None
     assert current.cancelling() == 0
+
+
+async def test_a_disconnect_before_the_watch_starts_cancels_the_work_when_it_starts() -> None:
+    """The client leaves at 1 ms: the work is cancelled when the watch starts (10 ms), not later."""
+    cancelled_at: list[float] = []
+
+    async def work() -> str:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled_at.append(asyncio.get_running_loop().time())
+            raise
+        return "answered"
+
+    start = asyncio.get_running_loop().time()
+    with pytest.raises(_ClientGone):
+        await _run_until_disconnect(_receive_disconnect_after(0.001), work())  # type: ignore[arg-type]
+    assert [round(t - start, 3) for t in cancelled_at] == [DISCONNECT_WATCH_AFTER_S]
+
+
+async def test_work_shorter_than_the_watch_delay_starts_no_watcher() -> None:
+    """A call answered within the delay costs no watcher task (it was 40 % of the app's CPU per request)."""
+    tasks_seen: list[int] = []
+
+    async def work() -> str:
+        await asyncio.sleep(DISCONNECT_WATCH_AFTER_S / 2)
+        tasks_seen.append(len(asyncio.all_tasks()))
+        return "answered"
+
+    before = len(asyncio.all_tasks())
+    assert await _run_until_disconnect(_receive_disconnect_after(100), work()) == "answered"  # type: ignore[arg-type]
+    await asyncio.sleep(1)
+    assert tasks_seen == [before]
+    assert len(asyncio.all_tasks()) == before
