@@ -122,8 +122,30 @@ def read_json(body: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> object:
         raise _bad(f"body nests deeper than {max_depth} levels") from exc
     except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, NaN, an int past the digit limit
         raise _bad(f"body is not JSON: {exc}") from exc
-    _check_value(value, max_depth)
+    if _MAY_HOLD_SURROGATE.search(body) is not None:
+        _check_value(value, max_depth)
+    elif body.count(b"{") + body.count(b"[") > max_depth:  # else no value can nest deeper
+        _check_depth(value, max_depth)
     return value
+
+
+_MAY_HOLD_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]|\x00")
+"""Where a decoded string can get a lone surrogate from: a ``\\uD800``-``\\uDFFF`` escape, UTF-8's
+encoding of one (``json.loads`` decodes bytes with ``surrogatepass``), or a UTF-16/32 body (JSON's
+structure is ASCII, so such a body has NUL bytes). A body with none of them holds no surrogate:
+:func:`read_json` then walks it for depth only, and not at all when it has no more ``{`` and ``[``
+than the depth limit. A match only means "walk it all"."""
+
+
+def _check_depth(value: object, max_depth: int) -> None:
+    """:func:`_check_value`'s depth rule alone (a body that cannot hold a surrogate)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > max_depth:
+                raise _bad(f"body nests deeper than {max_depth} levels")
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
 
 
 def _check_value(value: object, max_depth: int) -> None:
