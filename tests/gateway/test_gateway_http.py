@@ -177,3 +177,19 @@ async def test_health_store_starts_before_the_first_call_and_closes_at_shutdown(
             response = await client.post("/v1/chat/completions", json=BODY, headers=AUTH, timeout=10)
             events.append(f"served {response.status_code}")
         assert events == ["started", "served 200", "closed"]
+
+
+async def test_a_same_protocol_answer_is_the_providers_own_bytes(stack: Stack) -> None:
+    """An Anthropic caller answered by Anthropic gets the provider's body byte for byte (its spacing,
+    its key order, its UTF-8), not a re-encoding of it."""
+    own = (
+        '{ "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",\n'
+        '  "content": [{"type": "text", "text": "caf\u00e9 \u2615"}], "stop_reason": "end_turn",'
+        ' "stop_sequence": null, "usage": {"input_tokens": 3, "output_tokens": 2} }'
+    ).encode()
+    stack.anthropic.script(Scripted(body=own))
+    headers = {"x-api-key": GATEWAY_KEY, "anthropic-version": "2023-06-01"}
+    async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
+        answer = await client.post("/v1/messages", json=BODY, headers=headers)
+    assert answer.status_code == 200
+    assert answer.content == own

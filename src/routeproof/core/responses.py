@@ -182,8 +182,9 @@ class ProviderResponse:
     dropped_parameters: tuple[str, ...] = ()  # request parameters the model does not accept, left out
     cost_pico_usd: int | None = None  # this call's exact cost (1e-12 USD); None when the model is unpriced
     budget_turn_warning: bool = False  # the worst case exceeded the per-turn warning threshold (seed 003)
-    # Same-protocol passthrough only: the provider's own answer body (compact JSON), so a caller of that
-    # protocol gets every field of it (reasoning tokens, logprobs, thinking signatures, annotations ...).
+    # Same-protocol passthrough only: the provider's own answer body (its JSON text as written when that
+    # is a UTF-8 object, else re-encoded), so a caller of that protocol gets every field of it (reasoning
+    # tokens, logprobs, thinking signatures, annotations ...).
     wire_body_json: str | None = None
 
 

@@ -126,7 +126,8 @@ class _Reject(Exception):
 
 
 async def _send_json(send: Send, status: int, body: object, headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
-    data = json.dumps(body, separators=(",", ":")).encode()
+    """``body`` as compact JSON (bytes: JSON text already, sent as they are)."""
+    data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
     length = (b"content-length", str(len(data)).encode())
     await send({"type": "http.response.start", "status": status, "headers": [_JSON, length, *headers]})
     await send({"type": "http.response.body", "body": data})
@@ -483,14 +484,15 @@ async def _in_server_span(path: str, parent: Context, work: Coroutine[Any, Any, 
         await work
 
 
-def _own_answer(api: Api, resp: ProviderResponse) -> dict[str, Any] | None:
+def _own_answer(api: Api, resp: ProviderResponse) -> bytes | None:
     """A same-protocol answer as its provider gave it, every field kept (reasoning tokens, logprobs,
-    refusal, annotations, thinking blocks and signatures, cache usage); None when it crossed protocols."""
+    refusal, annotations, thinking blocks and signatures, cache usage): the provider's JSON object as
+    it wrote it (``providers._http.own_json``); None when it crossed protocols."""
     kind = None if resp.provider is None else resp.provider.kind
-    if resp.wire_body_json is None or kind is None or protocol_of(kind) is not _ORIGIN.get(api):
+    own = resp.wire_body_json
+    if own is None or kind is None or protocol_of(kind) is not _ORIGIN.get(api) or own.lstrip()[:1] != "{":
         return None
-    own = json.loads(resp.wire_body_json)
-    return own if isinstance(own, dict) else None
+    return own.encode()
 
 
 def _dropped_header(dropped: tuple[str, ...]) -> tuple[tuple[bytes, bytes], ...]:

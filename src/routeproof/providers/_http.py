@@ -70,6 +70,7 @@ __all__ = [
     "failure",
     "inject_trace_headers",
     "normalize_or_fail",
+    "own_json",
     "pool_timeout_s",
     "post_json",
     "read_capped",
@@ -136,11 +137,25 @@ _REDACTED = "[REDACTED]"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HttpReply:
-    """A 2xx answer: its status, headers and decoded JSON body."""
+    """A 2xx answer: its status, headers and decoded JSON body (``raw``: the body's bytes as received)."""
 
     status: int
     headers: Mapping[str, str]  # case-insensitive: ``httpx.Headers``, or aiohttp's on the direct path
     body: object
+    raw: bytes = b""
+
+
+def own_json(reply: HttpReply) -> str:
+    """The answer's JSON text as the provider wrote it, for a same-protocol caller (its bytes, decoded,
+    when they are a UTF-8 JSON object); else its body encoded again. Relayed whole, it spares the
+    gateway an encode here and a decode and an encode there; what a client parses is the same."""
+    raw = reply.raw
+    if raw.lstrip()[:1] == b"{":
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:  # another encoding json.loads detected: encoded again, as UTF-8 JSON
+            pass
+    return json.dumps(reply.body, separators=(",", ":"))
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -490,7 +505,7 @@ async def post_json(
             secrets=secret_values,
             http_status=status,
         ) from exc
-    return HttpReply(status=status, headers=answer_headers, body=body)
+    return HttpReply(status=status, headers=answer_headers, body=body, raw=body_bytes)
 
 
 def normalize_or_fail(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator
 from dataclasses import replace
 from typing import Any
@@ -16,7 +15,14 @@ from routeproof.core.formats.sse import MAX_LINE_CHARS, StreamDecoder, WireProto
 from routeproof.core.formats.translate import request_to_anthropic
 from routeproof.core.messages import WireFormat
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
-from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._http import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    encode_json,
+    normalize_or_fail,
+    own_json,
+    post_json,
+    stamp,
+)
 from routeproof.providers._passthrough import Outgoing, log_dropped, outgoing_body
 from routeproof.providers._stream import stream_events
 from routeproof.providers.capabilities import default_capabilities, fit_for
@@ -118,7 +124,7 @@ class AnthropicProvider:
         )
         response = stamp(normalize_or_fail(normalize_anthropic, reply, secrets=secrets), self.kind, model)
         if out.body is not None:  # same protocol: the caller gets the provider's own answer, every field of it
-            response = replace(response, wire_body_json=json.dumps(reply.body, separators=(",", ":")))
+            response = replace(response, wire_body_json=own_json(reply))
         return replace(response, dropped_parameters=dropped) if dropped else response
 
     def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:

@@ -34,7 +34,14 @@ from routeproof.core.formats.normalize import normalize_openai
 from routeproof.core.formats.sse import MAX_LINE_CHARS, StreamDecoder, WireProtocol
 from routeproof.core.provider_variants import counted_output_tokens
 from routeproof.core.types import ChatRequest, MessageStop, ProviderKind, ProviderResponse, StreamEvent
-from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._http import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    encode_json,
+    normalize_or_fail,
+    own_json,
+    post_json,
+    stamp,
+)
 from routeproof.providers._stream import stream_events
 from routeproof.providers.openai import OpenAIProvider
 
@@ -74,13 +81,13 @@ class GeminiProvider(OpenAIProvider):
             self._client, self._chat_url(model), content=encode_json(body), headers=self._headers(out),
             timeout_at=timeout_at, secrets=secrets, max_response_bytes=self._max_response_bytes,
         )  # fmt: skip
-        own = reply.body  # as Gemini wrote it: a caller of the same protocol gets it whole
+        own = reply  # as Gemini wrote it: a caller of the same protocol gets it whole
         if isinstance(reply.body, dict):
             reply = replace(reply, body=_with_thinking_counted(reply.body))
         normalize = partial(normalize_openai, provider=self.kind)
         response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
         if out.body is not None:  # the caller's own OpenAI request: audio, annotations, every field go back
-            response = replace(response, wire_body_json=json.dumps(own, separators=(",", ":")))
+            response = replace(response, wire_body_json=own_json(own))
         return replace(response, dropped_parameters=out.dropped) if out.dropped else response
 
     def stream(

@@ -30,7 +30,14 @@ from routeproof.core.responses_route import (
     verbatim_dropped,
 )
 from routeproof.core.types import ChatRequest, ProviderKind, ProviderResponse, StreamEvent
-from routeproof.providers._http import DEFAULT_MAX_RESPONSE_BYTES, encode_json, normalize_or_fail, post_json, stamp
+from routeproof.providers._http import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    encode_json,
+    normalize_or_fail,
+    own_json,
+    post_json,
+    stamp,
+)
 from routeproof.providers._passthrough import Outgoing, log_dropped, outgoing_body
 from routeproof.providers._stream import stream_events
 from routeproof.providers.capabilities import default_capabilities, fit_for
@@ -144,7 +151,7 @@ class OpenAIProvider:
         )
         response = stamp(normalize_or_fail(normalize_responses, reply, secrets=secrets), self.kind, model)
         log_dropped(self.kind, model, out.dropped)
-        wire = json.dumps(reply.body, separators=(",", ":"))
+        wire = own_json(reply)
         return replace(response, wire_body_json=wire, dropped_parameters=out.dropped)
 
     def _secrets(self) -> tuple[str, ...]:
@@ -170,7 +177,7 @@ class OpenAIProvider:
         normalize = partial(normalize_openai, provider=self.kind)
         response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
         if out.body is not None:  # same protocol: the caller gets the provider's own answer, every field of it
-            response = replace(response, wire_body_json=json.dumps(reply.body, separators=(",", ":")))
+            response = replace(response, wire_body_json=own_json(reply))
         return replace(response, dropped_parameters=dropped) if dropped else response
 
     def _body(self, request: ChatRequest, model: str, *, stream: bool) -> tuple[dict[str, Any], Outgoing]:
