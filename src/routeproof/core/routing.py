@@ -35,6 +35,7 @@ __all__ = [
     "Skipped",
     "build_chain",
     "call_plan",
+    "chain_sound",
     "context_misfits",
     "plan_chain",
     "plan_sound",
@@ -118,12 +119,20 @@ def _build_chain(resolved: ResolvedModel, policy: TenantPolicy) -> tuple[ChainEn
     return tuple(entries)
 
 
-@icontract.ensure(lambda result: len(result) >= 1)
-@icontract.ensure(
-    lambda resolved, result: result[0].provider == resolved.provider and result[0].model == resolved.model
-)
-@icontract.ensure(lambda result: all(e.fallback_position == i for i, e in enumerate(result)))
-@icontract.ensure(lambda policy, result: len(result) <= 1 + len(policy.fallback_chain))
+def chain_sound(resolved: ResolvedModel, policy: TenantPolicy, result: tuple[ChainEntry, ...]) -> bool:
+    """:func:`build_chain`'s postcondition, one predicate (each condition costs icontract about ten
+    Python calls per call; issue 25): the resolved primary first, positions numbered in order, at most
+    one entry per fallback."""
+    return (
+        len(result) >= 1
+        and result[0].provider == resolved.provider
+        and result[0].model == resolved.model
+        and all(e.fallback_position == i for i, e in enumerate(result))
+        and len(result) <= 1 + len(policy.fallback_chain)
+    )
+
+
+@icontract.ensure(chain_sound, "the primary first, positions in order, at most one entry per fallback")
 def build_chain(resolved: ResolvedModel, policy: TenantPolicy) -> tuple[ChainEntry, ...]:
     """The primary, then every fallback that carries the alias, positions numbered in order."""
     return _build_chain(resolved, policy)
@@ -338,15 +347,14 @@ def _call_plan(
     ),
     "attempt timeouts are positive",
 )
-@icontract.ensure(lambda chain_plan, result: result.chain == chain_plan.chain)
 @icontract.ensure(
-    lambda chain_plan, attempt_timeout_ms, result: all(
-        0 < result.timeout_for(e.provider) <= attempt_timeout_ms for e in chain_plan.chain
-    )
-)
-@icontract.ensure(
-    lambda policy, result: not result.context_window_failover or policy.privacy_tier is not PrivacyTier.SOVEREIGN
-)
+    lambda chain_plan, attempt_timeout_ms, policy, result: (
+        result.chain == chain_plan.chain
+        and all(0 < result.timeout_for(e.provider) <= attempt_timeout_ms for e in chain_plan.chain)
+        and (not result.context_window_failover or policy.privacy_tier is not PrivacyTier.SOVEREIGN)
+    ),
+    "the planned chain, each attempt timeout within the call's, no context-window failover under SOVEREIGN",
+)  # one condition, not three: each costs icontract about ten Python calls per call (issue 25)
 def call_plan(
     chain_plan: ChainPlan,
     policy: TenantPolicy,
