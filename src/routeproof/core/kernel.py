@@ -217,6 +217,7 @@ def _bump(used: tuple[tuple[tuple[str, str], int], ...], entry: ChainEntry) -> t
 # --- transitions ---------------------------------------------------------------------------------
 
 _LIMIT_MS = operator.itemgetter(0)
+_COUNT = operator.itemgetter(1)
 
 
 def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState, Action]:
@@ -421,7 +422,7 @@ def well_formed(state: KernelState) -> bool:
     return (
         plan_valid(plan)
         and len(state.records) <= plan.attempts_cap
-        and all(count <= plan.max_attempts_per_provider for _, count in state.used)
+        and max(map(_COUNT, state.used), default=0) <= plan.max_attempts_per_provider  # C-level: per call
         and 0 <= state.position <= max(0, len(plan.chain))
         and state.calls_issued <= plan.attempts_cap
         and (not state.done or state.pending is None)
