@@ -86,6 +86,13 @@ async def test_streamed_attempts_send_child_span_ids_of_one_trace() -> None:
     assert f"{INBOUND.span_id:016x}" not in spans
 
 
+@pytest.fixture
+def no_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No SDK as the global tracer provider, whatever another test in this process installed."""
+    monkeypatch.setattr(trace, "get_tracer_provider", trace.NoOpTracerProvider)
+    assert tracing_is_noop()
+
+
 def _sent(call: CallTrace) -> tuple[dict[str, str], SpanContext]:
     """The headers an attempt of ``call`` injects, and the attempt span's context."""
     headers: dict[str, str] = {}
@@ -94,10 +101,10 @@ def _sent(call: CallTrace) -> tuple[dict[str, str], SpanContext]:
     return headers, span.span.get_span_context()
 
 
+@pytest.mark.usefixtures("no_sdk")
 async def test_without_an_sdk_an_attempt_in_the_calls_trace_is_a_child_of_its_root() -> None:
     """No SDK, no caller span: the attempt sends what a child of the call's root context would (the
     root's trace id, flags and state, a fresh span id), though no root span is made for it."""
-    assert tracing_is_noop()
     call = call_trace_context()
     root = trace.get_current_span(call.parent()).get_span_context()
     headers, sent = _sent(call)
@@ -106,10 +113,10 @@ async def test_without_an_sdk_an_attempt_in_the_calls_trace_is_a_child_of_its_ro
     assert headers == {"traceparent": f"00-{root.trace_id:032x}-{sent.span_id:016x}-{root.trace_flags:02x}"}
 
 
+@pytest.mark.usefixtures("no_sdk")
 async def test_without_an_sdk_an_attempt_under_a_callers_span_keeps_its_flags_and_state() -> None:
     """No SDK, a caller span with flags and trace state: the attempt sends its trace id, flags and
     state with a fresh span id (the caller's span, current at the attempt, is the parent)."""
-    assert tracing_is_noop()
     with trace.use_span(NonRecordingSpan(STATEFUL)):
         call = call_trace_context()
         assert call.parent() is None
@@ -126,6 +133,7 @@ async def test_an_sdk_installed_after_the_call_began_records_its_attempt_in_the_
 ) -> None:
     """A call begun without an SDK, an SDK installed before its attempt: the attempt is a recorded
     span of the call's trace, a child of its root."""
+    monkeypatch.setattr(trace, "get_tracer_provider", trace.NoOpTracerProvider)
     call = call_trace_context()
     exporter = recording_tracer(monkeypatch)
     headers, sent = _sent(call)
