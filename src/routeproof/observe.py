@@ -38,6 +38,7 @@ __all__ = [
     "PROVIDER_LABELS",
     "RETRY_REASONS",
     "AttemptSpan",
+    "CallTrace",
     "RouterMetrics",
     "attempt_span",
     "call_trace_context",
@@ -278,15 +279,43 @@ class RouterMetrics:
 _IDS = RandomIdGenerator()
 
 
-def call_trace_context() -> Context | None:
-    """The trace a call's attempts belong to: None when the caller has a valid span (its trace is
-    used), else a new trace made once for the whole call, so every attempt shares one trace id."""
-    if trace.get_current_span().get_span_context().is_valid:
-        return None
-    root = SpanContext(
-        trace_id=_IDS.generate_trace_id(), span_id=_IDS.generate_span_id(), is_remote=False, trace_flags=TraceFlags()
-    )
-    return trace.set_span_in_context(NonRecordingSpan(root))
+class CallTrace:
+    """The trace a call's attempts belong to (:func:`call_trace_context`): the caller's (``trace_id``
+    None: each attempt is a child of the span current when it starts), or a new one made once for the
+    whole call, so every attempt shares one trace id.
+
+    A new trace's root context (:meth:`parent`) is built only when a span is made through an SDK:
+    without one, an attempt's non-recording child needs the trace id alone (issue 25).
+    """
+
+    __slots__ = ("_base", "_parent", "trace_id")
+
+    def __init__(self, trace_id: int | None, base: Context) -> None:
+        self.trace_id = trace_id
+        self._base = base  # the context current when the call began: the root's, as before
+        self._parent: Context | None = None
+
+    def parent(self) -> Context | None:
+        """The attempts' parent context: None (the current one), or the call's own root span's."""
+        if self.trace_id is None:
+            return None
+        if self._parent is None:
+            root = SpanContext(
+                trace_id=self.trace_id, span_id=_IDS.generate_span_id(), is_remote=False, trace_flags=_NO_FLAGS
+            )
+            self._parent = trace.set_span_in_context(NonRecordingSpan(root), self._base)
+        return self._parent
+
+
+_NO_FLAGS = TraceFlags()
+
+
+def call_trace_context() -> CallTrace:
+    """The trace a call's attempts belong to: the caller's when it has a valid span, else a new one."""
+    base = otel_context.get_current()
+    if trace.get_current_span(base).get_span_context().is_valid:
+        return CallTrace(None, base)
+    return CallTrace(_IDS.generate_trace_id(), base)
 
 
 def _child_of(outer: SpanContext) -> NonRecordingSpan:
@@ -338,20 +367,37 @@ class AttemptSpan:
         self.span.end()
 
 
+class _NoSdkAttemptSpan(AttemptSpan):
+    """An attempt span without an SDK: non-recording, so the answer's attributes are not built."""
+
+    __slots__ = ()
+
+    def answered(self, usage: Usage, response_model: str) -> None:
+        """Nothing to record: the span drops attributes."""
+
+
 class _ChildSpan:
     """The attempt span when no SDK is installed: a non-recording child of the parent with a fresh
-    span id, current while the attempt runs (what the no-op tracer's branch made, without the tracer)."""
+    span id, current while the attempt runs (what the no-op tracer's branch made, without the tracer).
+    In the call's own trace its ids are known (no root span is made); in the caller's, the span
+    current when the attempt starts is the parent."""
 
-    __slots__ = ("_parent", "_token")
+    __slots__ = ("_call", "_token")
 
-    def __init__(self, parent: Context | None) -> None:
-        self._parent = parent
+    def __init__(self, call: CallTrace | None) -> None:
+        self._call = call
         self._token: object = None
 
     def __enter__(self) -> AttemptSpan:
-        child = _child_of(trace.get_current_span(self._parent).get_span_context())
+        trace_id = None if self._call is None else self._call.trace_id
+        if trace_id is None:
+            child = _child_of(trace.get_current_span().get_span_context())
+        else:  # the call's root: flags 0, empty trace state, the call's trace id
+            child = NonRecordingSpan(
+                SpanContext(trace_id=trace_id, span_id=_IDS.generate_span_id(), is_remote=False, trace_flags=_NO_FLAGS)
+            )
         self._token = otel_context.attach(trace.set_span_in_context(child))  # as trace.use_span does
-        return AttemptSpan(child)
+        return _NoSdkAttemptSpan(child)
 
     def __exit__(self, *exc: object) -> None:
         otel_context.detach(self._token)  # type: ignore[arg-type]  # the token attach returned
@@ -367,7 +413,7 @@ def tracing_is_noop() -> bool:
 
 
 def attempt_span(
-    provider: ProviderId, model: str, attempt_num: int, *, parent: Context | None = None
+    provider: ProviderId, model: str, attempt_num: int, *, parent: CallTrace | None = None
 ) -> AbstractContextManager[AttemptSpan]:
     """A CLIENT span around one attempt, current while it runs: the provider injects its context, so
     the outbound ``traceparent`` carries the call's trace id and a new span id of its own.
@@ -380,7 +426,8 @@ def attempt_span(
     """
     if tracing_is_noop():  # checked per attempt: an SDK installed later is used at once
         return _ChildSpan(parent)
-    return _sdk_attempt_span(trace.get_tracer_provider(), provider, model, attempt_num, parent)
+    context = None if parent is None else parent.parent()
+    return _sdk_attempt_span(trace.get_tracer_provider(), provider, model, attempt_num, context)
 
 
 @contextmanager

@@ -10,6 +10,7 @@ re-exports every name, so ``from routeproof.core.kernel import CallPlan`` keeps 
 from __future__ import annotations
 
 import enum
+import operator
 from dataclasses import dataclass, field
 
 from routeproof.core.constants import (
@@ -98,6 +99,9 @@ class RefusalEffect(enum.Enum):
     TERMINAL = "terminal"  # e.g. the session or monthly budget: the call ends
 
 
+_TIMEOUT_MS = operator.itemgetter(1)
+
+
 def plan_valid(plan: CallPlan) -> bool:
     """A plan the kernel accepts: positive limits, a usable backoff, positions matching the chain."""
     backoff = plan.backoff
@@ -106,9 +110,9 @@ def plan_valid(plan: CallPlan) -> bool:
         and plan.max_attempts_per_provider >= 1
         and plan.attempts_cap >= 1
         and plan.attempt_timeout_ms > 0
-        and all(timeout_ms > 0 for _, timeout_ms in plan.provider_timeouts_ms)
+        and min(map(_TIMEOUT_MS, plan.provider_timeouts_ms), default=1) > 0  # all > 0, in a C-level loop
         and 0 <= backoff.jitter_percent <= 100
-        and all(d >= 0 for d in backoff.delays_ms)
+        and min(backoff.delays_ms, default=0) >= 0  # all >= 0: this runs in every kernel contract
         and (
             (0 < backoff.base_ms <= backoff.cap_ms)
             if backoff.full_jitter

@@ -55,6 +55,7 @@ __all__ = [
     "FittedRequest",
     "ModelCapabilities",
     "fit_request",
+    "fit_sound",
     "kind_default",
     "lacking_capabilities",
     "load_capabilities",
@@ -279,20 +280,28 @@ def _fit(req: ChatRequest, caps: ModelCapabilities, extras: WireExtras) -> Fitte
     return FittedRequest(request=replace(req, **changes) if changes else req, extras=extras, dropped=tuple(dropped))
 
 
-@icontract.ensure(lambda caps, result: caps.temperature or result.request.temperature is None)
-@icontract.ensure(lambda caps, result: caps.top_p or (result.extras.top_p is None and result.request.top_p is None))
-@icontract.ensure(
-    lambda caps, result: (
-        caps.max_stop_sequences is None or len(result.request.stop_sequences) <= caps.max_stop_sequences
+def fit_sound(req: ChatRequest, caps: ModelCapabilities, result: FittedRequest) -> bool:
+    """:func:`fit_request`'s postcondition, one predicate (each condition costs icontract about ten
+    Python calls, and this runs per attempt; issue 25): no temperature or top_p the model rejects is
+    left (top_p in the wire extras neither); no more stop sequences than it takes; the request is
+    unchanged exactly when nothing but an extras-only top_p was dropped; the messages are the same
+    object (never copied)."""
+    request = result.request
+    only_extras_top_p = not any(d != "top_p" for d in result.dropped) and (
+        req.top_p is None or "top_p" not in result.dropped
     )
-)
-@icontract.ensure(
-    lambda req, result: (
-        (result.request == req)
-        == (not any(d != "top_p" for d in result.dropped) and (req.top_p is None or "top_p" not in result.dropped))
+    return (
+        (caps.temperature or request.temperature is None)
+        and (caps.top_p or (result.extras.top_p is None and request.top_p is None))
+        and (caps.max_stop_sequences is None or len(request.stop_sequences) <= caps.max_stop_sequences)
+        and (request == req) == only_extras_top_p
+        and request.messages is req.messages
     )
+
+
+@icontract.ensure(
+    fit_sound, "only rejected parameters dropped (temperature, top_p, a stop-sequence tail), named; messages kept"
 )
-@icontract.ensure(lambda req, result: result.request.messages is req.messages)
 def fit_request(req: ChatRequest, caps: ModelCapabilities, extras: WireExtras | None = None) -> FittedRequest:
     """``req`` without the parameters ``caps`` says the model rejects, and their names.
 

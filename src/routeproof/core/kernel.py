@@ -78,6 +78,8 @@ __all__ = [
     "plan_valid",
     "start",
     "step",
+    "step_accepts",
+    "step_sound",
     "well_formed",
 ]
 
@@ -215,6 +217,7 @@ def _bump(used: tuple[tuple[tuple[str, str], int], ...], entry: ChainEntry) -> t
 # --- transitions ---------------------------------------------------------------------------------
 
 _LIMIT_MS = operator.itemgetter(0)
+_COUNT = operator.itemgetter(1)
 
 
 def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState, Action]:
@@ -419,7 +422,7 @@ def well_formed(state: KernelState) -> bool:
     return (
         plan_valid(plan)
         and len(state.records) <= plan.attempts_cap
-        and all(count <= plan.max_attempts_per_provider for _, count in state.used)
+        and max(map(_COUNT, state.used), default=0) <= plan.max_attempts_per_provider  # C-level: per call
         and 0 <= state.position <= max(0, len(plan.chain))
         and state.calls_issued <= plan.attempts_cap
         and (not state.done or state.pending is None)
@@ -441,30 +444,41 @@ def _action_within_limits(state: KernelState, action: Action) -> bool:
 
 
 @icontract.require(plan_valid)
-@icontract.ensure(lambda result: well_formed(result[0]))
-@icontract.ensure(lambda result: _action_within_limits(result[0], result[1]))
+@icontract.ensure(
+    lambda result: well_formed(result[0]) and _action_within_limits(result[0], result[1]),
+    "well formed, the first action within the plan's limits",
+)  # one condition, not two: each costs icontract about ten Python calls per call (issue 25)
 def start(plan: CallPlan, now_ms: int) -> tuple[KernelState, Action]:
     """Begin a call at ``now_ms``: the first attempt on the primary, or a failure if none may start."""
     return _issue(KernelState(plan=plan), 0, now_ms)
 
 
-@icontract.require(well_formed)
-@icontract.require(lambda state: not state.done, "no event is accepted after the call ended")
-@icontract.require(answers, "the event must answer the pending action")
-@icontract.ensure(lambda result: well_formed(result[0]))
-@icontract.ensure(lambda result: _action_within_limits(result[0], result[1]))
-@icontract.ensure(
-    lambda event, result: (
-        not isinstance(result[1], Sleep)
-        or result[0].plan.effective_end_ms > event.now_ms + result[1].duration_ms == result[1].sleep_until_ms
+def step_accepts(state: KernelState, event: Event) -> bool:
+    """:func:`step`'s precondition, one predicate (each condition costs icontract about ten Python
+    calls per call; issue 25): a well-formed state, of a call that has not ended (no event is accepted
+    after it), and an event that answers the pending action (:func:`answers`)."""
+    return well_formed(state) and not state.done and answers(state, event)
+
+
+def step_sound(state: KernelState, event: Event, result: tuple[KernelState, Action]) -> bool:
+    """:func:`step`'s postcondition, one predicate: the new state is well formed and its action within
+    the plan's limits; a Sleep ends before the call's end, ``duration_ms`` after the event; no record
+    is lost; and a spent retry budget never sleeps for a retry."""
+    new_state, action = result
+    if not (well_formed(new_state) and _action_within_limits(new_state, action)):
+        return False
+    if len(new_state.records) < len(state.records):
+        return False
+    if not isinstance(action, Sleep):
+        return True
+    return new_state.plan.effective_end_ms > event.now_ms + action.duration_ms == action.sleep_until_ms and (
+        not isinstance(event, AttemptFailed) or event.retry_allowed
     )
-)
-@icontract.ensure(lambda state, result: len(result[0].records) >= len(state.records))
+
+
+@icontract.require(step_accepts, "a well-formed running call, and an event that answers its pending action")
 @icontract.ensure(
-    lambda event, result: (
-        not isinstance(event, AttemptFailed) or event.retry_allowed or not isinstance(result[1], Sleep)
-    ),
-    "a spent retry budget never sleeps for a retry",
+    step_sound, "well formed, within limits, no record lost, sleeps in time, a spent retry budget never sleeps"
 )
 def step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
     """Feed what happened to the pending action; get the new state and the next action."""

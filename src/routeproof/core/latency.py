@@ -44,8 +44,10 @@ __all__ = [
     "new_latency",
     "p99_ms",
     "probe_due",
+    "record_accepts",
     "record_demotion",
     "record_latency",
+    "record_sound",
     "start_probe",
     "well_formed",
 ]
@@ -170,20 +172,31 @@ def _nearest_rank_p99(latencies: list[int]) -> int:
     return ordered[max(1, rank) - 1]
 
 
-@icontract.require(well_formed)
-@icontract.require(lambda at_ms, latency_ms: at_ms >= 0 and latency_ms >= 0)
-@icontract.require(
-    lambda state, provider, at_ms: not state.of(provider) or state.of(provider)[-1][0] <= at_ms,
-    "the shell's clock never runs back",
-)
+def record_accepts(state: LatencyState, provider: ProviderId, at_ms: int, latency_ms: int) -> bool:
+    """:func:`record_latency`'s precondition, one predicate (each condition costs icontract about ten
+    Python calls, and this runs per routed call; issue 25): a well-formed state, both values >= 0,
+    and a sample not older than ``provider``'s newest (the shell's clock never runs back)."""
+    previous = state.of(provider)
+    return well_formed(state) and at_ms >= 0 and latency_ms >= 0 and (not previous or previous[-1][0] <= at_ms)
+
+
+def record_sound(state: LatencyState, provider: ProviderId, at_ms: int, latency_ms: int, result: LatencyState) -> bool:
+    """:func:`record_latency`'s postcondition, one predicate: only ``provider``'s samples changed
+    (listed last, once, within max_samples: :func:`_only_provider_changed`), the new sample is its
+    last, and the old ones kept are the newest of the old, unchanged (O(n), not O(n^2))."""
+    mine = result.of(provider)
+    return (
+        _only_provider_changed(state, provider, result)
+        and bool(mine)
+        and mine[-1] == (at_ms, latency_ms)
+        and _is_suffix(mine[:-1], state.of(provider))
+    )
+
+
+@icontract.require(record_accepts, "well formed, values >= 0, and the shell's clock never runs back")
 @icontract.ensure(
-    _only_provider_changed,
-    "only the provider's samples changed (listed last, once), within max_samples",
+    record_sound, "only the provider's samples changed (listed last, once, within max_samples), the new one last"
 )
-@icontract.ensure(lambda provider, at_ms, latency_ms, result: result.of(provider)[-1] == (at_ms, latency_ms))
-@icontract.ensure(
-    lambda state, provider, result: _is_suffix(result.of(provider)[:-1], state.of(provider))
-)  # only the new sample is new; the old ones kept are the newest, unchanged (O(n), not O(n^2): it runs per call)
 def record_latency(state: LatencyState, provider: ProviderId, at_ms: int, latency_ms: int) -> LatencyState:
     """Add one answered attempt's latency, dropping samples outside the window or beyond the cap."""
     previous = state.of(provider)

@@ -35,8 +35,10 @@ __all__ = [
     "Skipped",
     "build_chain",
     "call_plan",
+    "chain_sound",
     "context_misfits",
     "plan_chain",
+    "plan_sound",
     "resolve",
 ]
 
@@ -117,12 +119,20 @@ def _build_chain(resolved: ResolvedModel, policy: TenantPolicy) -> tuple[ChainEn
     return tuple(entries)
 
 
-@icontract.ensure(lambda result: len(result) >= 1)
-@icontract.ensure(
-    lambda resolved, result: result[0].provider == resolved.provider and result[0].model == resolved.model
-)
-@icontract.ensure(lambda result: all(e.fallback_position == i for i, e in enumerate(result)))
-@icontract.ensure(lambda policy, result: len(result) <= 1 + len(policy.fallback_chain))
+def chain_sound(resolved: ResolvedModel, policy: TenantPolicy, result: tuple[ChainEntry, ...]) -> bool:
+    """:func:`build_chain`'s postcondition, one predicate (each condition costs icontract about ten
+    Python calls per call; issue 25): the resolved primary first, positions numbered in order, at most
+    one entry per fallback."""
+    return (
+        len(result) >= 1
+        and result[0].provider == resolved.provider
+        and result[0].model == resolved.model
+        and all(e.fallback_position == i for i, e in enumerate(result))
+        and len(result) <= 1 + len(policy.fallback_chain)
+    )
+
+
+@icontract.ensure(chain_sound, "the primary first, positions in order, at most one entry per fallback")
 def build_chain(resolved: ResolvedModel, policy: TenantPolicy) -> tuple[ChainEntry, ...]:
     """The primary, then every fallback that carries the alias, positions numbered in order."""
     return _build_chain(resolved, policy)
@@ -196,24 +206,43 @@ def _cooling_respected(health: HealthState, now_ms: int, slow: frozenset[Provide
     )
 
 
+def plan_sound(
+    *,
+    chain: tuple[ChainEntry, ...],
+    tier: PrivacyTier,
+    configured: frozenset[ProviderId],
+    cooling_policy: CoolingPolicy,
+    slow: frozenset[ProviderId],
+    result: ChainPlan,
+) -> bool:
+    """:func:`plan_chain`'s postconditions but the tier and health rules (stated apart, by name), one
+    predicate (each condition costs icontract about ten Python calls per call; issue 25): every entry
+    is kept or skipped; SOVEREIGN keeps local providers only; every entry kept is configured; healthy
+    entries come first and demoted ones last, each group in the chain's order; only DEMOTE demotes;
+    and a provider in breach of the latency SLA is never ahead of a healthy one."""
+    ahead = [e for e in result.chain if not any(e is d for d in result.demoted)]
+    return (
+        len(result.chain) + len(result.skipped) == len(chain)
+        and (tier is not PrivacyTier.SOVEREIGN or all(e.provider.kind is ProviderKind.LOCAL for e in result.chain))
+        and all(e.provider in configured for e in result.chain)
+        and _healthy_first_in_order(chain, result)
+        and (cooling_policy is CoolingPolicy.DEMOTE or result.demoted == ())
+        and not any(e.provider in slow for e in ahead)
+    )
+
+
 @icontract.require(lambda health: health_well_formed(state=health))
-@icontract.ensure(lambda chain, result: len(result.chain) + len(result.skipped) == len(chain))
-@icontract.ensure(lambda tier, result: tier is not PrivacyTier.SOVEREIGN or all(
-    e.provider.kind is ProviderKind.LOCAL for e in result.chain
-))  # fmt: skip
-@icontract.ensure(lambda configured, result: all(e.provider in configured for e in result.chain))
+@icontract.ensure(
+    plan_sound,
+    "every entry kept or skipped, configured, local only under SOVEREIGN, healthy first in order, "
+    "only DEMOTE demotes, a slow provider never ahead of a healthy one",
+)
 @icontract.ensure(
     lambda tier, endpoint_tiers, result: all(tier_admits(e, tier, endpoint_tiers) for e in result.chain),
     "every entry kept is allowed by the tier: its kind and its endpoint (tiers.filter_chain's rule)",
 )
 @icontract.ensure(
     _cooling_respected, "demoted or skipped as cooling only when unavailable (health.filter_healthy's rule)"
-)
-@icontract.ensure(_healthy_first_in_order)
-@icontract.ensure(lambda cooling_policy, result: cooling_policy is CoolingPolicy.DEMOTE or result.demoted == ())
-@icontract.ensure(
-    lambda slow, result: not any(e.provider in slow for e in result.chain if not any(e is d for d in result.demoted)),
-    "a provider in breach of the latency SLA is never ahead of a healthy one",
 )
 def plan_chain(
     chain: tuple[ChainEntry, ...],
@@ -318,15 +347,14 @@ def _call_plan(
     ),
     "attempt timeouts are positive",
 )
-@icontract.ensure(lambda chain_plan, result: result.chain == chain_plan.chain)
 @icontract.ensure(
-    lambda chain_plan, attempt_timeout_ms, result: all(
-        0 < result.timeout_for(e.provider) <= attempt_timeout_ms for e in chain_plan.chain
-    )
-)
-@icontract.ensure(
-    lambda policy, result: not result.context_window_failover or policy.privacy_tier is not PrivacyTier.SOVEREIGN
-)
+    lambda chain_plan, attempt_timeout_ms, policy, result: (
+        result.chain == chain_plan.chain
+        and all(0 < result.timeout_for(e.provider) <= attempt_timeout_ms for e in chain_plan.chain)
+        and (not result.context_window_failover or policy.privacy_tier is not PrivacyTier.SOVEREIGN)
+    ),
+    "the planned chain, each attempt timeout within the call's, no context-window failover under SOVEREIGN",
+)  # one condition, not three: each costs icontract about ten Python calls per call (issue 25)
 def call_plan(
     chain_plan: ChainPlan,
     policy: TenantPolicy,

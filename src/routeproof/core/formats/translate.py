@@ -60,6 +60,7 @@ __all__ = [
     "dropped_by_target",
     "finish_reason_for",
     "is_o_series",
+    "openai_request_sound",
     "openai_request_to_anthropic",
     "openai_response_to_anthropic",
     "parse_anthropic_request",
@@ -96,19 +97,26 @@ def request_to_anthropic(req: ChatRequest, model: str, *, structured_output: boo
     return _to_anthropic(req, extras, structured_output=structured_output)
 
 
-@icontract.ensure(lambda req, model, result: result["model"] == model)
-@icontract.ensure(
-    lambda req, result: _message_count(result) >= _turn_count(req.messages) + (req.system is not None),
-    "every turn is at least one OpenAI message (tool results and text after a tool call are more)",
-)
-@icontract.ensure(
-    lambda req, model, capabilities, result: (
-        result.get((capabilities or kind_default(ProviderKind.OPENAI, model)).max_tokens_field) == req.max_tokens
+def openai_request_sound(
+    req: ChatRequest, model: str, capabilities: ModelCapabilities | None, result: dict[str, Any]
+) -> bool:
+    """:func:`request_to_openai`'s postcondition, one predicate (each condition costs icontract about
+    ten Python calls, and this runs per attempt; issue 25): the body names ``model``; every turn is at
+    least one OpenAI message (tool results and text after a tool call are more); the cap is in the
+    model's max-tokens field; and when every tool result answers a call of the assistant turn before
+    it, OpenAI's ordering rule holds."""
+    field = (capabilities or kind_default(ProviderKind.OPENAI, model)).max_tokens_field
+    return (
+        result["model"] == model
+        and _message_count(result) >= _turn_count(req.messages) + (req.system is not None)
+        and result.get(field) == req.max_tokens
+        and (not _results_answer_calls(req) or _tool_messages_follow_their_calls(result["messages"]))
     )
-)
+
+
 @icontract.ensure(
-    lambda req, result: not _results_answer_calls(req) or _tool_messages_follow_their_calls(result["messages"]),
-    "when every tool result answers a call of the assistant turn before it, OpenAI's ordering rule holds",
+    openai_request_sound,
+    "the model named, every turn at least one message, the cap in the model's field, tool results after their calls",
 )
 def request_to_openai(req: ChatRequest, model: str, *, capabilities: ModelCapabilities | None = None) -> dict[str, Any]:
     """The JSON body of ``POST /v1/chat/completions``.
