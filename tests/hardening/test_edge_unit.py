@@ -33,6 +33,8 @@ def test_depth_limit_is_exact() -> None:
         read_json(b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1))
     with pytest.raises(Refused):
         read_json(b'{"a":' * 65 + b"1" + b"}" * 65)
+    with pytest.raises(Refused, match="deeper than 64"):  # a surrogate-pair escape: the whole walk
+        read_json(b"[" * 65 + b'"\\ud83d\\ude00"' + b"]" * 65)
 
 
 def test_surrogate_in_a_key_or_value_is_refused() -> None:
