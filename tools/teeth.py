@@ -363,8 +363,8 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/traffic/test_affinity.py::test_a_prefix_in_use_keeps_its_deployment_past_its_ttl",),
           why="an answer does not renew its pin: a prefix in constant use moves when its first pin's lifetime ends"),
     Break(row="TRAFFIC-AFFINITY", file="src/routeproof/gateway/app.py",
-          old="            cache_affinity_key=cache_key if isinstance(cache_key, str) and cache_key else req.cache_affinity_key,",
-          new="            cache_affinity_key=req.cache_affinity_key,  # planted",
+          old="cache_affinity_key=cache_key if isinstance(cache_key, str) and cache_key else req.cache_affinity_key,",
+          new="cache_affinity_key=req.cache_affinity_key,  # planted",
           targets=("tests/traffic/test_gateway.py::test_the_sdk_prompt_cache_key_keeps_its_requests_on_one_deployment",),
           why="the gateway drops OpenAI's prompt_cache_key as a routing key: an SDK caller's key does nothing"),
     # --- workstream "harden" (issue 27): one planted break per new hardening rule ---
