@@ -1,11 +1,13 @@
-"""Writes of one event-loop iteration reach the client's socket in one system call.
+"""An answer's head and the body written after it reach the client's socket in one system call.
 
 uvicorn writes an answer's status line and headers, then its body, as two ``transport.write`` calls
 in the same step of the same task; each is a ``send`` on the socket (TCP_NODELAY is on, so two
 segments), and on loopback a ``send`` is the costliest thing the gateway does for a small answer:
 the two writes were 17 % of its CPU per call (py-spy, ``serve --optimize``, 1 in flight).
-:class:`BatchedWrites` holds what is written until the loop's next iteration (``call_soon``) and
-sends it in one write. A stream's events written in different iterations still go out one by one.
+:class:`BatchedWrites` holds a head (a write ending in the blank line) until the next write, which
+goes out with it at once, or until the loop's next iteration (``call_soon``) when no body follows in
+the same step (a stream waiting for its first event). Every other write goes out at once, so a
+stream's events are never delayed.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from typing import Any
 
 __all__ = ["BatchedWrites"]
 
+_HEAD_END = b"\r\n\r\n"
+
 
 class BatchedWrites:
-    """``transport`` with its writes of one loop iteration joined into one; the rest passes through.
+    """``transport`` with an answer's head held for the write that follows it; the rest passes through.
 
     ``close`` and ``write_eof`` send what is held first; ``abort`` drops it (as the transport drops
     its own buffer); what is still held when the transport is already closing is dropped, as the
@@ -32,15 +36,20 @@ class BatchedWrites:
         self._held: list[bytes | bytearray | memoryview] = []
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        """Hold ``data``; the first write of an iteration schedules the flush."""
+        """Hold a head (the flush is scheduled); send anything else at once, with a held head."""
         if not data:
             return
-        if not self._held:
+        if self._held:
+            self._held.append(data)
+            self.flush()
+        elif data[-4:] == _HEAD_END:
+            self._held.append(data)
             self._loop.call_soon(self.flush)
-        self._held.append(data)
+        else:
+            self._transport.write(data)
 
     def writelines(self, list_of_data: Any) -> None:
-        """Hold each piece, in order."""
+        """Write each piece, in order."""
         for data in list_of_data:
             self.write(data)
 
