@@ -3,11 +3,13 @@ front of it, one running this checkout's code and one running another checkout's
 measured in rotated order over several rounds in one run, so both see the same machine load.
 
     git archive main src | tar -x -C /tmp/before
-    python -m benchmarks.gateway_ab --before /tmp/before/src --rounds 6 --calls 300
+    python -m benchmarks.gateway_ab --before /tmp/before/src --rounds 6 --calls 300 [--stream]
 
-Per round and arm: the p50 of ``--calls`` sequential calls on one keep-alive client (after a warm-up),
-and the gateway's CPU (user + system, from /proc) per call. Printed: the median over rounds of each,
-the added p50 (arm minus direct), and the before/after ratios. A measurement tool, not a test.
+Per round and arm: the p50 (and p99) of ``--calls`` sequential calls on one keep-alive client (after a
+warm-up), and the gateway's CPU (user + system, from /proc) per call; ``--stream``: streamed calls,
+timed to their first ``data:`` line (TTFT). Printed: the median over rounds of each, the added p50
+(arm minus direct), and the before/after ratios. ``PYTHONOPTIMIZE=1`` runs every process under
+``-O``, as ``serve --optimize`` does. A measurement tool, not a test.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tools.gateway_stack import AGENT_TOML, GATEWAY_KEY, MOCK_TOML, _start
 
 PAYLOAD = {"model": "chat", "max_tokens": 16, "messages": [{"role": "user", "content": "What is 2 + 2?"}]}
+STREAMED = {**PAYLOAD, "stream": True}
 WARM_UP = 30
 
 
@@ -37,18 +40,33 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _p50_ms(url: str, headers: dict[str, str], calls: int, cpu: Callable[[], float]) -> tuple[float, float]:
-    """p50 wall ms of ``calls`` sequential calls, and the server's CPU ms per call."""
+def _one(client: httpx.Client, url: str, stream: bool) -> float:
+    """Seconds to the answer (streamed: to its first ``data:`` line; the rest is read too)."""
+    t0 = time.perf_counter()
+    if not stream:
+        client.post(url, json=PAYLOAD).raise_for_status()
+        return time.perf_counter() - t0
+    first = None
+    with client.stream("POST", url, json=STREAMED) as response:
+        response.raise_for_status()
+        for line in response.iter_lines():
+            if first is None and line.startswith("data:"):
+                first = time.perf_counter() - t0
+    assert first is not None, "a stream with no data line"
+    return first
+
+
+def _p50_ms(
+    url: str, headers: dict[str, str], calls: int, cpu: Callable[[], float], stream: bool = False
+) -> tuple[float, float, float]:
+    """p50 and p99 wall ms of ``calls`` sequential calls, and the server's CPU ms per call."""
     with httpx.Client(headers=headers, timeout=30) as client:
         for _ in range(WARM_UP):
-            client.post(url, json=PAYLOAD).raise_for_status()
+            _one(client, url, stream)
         cpu0 = cpu()
-        samples = []
-        for _ in range(calls):
-            t0 = time.perf_counter()
-            client.post(url, json=PAYLOAD).raise_for_status()
-            samples.append(time.perf_counter() - t0)
-        return statistics.median(samples) * 1000, (cpu() - cpu0) / calls * 1000
+        samples = sorted(_one(client, url, stream) for _ in range(calls))
+        p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+        return statistics.median(samples) * 1000, p99 * 1000, (cpu() - cpu0) / calls * 1000
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", required=True, type=Path, help="the src directory of the baseline checkout")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--stream", action="store_true", help="streamed calls, timed to the first event")
     args = parser.parse_args(argv)
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench", "ROUTEPROOF_BENCH_KEY": GATEWAY_KEY}
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
@@ -76,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             "after": (f"{new_line.split()[3]}/v1/chat/completions", gateway_auth, new.pid),
         }
         p50s: dict[str, list[float]] = {name: [] for name in arms}
+        p99s: dict[str, list[float]] = {name: [] for name in arms}
         cpus: dict[str, list[float]] = {name: [] for name in arms}
         names = list(arms)
         for r in range(args.rounds):
@@ -83,18 +103,24 @@ def main(argv: list[str] | None = None) -> int:
             line = []
             for name in order:
                 url, headers, pid = arms[name]
-                p50, cpu = _p50_ms(url, headers, args.calls, lambda pid=pid: _cpu_s(pid))  # type: ignore[misc]
+                p50, p99, cpu = _p50_ms(url, headers, args.calls, lambda pid=pid: _cpu_s(pid), args.stream)  # type: ignore[misc]
                 p50s[name].append(p50)
+                p99s[name].append(p99)
                 cpus[name].append(cpu)
                 line.append(f"{name} {p50:.3f} ms (cpu {cpu:.3f})")
             print(f"round {r + 1} (load {os.getloadavg()[0]:.1f}): " + ", ".join(line), flush=True)
         med = {name: statistics.median(v) for name, v in p50s.items()}
+        med99 = {name: statistics.median(v) for name, v in p99s.items()}
         cpu_med = {name: statistics.median(v) for name, v in cpus.items()}
         added = {name: med[name] - med["direct"] for name in ("before", "after")}
-        print(f"\nmedians over {args.rounds} rounds of {args.calls} sequential calls each:")
+        what = "streamed calls each (time to the first event)" if args.stream else "sequential calls each"
+        print(f"\nmedians over {args.rounds} rounds of {args.calls} {what}, load {os.getloadavg()[0]:.1f}:")
         for name in names:
             extra = f", added p50 {added[name]:.3f} ms" if name in added else ""
-            print(f"  {name:>6}: p50 {med[name]:.3f} ms{extra}, server CPU per call {cpu_med[name]:.3f} ms")
+            print(
+                f"  {name:>6}: p50 {med[name]:.3f} ms, p99 {med99[name]:.3f} ms{extra}, "
+                f"server CPU per call {cpu_med[name]:.3f} ms"
+            )
         ratios = (med["before"] / med["after"], added["before"] / added["after"], cpu_med["before"] / cpu_med["after"])
         print("  before/after: p50 x{:.2f}, added p50 x{:.2f}, gateway CPU per call x{:.2f}".format(*ratios))
     return 0
