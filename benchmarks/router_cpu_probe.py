@@ -1,7 +1,7 @@
 """The router's own work per call, over an in-process transport: what ``call_provider`` adds to the
 same request sent directly with the same ``httpx.AsyncClient``.
 
-``python [-O] -m benchmarks.router_cpu_probe [--calls N] [--rounds R] [--count]``
+``python [-O] -m benchmarks.router_cpu_probe [--calls N] [--rounds R] [--count] [--socket]``
 
 The provider's transport is ``httpx.MockTransport`` answering a canned Chat Completions body, so no
 socket, no mock server and no other process is involved: the difference between the two arms is the
@@ -11,6 +11,11 @@ request building and parsing. Arms alternate in blocks (rotated rounds, one proc
 ``sys.setprofile`` (repeatable whatever the machine's load); ``--conditions`` counts the icontract
 conditions evaluated per routed call (0 under ``-O``: the contracts' cost scales with it). Prints one
 JSON object.
+
+``--socket``: the same over the default transport instead, against ``routeproof mock`` in its own
+process on loopback: the direct arm is a plain aiohttp ``post`` (JSON in, JSON out), the routed arm
+the router as built with no client (aiohttp, and its direct path past httpx's client). CPU is this
+process's only (the mock's is not counted); both arms make the same socket calls.
 """
 
 from __future__ import annotations
@@ -66,8 +71,39 @@ async def _arms() -> tuple[Callable[[], Awaitable[object]], Callable[[], Awaitab
     return direct, routed, router
 
 
-async def _cpu(calls: int, rounds: int) -> dict[str, Any]:
-    direct, routed, router = await _arms()
+async def _socket_arms(
+    base_url: str,
+) -> tuple[Callable[[], Awaitable[object]], Callable[[], Awaitable[object]], Router]:
+    import aiohttp
+
+    router = Router([OpenAIProvider(api_key="sk-probe", base_url=f"{base_url}/v1")])
+    tenant = TenantPolicy(primary={"a": (ProviderKind.OPENAI, "gpt-4o")})
+    request = ChatRequest(messages=(Message.user("What is 2 + 2?"),), max_tokens=16, alias="a")
+    resolved = resolve("a", tenant)
+    assert resolved is not None
+    loop = asyncio.get_running_loop()
+    session = aiohttp.ClientSession()
+    router_close = router.aclose
+
+    async def close_both() -> None:
+        await session.close()
+        await router_close()
+
+    router.aclose = close_both  # type: ignore[method-assign]  # the probe's one cleanup closes both
+
+    async def direct() -> object:
+        url, headers = f"{base_url}/v1/chat/completions", {"authorization": "Bearer k"}
+        async with session.post(url, json=PAYLOAD, headers=headers) as response:
+            return await response.json()
+
+    async def routed() -> object:
+        return await router.call_provider(request, resolved, loop.time() + 30, tenant)
+
+    return direct, routed, router
+
+
+async def _cpu(calls: int, rounds: int, base_url: str | None = None) -> dict[str, Any]:
+    direct, routed, router = await (_arms() if base_url is None else _socket_arms(base_url))
     for _ in range(200):  # warm-up: imports, caches, first-call paths
         await direct()
         await routed()
@@ -88,6 +124,7 @@ async def _cpu(calls: int, rounds: int) -> dict[str, Any]:
         "direct_cpu_ms": d,
         "routed_cpu_ms": rt,
         "router_own_cpu_ms": rt - d,
+        "transport": "httpx.MockTransport" if base_url is None else "default (aiohttp), loopback mock",
         "per_round": per,
     }
 
@@ -141,6 +178,22 @@ async def _conditions(calls: int) -> dict[str, Any]:
     return {"optimize": sys.flags.optimize, "calls": calls, "conditions_per_routed_call": seen[0] / calls}
 
 
+def _over_socket(calls: int, rounds: int) -> dict[str, Any]:
+    """:func:`_cpu` over the default transport, with ``routeproof mock`` running in its own process."""
+    import os
+    import tempfile
+    from contextlib import ExitStack
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tools.gateway_stack import MOCK_TOML, _start
+
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        (Path(tmp) / "mock.toml").write_text(MOCK_TOML)
+        _, line = _start(["mock", "--config", str(Path(tmp) / "mock.toml")], dict(os.environ), stack)
+        return asyncio.run(_cpu(calls, rounds, base_url=line.split()[-1]))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run and print one JSON object."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -148,8 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--count", action="store_true", help="count Python calls per call instead of CPU")
     parser.add_argument("--conditions", action="store_true", help="count icontract conditions per routed call")
+    parser.add_argument("--socket", action="store_true", help="the default transport against a loopback mock")
     args = parser.parse_args(argv)
-    if args.conditions:
+    if args.socket:
+        result = _over_socket(args.calls, args.rounds)
+    elif args.conditions:
         result = asyncio.run(_conditions(args.calls))
     else:
         result = asyncio.run(_count(args.calls) if args.count else _cpu(args.calls, args.rounds))
