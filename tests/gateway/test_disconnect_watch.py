@@ -26,22 +26,28 @@ def _receive_disconnect_after(seconds: float) -> object:
     return receive
 
 
-async def test_a_disconnect_cancels_the_work_and_is_client_gone() -> None:
-    """The client leaves at 1 s: the 10 s work is cancelled there and the caller gets _ClientGone."""
-    cancelled_at: list[float] = []
+@pytest.mark.parametrize(
+    ("leaves_at", "cancelled_at"),
+    [(1.0, 1.0), (0.001, DISCONNECT_WATCH_AFTER_S)],
+    ids=["while watched", "before the watch starts"],
+)
+async def test_a_disconnect_cancels_the_work_and_is_client_gone(leaves_at: float, cancelled_at: float) -> None:
+    """The client leaves at 1 s: the 10 s work is cancelled there and the caller gets _ClientGone. It
+    leaves at 1 ms: the work is cancelled when the watch starts (10 ms), not later."""
+    cancelled: list[float] = []
 
     async def work() -> str:
         try:
             await asyncio.sleep(10)
         except asyncio.CancelledError:
-            cancelled_at.append(asyncio.get_running_loop().time())
+            cancelled.append(asyncio.get_running_loop().time())
             raise
         return "answered"
 
     start = asyncio.get_running_loop().time()
     with pytest.raises(_ClientGone):
-        await _run_until_disconnect(_receive_disconnect_after(1), work())  # type: ignore[arg-type]
-    assert [round(t - start, 3) for t in cancelled_at] == [1.0]
+        await _run_until_disconnect(_receive_disconnect_after(leaves_at), work())  # type: ignore[arg-type]
+    assert [round(t - start, 3) for t in cancelled] == [cancelled_at]
 
 
 async def test_work_that_finishes_first_is_returned_and_a_later_disconnect_cancels_nothing() -> None:
@@ -87,24 +93,6 @@ async def test_a_disconnect_seen_as_the_work_ends_does_not_cancel_the_caller_lat
     current = asyncio.current_task()
     assert current is not None
     assert current.cancelling() == 0
-
-
-async def test_a_disconnect_before_the_watch_starts_cancels_the_work_when_it_starts() -> None:
-    """The client leaves at 1 ms: the work is cancelled when the watch starts (10 ms), not later."""
-    cancelled_at: list[float] = []
-
-    async def work() -> str:
-        try:
-            await asyncio.sleep(10)
-        except asyncio.CancelledError:
-            cancelled_at.append(asyncio.get_running_loop().time())
-            raise
-        return "answered"
-
-    start = asyncio.get_running_loop().time()
-    with pytest.raises(_ClientGone):
-        await _run_until_disconnect(_receive_disconnect_after(0.001), work())  # type: ignore[arg-type]
-    assert [round(t - start, 3) for t in cancelled_at] == [DISCONNECT_WATCH_AFTER_S]
 
 
 async def test_work_shorter_than_the_watch_delay_starts_no_watcher() -> None:
