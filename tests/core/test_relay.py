@@ -6,6 +6,7 @@ import json
 from dataclasses import fields
 from typing import Any
 
+import icontract
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -151,6 +152,13 @@ def test_frames_go_with_the_last_event_that_is_not_an_error() -> None:
     [carried], _ = attach_frames([stop], ("f",))
     assert isinstance(carried, MessageStop)
     assert relayed_frames(carried) == ("f",)
+
+
+def test_an_event_already_relayed_is_refused_not_stripped_of_its_frames() -> None:
+    """CrossHair's counterexample (the gate of stop 36): an event that already carries frames would lose
+    them to the batch's carrier; attach_frames takes only what a decoder just produced."""
+    with pytest.raises(icontract.ViolationError, match="fresh from a decoder"):
+        attach_frames([with_frames(TextDelta(text="a"), ("",)), TextDelta(text="b")], ())
 
 
 def test_with_frames_keeps_the_event_and_never_relays_an_error() -> None:

@@ -246,6 +246,10 @@ def _frames_out(events: list[StreamEvent]) -> tuple[str, ...]:
     return tuple(f for e in events for f in (relayed_frames(e) or ()))
 
 
+@icontract.require(
+    lambda events: all(relayed_frames(e) is None for e in events),
+    "the events are fresh from a decoder: none carries frames yet",
+)
 @icontract.ensure(
     lambda events, frames, result: _frames_out(result[0]) + result[1] == _frames_out(events) + frames,
     "every frame goes with exactly one event, in order, or waits",
