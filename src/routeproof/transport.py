@@ -34,6 +34,7 @@ Both pools hold :data:`POOL_CONNECTIONS` connections, the admission default per 
 from __future__ import annotations
 
 import enum
+import http.cookiejar
 import importlib.util
 import os
 from collections.abc import AsyncIterator, Callable
@@ -144,12 +145,31 @@ def make_client(
     else:
         chosen = parse_transport(transport)
     if chosen is Transport.HTTPX:
-        client = httpx.AsyncClient(limits=_limits(connections))
+        client = httpx.AsyncClient(limits=_limits(connections), cookies=_cookieless())
         _index_pool(client, connections, network_backend)
         return client
     if network_backend is not None:
         raise ConfigError("network_backend is httpcore's: it applies to the httpx transport only")
-    return httpx.AsyncClient(transport=_mapped_aiohttp_transport(connections))
+    return httpx.AsyncClient(transport=_mapped_aiohttp_transport(connections), cookies=_cookieless())
+
+
+class _KeepNone(http.cookiejar.DefaultCookiePolicy):
+    """A cookie policy that keeps no cookie and sends none."""
+
+    def set_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
+        return False
+
+    def return_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
+        return False
+
+
+def _cookieless() -> http.cookiejar.CookieJar:
+    """The cookie jar of every client :func:`make_client` builds: it keeps nothing. A provider API
+    needs no cookie, and one client serves every tenant of the process, so a cookie one tenant's
+    answer set (Cloudflare's ``__cf_bm`` on OpenAI's API, say) must not ride on another's call; a
+    kept cookie would also turn :func:`direct_post` off for the client. A client passed in keeps its
+    own jar."""
+    return http.cookiejar.CookieJar(policy=_KeepNone())
 
 
 _HTTPX_DEFAULT_LIMITS = (100, 20, 5.0)
