@@ -273,7 +273,9 @@ for i in range(6):
         break
     time.sleep(0.2)
 buf, sizes, end, el = read_all(s)
-print("client end", end, "at secs since first send", round(time.monotonic() - t0, 2), "; upstream saw", UPSTREAM_EVENTS)
+ended = round(time.monotonic() - t0, 2)
+time.sleep(0.2)  # the upstream's EOF is recorded by its own thread, maybe just after the client's: let it land
+print("client end", end, "at secs since first send", ended, "; upstream saw", UPSTREAM_EVENTS)
 s.close()
 section("timeout=0 downstream: data dropped, connection kept; then toxic removed")
 name, port = proxy(ECHO, [{"type": "timeout", "attributes": {"timeout": 0}}])
