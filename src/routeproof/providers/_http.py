@@ -442,24 +442,13 @@ async def _send_direct(  # noqa: PLR0917 - _send's own arguments, passed on
         answer_headers: Mapping[str, str] = answer.headers
         capture_rate_headers(answer_headers)  # the traffic port's provider-side limits (issue 32)
         if answer_headers.get("content-encoding"):
-            encoded = httpx.Response(status, headers=answer.raw_headers, stream=_Chunks(answer.content.iter_any()))
+            encoded = httpx.Response(status, headers=answer.raw_headers, content=answer.content.iter_any())
             body = await read_capped(encoded, max_response_bytes, secrets)
         else:
             body = await _capped(status, answer_headers, answer.content.iter_any(), max_response_bytes, secrets)
         if not 200 <= status < 300:
             raise _status_failure(httpx.Response(status, headers=answer.raw_headers), secrets, body)
         return status, answer_headers, body
-
-
-class _Chunks(httpx.AsyncByteStream):
-    """An aiohttp body as the byte stream an ``httpx.Response`` decodes."""
-
-    def __init__(self, chunks: AsyncIterator[bytes]) -> None:
-        self._chunks = chunks
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._chunks:
-            yield chunk
 
 
 async def post_json(
