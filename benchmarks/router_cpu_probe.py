@@ -52,23 +52,29 @@ def _answer(request: httpx.Request) -> httpx.Response:
     return httpx.Response(200, content=BODY, headers={"content-type": "application/json"})
 
 
-async def _arms() -> tuple[Callable[[], Awaitable[object]], Callable[[], Awaitable[object]], Router]:
-    client = httpx.AsyncClient(transport=httpx.MockTransport(_answer))
-    router = Router([OpenAIProvider(api_key="sk-probe", base_url=URL, client=client)])
+def _routed(router: Router) -> Callable[[], Awaitable[object]]:
+    """The routed arm: one call of the probe's request through ``router`` (one OpenAI provider)."""
     tenant = TenantPolicy(primary={"a": (ProviderKind.OPENAI, "gpt-4o")})
     request = ChatRequest(messages=(Message.user("What is 2 + 2?"),), max_tokens=16, alias="a")
     resolved = resolve("a", tenant)
     assert resolved is not None
     loop = asyncio.get_running_loop()
 
+    async def routed() -> object:
+        return await router.call_provider(request, resolved, loop.time() + 30, tenant)
+
+    return routed
+
+
+async def _arms() -> tuple[Callable[[], Awaitable[object]], Callable[[], Awaitable[object]], Router]:
+    client = httpx.AsyncClient(transport=httpx.MockTransport(_answer))
+    router = Router([OpenAIProvider(api_key="sk-probe", base_url=URL, client=client)])
+
     async def direct() -> object:
         response = await client.post(f"{URL}/chat/completions", json=PAYLOAD, headers={"authorization": "Bearer k"})
         return response.json()
 
-    async def routed() -> object:
-        return await router.call_provider(request, resolved, loop.time() + 30, tenant)
-
-    return direct, routed, router
+    return direct, _routed(router), router
 
 
 async def _socket_arms(
@@ -77,11 +83,6 @@ async def _socket_arms(
     import aiohttp
 
     router = Router([OpenAIProvider(api_key="sk-probe", base_url=f"{base_url}/v1")])
-    tenant = TenantPolicy(primary={"a": (ProviderKind.OPENAI, "gpt-4o")})
-    request = ChatRequest(messages=(Message.user("What is 2 + 2?"),), max_tokens=16, alias="a")
-    resolved = resolve("a", tenant)
-    assert resolved is not None
-    loop = asyncio.get_running_loop()
     session = aiohttp.ClientSession()
     router_close = router.aclose
 
@@ -96,10 +97,7 @@ async def _socket_arms(
         async with session.post(url, json=PAYLOAD, headers=headers) as response:
             return await response.json()
 
-    async def routed() -> object:
-        return await router.call_provider(request, resolved, loop.time() + 30, tenant)
-
-    return direct, routed, router
+    return direct, _routed(router), router
 
 
 async def _cpu(calls: int, rounds: int, base_url: str | None = None) -> dict[str, Any]:
