@@ -13,8 +13,10 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 
+from routeproof.core.formats.sse import StreamDecoder, WireProtocol
 from routeproof.errors import ProviderCallFailed
 from routeproof.providers._http import post_json
+from routeproof.providers._stream import DirectStreamed, stream_events
 from routeproof.transport import Transport, direct_post, make_client
 
 pytestmark = pytest.mark.asyncio
@@ -60,24 +62,33 @@ async def test_the_direct_path_is_taken_only_when_httpx_would_add_nothing() -> N
 
 
 @asynccontextmanager
-async def _canned(answer: bytes) -> AsyncIterator[tuple[str, list[bytes]]]:
-    """A loopback server answering every request with ``answer`` (then closing); yields its URL and the
-    requests it read (head and body)."""
+async def _canned(answer: bytes | tuple[bytes, ...], stall_s: float = 0.0) -> AsyncIterator[tuple[str, list[bytes]]]:
+    """A loopback server answering every request with ``answer`` (its pieces ``stall_s`` apart, and
+    ``stall_s`` after the last, closing); yields its URL and the requests it read (head and body)."""
     seen: list[bytes] = []
+    writers: list[asyncio.StreamWriter] = []
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writers.append(writer)
         head = await reader.readuntil(b"\r\n\r\n")
         lines = head.split(b"\r\n")
         length = next((int(line[15:]) for line in lines if line.lower().startswith(b"content-length:")), 0)
         seen.append(head + await reader.readexactly(length))
-        writer.write(answer)
-        await writer.drain()
+        for piece in (answer,) if isinstance(answer, bytes) else answer:
+            writer.write(piece)
+            await writer.drain()
+            await asyncio.sleep(stall_s)
         writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    async with server:
-        yield f"http://127.0.0.1:{port}/v1/chat/completions", seen
+    try:
+        async with server:
+            yield f"http://127.0.0.1:{port}/v1/chat/completions", seen
+    finally:
+        for writer in writers:  # a handler still pausing (stall_s) is cut off with its connection
+            writer.close()
+        await asyncio.sleep(0)
 
 
 def _response(status: str, body: bytes, *headers: str) -> bytes:
@@ -156,3 +167,116 @@ async def test_routeproofs_own_clients_keep_no_cookie(transport: Transport) -> N
     assert kept == []
     assert b"cookie" not in seen[1].lower().split(b"\r\n\r\n", 1)[0].replace(b"set-cookie", b"")
     assert still_direct is (transport is Transport.AIOHTTP)
+
+
+def _chunk(event: dict[str, object]) -> bytes:
+    return b"data: " + json.dumps(event).encode() + b"\n\n"
+
+
+def _delta(delta: dict[str, object], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return _chunk({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [choice]})
+
+
+SSE_BODY = _delta({"role": "assistant", "content": "Hi"}) + _delta({"content": " there"}) + _delta({}, "stop")
+SSE_BODY += b"data: [DONE]\n\n"
+FIRST_EVENT = _delta({"role": "assistant", "content": "Hi"})
+
+
+def _sse(status: str, body: bytes, *headers: str) -> bytes:
+    head = [f"HTTP/1.1 {status}", "content-type: text/event-stream", f"content-length: {len(body)}", *headers]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+def _chunked(body: bytes, pieces: int) -> bytes:
+    size = -(-len(body) // pieces)
+    parts = [body[i : i + size] for i in range(0, len(body), size)]
+    framed = b"".join(f"{len(p):x}\r\n".encode() + p + b"\r\n" for p in parts) + b"0\r\n\r\n"
+    return b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n" + framed
+
+
+STREAMS = {
+    "200": _sse("200 OK", SSE_BODY, "x-ratelimit-remaining-requests: 7"),
+    "200 chunked": _chunked(SSE_BODY, 3),
+    "200 gzip": _sse("200 OK", gzip.compress(SSE_BODY), "content-encoding: gzip"),
+    "200 cut after the first event": _sse("200 OK", FIRST_EVENT).replace(
+        f"content-length: {len(FIRST_EVENT)}".encode(), b"content-length: 900"
+    ),
+    "200 no event before the end": _sse("200 OK", b": keep-alive\n\n"),
+    "200 in-band error first": _sse("200 OK", _chunk({"error": {"message": "overloaded", "type": "server_error"}})),
+    "200 no terminator": _sse("200 OK", FIRST_EVENT),
+    "429 retry-after": _response("429 Too Many Requests", b'{"error": {"message": "slow down"}}', "retry-after: 3"),
+    "400 context": _response("400 Bad Request", b'{"error": {"message": "maximum context length is 8192 tokens"}}'),
+    "503 latin-1": ANSWERS["503 latin-1"],
+    "503 gzip over the cap": _response("503 Service Unavailable", gzip.compress(b"x" * 9000), "content-encoding: gzip"),
+}
+
+
+async def _streamed(client: httpx.AsyncClient, url: str, idle_timeout_s: float = 5.0, within_s: float = 5) -> object:
+    """What stream_events gives: the events, or the failure raised before the first."""
+    loop = asyncio.get_running_loop()
+    events = stream_events(
+        client, url, content=b'{"model":"m","stream":true}', headers={"authorization": "Bearer sk-1"},
+        timeout_at=loop.time() + within_s, decoder=StreamDecoder(WireProtocol.OPENAI), secrets=("sk-1",),
+        idle_timeout_s=idle_timeout_s, max_error_bytes=4096,
+    )  # fmt: skip
+    try:
+        return [event async for event in events]
+    except ProviderCallFailed as exc:
+        return exc.failure
+
+
+@pytest.mark.parametrize("answer", list(STREAMS))
+async def test_a_stream_on_the_direct_path_sends_and_yields_what_client_send_does(answer: str) -> None:
+    """Streams skip httpx's client too: the same request bytes, and the same events or failure, as
+    through ``client.send`` on the same aiohttp transport."""
+    direct = make_client(Transport.AIOHTTP)
+    through_httpx = make_client(Transport.AIOHTTP)
+    through_httpx.event_hooks = {"request": [_noop_hook]}
+    sent_direct: list[int] = []
+    original = DirectStreamed.__init__
+
+    def counted(self: DirectStreamed, *args: object) -> None:
+        sent_direct.append(1)
+        original(self, *args)  # type: ignore[arg-type]
+
+    async with _canned(STREAMS[answer]) as (url, seen):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(DirectStreamed, "__init__", counted)
+            got = await _streamed(direct, url)
+            expected = await _streamed(through_httpx, url)
+    await direct.aclose()
+    await through_httpx.aclose()
+    assert sent_direct == [1]  # the first went direct, the second through httpx's client
+    assert got == expected
+    assert _normalised(seen[0]) == _normalised(seen[1])
+
+
+async def test_a_stream_that_stalls_on_the_direct_path_ends_as_it_does_through_httpx() -> None:
+    """The idle timeout after the first event: the same interruption either way."""
+    direct = make_client(Transport.AIOHTTP)
+    through_httpx = make_client(Transport.AIOHTTP)
+    through_httpx.event_hooks = {"request": [_noop_hook]}
+    async with _canned(_sse("200 OK", FIRST_EVENT).replace(b"content-length", b"x-pad"), stall_s=1.0) as (url, _):
+        got = await _streamed(direct, url, idle_timeout_s=0.2)
+        expected = await _streamed(through_httpx, url, idle_timeout_s=0.2)
+    await direct.aclose()
+    await through_httpx.aclose()
+    assert got == expected
+    assert isinstance(got, list)
+    assert "no data for 0.2s" in repr(got[-1])
+
+
+async def test_a_stream_on_the_direct_path_may_outlast_its_first_event_bound() -> None:
+    """After the first event only the idle timeout bounds a read, as through httpx (``read=None``):
+    a pause longer than the attempt's first-event bound does not cut the stream."""
+    direct = make_client(Transport.AIOHTTP)
+    rest = SSE_BODY[len(FIRST_EVENT) :]
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+    answer = (head + f"content-length: {len(SSE_BODY)}\r\n\r\n".encode() + FIRST_EVENT, rest)
+    async with _canned(answer, stall_s=0.6) as (url, _):
+        got = await _streamed(direct, url, within_s=0.3)
+    await direct.aclose()
+    assert isinstance(got, list)
+    assert not [event for event in got if "interrupted" in repr(event)]
+    assert "there" in repr(got)

@@ -42,10 +42,14 @@ def _texts_of(exc: BaseException | None) -> list[str]:
     return texts
 
 
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
 async def test_canary_key_reaches_no_log_exception_repr_or_metric(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, transport: str
 ) -> None:
-    """Every outcome runs under DEBUG on all loggers; the canary key appears in none of the artefacts."""
+    """Every outcome runs under DEBUG on all loggers; the canary key appears in none of the artefacts.
+    Over both transports: httpx's client logs every request it sends; on the default (aiohttp)
+    transport plain and streamed calls skip httpx's client (``transport.direct_post``)."""
+    monkeypatch.setenv("ROUTEPROOF_TRANSPORT", transport)
     reader = InMemoryMetricReader()
     metrics = RouterMetrics(MeterProvider(metric_readers=[reader]).get_meter("canary"))
     texts: list[str] = []
@@ -85,5 +89,7 @@ async def test_canary_key_reaches_no_log_exception_repr_or_metric(
     data = reader.get_metrics_data()
     assert data is not None
     texts.append(data.to_json())
-    assert any("HTTP Request" in t for t in texts)  # httpx's DEBUG/INFO log really was captured
+    if transport == "httpx":
+        assert any("HTTP Request" in t for t in texts)  # httpx's DEBUG/INFO log really was captured
+    assert any("router_auth_error_terminal" in t for t in texts)  # so was routeproof's own
     assert not [t for t in texts if CANARY in t or "CANARY" in t]

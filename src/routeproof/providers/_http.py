@@ -437,7 +437,8 @@ async def _send_direct(  # noqa: PLR0917 - _send's own arguments, passed on
     the same request headers, timeouts, cap and failures. A ``content-encoding`` is decoded by httpx
     itself (the same decoders, the cap after decoding), a non-2xx answer judged on an
     ``httpx.Response`` (the same header joining and charset as the other path)."""
-    async with direct.post(url, sent, content, timeout_s=remaining_s, pool_s=pool_timeout_s(remaining_s)) as answer:
+    pool_s = pool_timeout_s(remaining_s)
+    async with direct.post(url, sent, content, connect_s=remaining_s, read_s=remaining_s, pool_s=pool_s) as answer:
         status: int = answer.status
         answer_headers: Mapping[str, str] = answer.headers
         capture_rate_headers(answer_headers)  # the traffic port's provider-side limits (issue 32)

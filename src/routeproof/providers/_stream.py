@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 
@@ -58,18 +58,21 @@ from routeproof.providers._http import (
     _CALLER_BOUNDS,
     DEFAULT_MAX_RESPONSE_BYTES,
     MAX_MESSAGE_CHARS,
+    _capped,
+    _merged_headers,
+    _parsed_url,
     _status_failure,
     build_post,
     exchange_failures,
     failure,
     inject_trace_headers,
     pool_timeout_s,
-    read_capped,
     redact,
 )
 from routeproof.traffic_store.answer_headers import capture as capture_rate_headers
+from routeproof.transport import DirectAnswer, direct_post
 
-__all__ = ["EVENT_STREAM", "SSE", "EventDecoder", "interrupted", "stream_events"]
+__all__ = ["EVENT_STREAM", "SSE", "DirectStreamed", "EventDecoder", "Streamed", "interrupted", "stream_events"]
 
 """The prefix of every ``StreamError`` yielded after the first event."""
 
@@ -136,6 +139,76 @@ async def _next_chunk(chunks: AsyncIterator[bytes], idle_timeout_s: float | None
         return await anext(chunks, None)
 
 
+class Streamed(Protocol):
+    """What :func:`stream_events` reads of a streamed answer: an ``httpx.Response`` opened with
+    ``stream=True``, or :class:`DirectStreamed` on the direct path."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class DirectStreamed:
+    """A streamed answer on the direct path (``transport.direct_post``: aiohttp's session without
+    httpx's client), read as :func:`stream_events` reads an ``httpx.Response``: the same status and
+    headers, the body in the same pieces with aiohttp's errors raised as httpx's, a
+    ``content-encoding`` decoded by httpx itself, a non-2xx judged on an ``httpx.Response``."""
+
+    __slots__ = ("_answer", "_raw_headers", "headers", "status_code")
+
+    def __init__(self, answer: DirectAnswer, response: Any) -> None:
+        self._answer = answer
+        self.status_code: int = response.status
+        self.headers: Mapping[str, str] = response.headers
+        self._raw_headers: Any = response.raw_headers
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The (decoded) body, once."""
+        if self.headers.get("content-encoding"):
+            return self.as_httpx(self._answer.chunks()).aiter_bytes()
+        return self._answer.chunks()
+
+    def as_httpx(self, content: AsyncIterator[bytes] | None = None) -> httpx.Response:
+        """The answer as an ``httpx.Response`` (its header joining, charset and decoders)."""
+        return httpx.Response(self.status_code, headers=self._raw_headers, content=content)
+
+    async def aclose(self) -> None:
+        """Release the connection (closed, not pooled, when the body was not read to its end)."""
+        await self._answer.__aexit__(None, None, None)
+
+
+async def _open(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str], content: bytes, remaining_s: float
+) -> Streamed:
+    """POST ``content`` and return the answer with its headers read, on the direct path when
+    ``client`` would add nothing to it (``transport.direct_post``), else through ``client.send``.
+    Either way connect and pool are bounded by ``remaining_s`` and reads are not: stream_events
+    bounds them (by the attempt's end until the first event, then by its idle timeout)."""
+    pool_s = pool_timeout_s(remaining_s)
+    direct = direct_post(client, _parsed_url(url))
+    if direct is None:
+        bounds = httpx.Timeout(remaining_s, read=None, pool=pool_s)
+        request = build_post(client, url, content=content, headers=headers, timeout=bounds)
+        return await client.send(request, stream=True)
+    sent = _merged_headers(client, headers)
+    answer = direct.post(url, sent, content, connect_s=remaining_s, read_s=None, pool_s=pool_s)
+    return DirectStreamed(answer, await answer.__aenter__())
+
+
+async def _error_body(response: Streamed, max_bytes: int, secrets: tuple[str, ...]) -> bytes:
+    return await _capped(response.status_code, response.headers, response.aiter_bytes(), max_bytes, secrets)
+
+
+def _judged(response: Streamed) -> httpx.Response:
+    return response.as_httpx() if isinstance(response, DirectStreamed) else response  # type: ignore[return-value]
+
+
 def _send_headers(headers: Mapping[str, str], accept: str) -> dict[str, str]:
     send = dict(headers)
     present = {name.lower() for name in send}
@@ -176,9 +249,7 @@ async def stream_events(
         raise failure(AttemptFailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secret_values)
     # httpx bounds connect/write/pool (precise kinds); reads are bounded here: by timeout_at until
     # the first event, then by idle_timeout_s per read.
-    timeout = httpx.Timeout(remaining_s, read=None, pool=pool_timeout_s(remaining_s))
-    request = build_post(client, url, content=content, headers=send_headers, timeout=timeout)
-    response: httpx.Response | None = None
+    response: Streamed | None = None
     chunks: AsyncIterator[bytes] | None = None
     completed = False  # a MessageStop was yielded: the rest of the body is read so the connection is reused
     try:
@@ -186,11 +257,11 @@ async def stream_events(
             # the router's driver already cancels the attempt at attempt_bound(): then no second timer
             bound = attempt_bound()
             async with asyncio.timeout_at(timeout_at) if bound is None or bound > timeout_at else _CALLER_BOUNDS:
-                response = await client.send(request, stream=True)
+                response = await _open(client, url, send_headers, content, remaining_s)
                 capture_rate_headers(response.headers)  # the traffic port's provider-side limits (issue 32)
                 if not 200 <= response.status_code < 300:
-                    error_body = await read_capped(response, max_error_bytes, secret_values)
-                    raise _status_failure(response, secret_values, error_body)
+                    error_body = await _error_body(response, max_error_bytes, secret_values)
+                    raise _status_failure(_judged(response), secret_values, error_body)
                 chunks = response.aiter_bytes()
                 first = await _first_events(chunks, decoder)
         if isinstance(first[0], StreamError):
@@ -252,7 +323,7 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
         return  # the stream was already delivered; closing the response drops this connection
 
 
-async def _close(chunks: AsyncIterator[bytes] | None, response: httpx.Response | None, *, drain: bool = False) -> None:
+async def _close(chunks: AsyncIterator[bytes] | None, response: Streamed | None, *, drain: bool = False) -> None:
     """Close the body iterator and the response (the connection is dropped if the body was not read)."""
     if drain and chunks is not None:
         await _drain(chunks)
