@@ -9,7 +9,9 @@ Per round and arm: the p50 (and p99) of ``--calls`` sequential calls on one keep
 warm-up), and the gateway's CPU (user + system, from /proc) per call; ``--stream``: streamed calls,
 timed to their first ``data:`` line (TTFT). Printed: the median over rounds of each, the added p50
 (arm minus direct), and the before/after ratios. ``PYTHONOPTIMIZE=1`` runs every process under
-``-O``, as ``serve --optimize`` does. A measurement tool, not a test.
+``-O``, as ``serve --optimize`` does. ``--floor`` adds a bare uvicorn+aiohttp proxy
+(``benchmarks/proxy_floor.py``): the added time of any gateway on this stack that does nothing else.
+A measurement tool, not a test.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -76,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--stream", action="store_true", help="streamed calls, timed to the first event")
+    parser.add_argument("--floor", action="store_true", help="also a bare uvicorn+aiohttp proxy (proxy_floor.py)")
     args = parser.parse_args(argv)
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench", "ROUTEPROOF_BENCH_KEY": GATEWAY_KEY}
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
@@ -94,12 +98,21 @@ def main(argv: list[str] | None = None) -> int:
             "before": (f"{old_line.split()[3]}/v1/chat/completions", gateway_auth, old.pid),
             "after": (f"{new_line.split()[3]}/v1/chat/completions", gateway_auth, new.pid),
         }
+        if args.floor:
+            floor = subprocess.Popen(
+                [sys.executable, "-m", "benchmarks.proxy_floor", mock_url], stdout=subprocess.PIPE, text=True, env=env
+            )
+            stack.callback(floor.wait)
+            stack.callback(floor.terminate)
+            assert floor.stdout is not None
+            floor_url = floor.stdout.readline().split()[-1]
+            arms["floor"] = (f"{floor_url}/v1/chat/completions", {}, floor.pid)
         p50s: dict[str, list[float]] = {name: [] for name in arms}
         p99s: dict[str, list[float]] = {name: [] for name in arms}
         cpus: dict[str, list[float]] = {name: [] for name in arms}
         names = list(arms)
         for r in range(args.rounds):
-            order = names[r % 3 :] + names[: r % 3]
+            order = names[r % len(names) :] + names[: r % len(names)]
             line = []
             for name in order:
                 url, headers, pid = arms[name]
@@ -112,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         med = {name: statistics.median(v) for name, v in p50s.items()}
         med99 = {name: statistics.median(v) for name, v in p99s.items()}
         cpu_med = {name: statistics.median(v) for name, v in cpus.items()}
-        added = {name: med[name] - med["direct"] for name in ("before", "after")}
+        added = {name: med[name] - med["direct"] for name in names if name != "direct"}
         what = "streamed calls each (time to the first event)" if args.stream else "sequential calls each"
         print(f"\nmedians over {args.rounds} rounds of {args.calls} {what}, load {os.getloadavg()[0]:.1f}:")
         for name in names:
