@@ -521,6 +521,7 @@ def _parse(
         cache_key = data.get("prompt_cache_key")  # OpenAI's own cache key: cache affinity's key too
         req = replace(  # one rebuild of the request, not one per field
             req,
+            alias=extras.model,  # the alias the route resolves (core/routing.resolve keeps it): no rebuild there
             top_p=extras.top_p,
             tool_choice=extras.tool_choice if req.tools else None,  # a tool_choice with no tools has nothing to choose
             origin=origin,

@@ -172,7 +172,7 @@ class Backend:
         """One routed call, within ``timeout_s`` from now."""
         deadline = asyncio.get_running_loop().time() + timeout_s
         return await self.router.call_provider(
-            replace(req, alias=route.resolved.alias), route.resolved, deadline, route.policy,
+            _aliased(req, route), route.resolved, deadline, route.policy,
             session_id=route.policy.tenant_id,
         )  # fmt: skip
 
@@ -180,7 +180,7 @@ class Backend:
         """One routed streaming call, within ``timeout_s`` from now."""
         deadline = asyncio.get_running_loop().time() + timeout_s
         return self.router.call_provider_streaming(
-            replace(req, alias=route.resolved.alias), route.resolved, deadline, route.policy,
+            _aliased(req, route), route.resolved, deadline, route.policy,
             session_id=route.policy.tenant_id,
         )  # fmt: skip
 
@@ -192,3 +192,9 @@ class Backend:
     async def aclose(self) -> None:
         """Close the router's providers, its stores (health, ledger) and its pooled HTTP client."""
         await self.router.aclose()
+
+
+def _aliased(req: ChatRequest, route: Route) -> ChatRequest:
+    """``req`` carrying the alias ``route`` resolved (the app's parse already set it: no rebuild)."""
+    alias = route.resolved.alias
+    return req if req.alias == alias else replace(req, alias=alias)

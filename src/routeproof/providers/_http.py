@@ -517,9 +517,24 @@ def normalize_or_fail(
         ) from exc
 
 
-def stamp(response: ProviderResponse, kind: ProviderKind, model: str) -> ProviderResponse:
-    """``response`` with its provider set, and its model set when the body named none (``response``
-    itself when the normaliser already set both: no copy per call)."""
-    if response.provider is kind and response.model:
-        return response
-    return replace(response, provider=kind, model=response.model or model)
+def stamp(
+    response: ProviderResponse,
+    kind: ProviderKind,
+    model: str,
+    *,
+    wire_body_json: str | None = None,
+    dropped: tuple[str, ...] = (),
+) -> ProviderResponse:
+    """``response`` with its provider set, its model set when the body named none, and (when given)
+    the provider's own body (``own_json``) and the parameters left out of the request: one copy at
+    most, and ``response`` itself when nothing changes."""
+    changes: dict[str, Any] = {}
+    if response.provider is not kind:
+        changes["provider"] = kind
+    if not response.model:
+        changes["model"] = model
+    if wire_body_json is not None:
+        changes["wire_body_json"] = wire_body_json
+    if dropped:
+        changes["dropped_parameters"] = dropped
+    return replace(response, **changes) if changes else response

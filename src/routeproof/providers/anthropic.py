@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -122,10 +121,10 @@ class AnthropicProvider:
             secrets=secrets,
             max_response_bytes=self._max_response_bytes,
         )
-        response = stamp(normalize_or_fail(normalize_anthropic, reply, secrets=secrets), self.kind, model)
-        if out.body is not None:  # same protocol: the caller gets the provider's own answer, every field of it
-            response = replace(response, wire_body_json=own_json(reply))
-        return replace(response, dropped_parameters=dropped) if dropped else response
+        response = normalize_or_fail(normalize_anthropic, reply, secrets=secrets)
+        # same protocol: the caller gets the provider's own answer, every field of it
+        wire = own_json(reply) if out.body is not None else None
+        return stamp(response, self.kind, model, wire_body_json=wire, dropped=dropped)
 
     def dropped_parameters(self, request: ChatRequest, model: str) -> tuple[str, ...]:
         """The parameters of ``request`` that ``model`` does not accept or this protocol cannot carry (left out)."""

@@ -22,7 +22,6 @@ import asyncio
 import logging
 import re
 from collections.abc import AsyncGenerator, Mapping
-from dataclasses import replace
 from functools import partial
 from typing import Protocol
 
@@ -249,8 +248,7 @@ class BedrockProvider:
         )
         request_id = reply.headers.get("x-amzn-requestid", "")
         normalize = partial(normalize_bedrock_converse, response_id=request_id, model=model)
-        response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
-        return replace(response, dropped_parameters=dropped) if dropped else response
+        return stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model, dropped=dropped)
 
     def _body(self, request: ChatRequest, model: str) -> tuple[bytes, tuple[str, ...]]:
         """The Converse body for ``model`` and what was left out of the caller's request.

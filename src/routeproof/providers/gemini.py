@@ -85,10 +85,10 @@ class GeminiProvider(OpenAIProvider):
         if isinstance(reply.body, dict):
             reply = replace(reply, body=_with_thinking_counted(reply.body))
         normalize = partial(normalize_openai, provider=self.kind)
-        response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
-        if out.body is not None:  # the caller's own OpenAI request: audio, annotations, every field go back
-            response = replace(response, wire_body_json=own_json(own))
-        return replace(response, dropped_parameters=out.dropped) if out.dropped else response
+        response = normalize_or_fail(normalize, reply, secrets=secrets)
+        # the caller's own OpenAI request: audio, annotations, every field go back
+        wire = own_json(own) if out.body is not None else None
+        return stamp(response, self.kind, model, wire_body_json=wire, dropped=out.dropped)
 
     def stream(
         self, request: ChatRequest, model: str, *, timeout_at: float, idle_timeout_s: float | None = None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Mapping
-from dataclasses import replace
 from functools import partial
 from types import MappingProxyType
 from typing import Any
@@ -149,10 +148,9 @@ class OpenAIProvider:
             secrets=secrets,
             max_response_bytes=self._max_response_bytes,
         )
-        response = stamp(normalize_or_fail(normalize_responses, reply, secrets=secrets), self.kind, model)
+        response = normalize_or_fail(normalize_responses, reply, secrets=secrets)
         log_dropped(self.kind, model, out.dropped)
-        wire = own_json(reply)
-        return replace(response, wire_body_json=wire, dropped_parameters=out.dropped)
+        return stamp(response, self.kind, model, wire_body_json=own_json(reply), dropped=out.dropped)
 
     def _secrets(self) -> tuple[str, ...]:
         return () if self._api_key is None else (self._api_key,)
@@ -175,10 +173,10 @@ class OpenAIProvider:
             max_response_bytes=self._max_response_bytes,
         )
         normalize = partial(normalize_openai, provider=self.kind)
-        response = stamp(normalize_or_fail(normalize, reply, secrets=secrets), self.kind, model)
-        if out.body is not None:  # same protocol: the caller gets the provider's own answer, every field of it
-            response = replace(response, wire_body_json=own_json(reply))
-        return replace(response, dropped_parameters=dropped) if dropped else response
+        response = normalize_or_fail(normalize, reply, secrets=secrets)
+        # same protocol: the caller gets the provider's own answer, every field of it
+        wire = own_json(reply) if out.body is not None else None
+        return stamp(response, self.kind, model, wire_body_json=wire, dropped=dropped)
 
     def _body(self, request: ChatRequest, model: str, *, stream: bool) -> tuple[dict[str, Any], Outgoing]:
         """The wire body for ``model`` and what goes with it (headers, what was left out).

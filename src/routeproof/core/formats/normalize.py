@@ -248,13 +248,15 @@ def with_service_tier(usage: Usage, tier: object) -> Usage:
     return replace(usage, service_tier=tier) if isinstance(tier, str) and tier else usage
 
 
-def openai_usage(raw: object, read: FieldReader) -> Usage:
-    """OpenAI ``usage``: ``prompt_tokens`` includes cache reads (and OpenRouter's cache writes).
+def openai_usage(raw: object, read: FieldReader, tier: object = None) -> Usage:
+    """OpenAI ``usage``: ``prompt_tokens`` includes cache reads (and OpenRouter's cache writes), with
+    the answer's ``service_tier`` (:func:`with_service_tier`'s reading, in the one Usage built).
 
     A ``null`` or absent usage (some OpenAI-compatible servers, and ``"usage": null`` replies) is
     zero counts, as the OpenAI SDK's own types allow (``usage`` is optional)."""
+    service_tier = tier if isinstance(tier, str) and tier else None
     if raw is None:
-        return Usage()
+        return Usage(service_tier=service_tier)
     usage = read.obj(raw, "usage")
     details_raw = usage.get("prompt_tokens_details")
     details = {} if details_raw is None else read.obj(details_raw, "usage.prompt_tokens_details")
@@ -276,6 +278,7 @@ def openai_usage(raw: object, read: FieldReader) -> Usage:
         cached_input_tokens=cached,
         cache_creation_tokens=written,
         reasoning_tokens=reasoning,
+        service_tier=service_tier,
     )
 
 
@@ -316,7 +319,7 @@ def _normalize_openai(body: object, provider: ProviderKind) -> ProviderResponse:
         text=text,
         tool_calls=tuple(calls),
         finish_reason=finish,
-        usage=with_service_tier(openai_usage(response.get("usage"), read), response.get("service_tier")),
+        usage=openai_usage(response.get("usage"), read, response.get("service_tier")),
         refusal=refusal,
         annotations_json=_annotations(message.get("annotations")),
     )
