@@ -68,7 +68,8 @@ async def _serve_and_drive(agent: Path, env: dict[str, str], calls: int) -> tupl
     from routeproof.gateway.server import bind, make_server
     from routeproof.gateway.telemetry import install_telemetry
 
-    server = make_server(Backend.load(agent, environ=env), metrics_reader=install_telemetry())
+    source = install_telemetry()  # first, as serve does (commands.run_serve)
+    server = make_server(Backend.load(agent, environ=env), metrics_reader=source)
     sock = bind("127.0.0.1", 0)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1/chat/completions"
     task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -11,6 +11,8 @@ import httpx
 import pytest
 
 from routeproof.cli import build_parser, main
+from routeproof.errors import ConfigError
+from routeproof.gateway import commands
 from tools.gateway_stack import gateway_stack
 
 ENTRY = "import sys; from routeproof.cli import main; sys.exit(main())"
@@ -33,8 +35,11 @@ def test_every_command_has_a_one_line_help() -> None:
         assert help_text.startswith("usage: routeproof " + name)
 
 
-def test_bad_config_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_config_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An invalid agent.toml: serve, providers and call print the problem and exit 2."""
+    monkeypatch.setattr(commands, "install_telemetry", lambda: None)  # no process-wide providers in this worker
     bad = tmp_path / "agent.toml"
     bad.write_text("[driver.providers.openai]\nmodel = 'gpt-4o'\n")  # OPENAI_API_KEY unset in this environ
     for argv in (
@@ -44,6 +49,21 @@ def test_bad_config_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     ):
         assert main(argv) == 2
     assert "routeproof" in capsys.readouterr().err
+
+
+def test_serve_installs_telemetry_before_it_builds_the_router(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The router's instruments come from the meter ``serve`` installs, not from the OpenTelemetry
+    API's proxies (built before a provider is set, they delegate on every instrument call)."""
+    order: list[str] = []
+    monkeypatch.setattr(commands, "install_telemetry", lambda: order.append("telemetry"))
+
+    def load(*args: object, **kwargs: object) -> object:
+        order.append("router")
+        raise ConfigError("stop here")
+
+    monkeypatch.setattr(commands.Backend, "load", load)
+    assert main(["serve", "--config", str(tmp_path / "agent.toml")]) == 2
+    assert order == ["telemetry", "router"]
 
 
 def test_serve_providers_and_call_end_to_end(tmp_path: Path) -> None:

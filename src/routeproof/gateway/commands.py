@@ -73,12 +73,15 @@ def run_serve(args: argparse.Namespace) -> int:
         os.execv(argv[0], argv)
     log_level = str(getattr(args, "log_level", "warning"))
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Before the router is built: its instruments are then the in-process meter's own, not the
+    # OpenTelemetry API's proxies to it (a delegation on every instrument call).
+    metrics_source = install_telemetry()
     try:
         backend = Backend.load(args.config)  # after basicConfig: load-time warnings (timeout_ms = 30) show
         sock = bind(args.host, args.port)
     except (ConfigError, OSError) as exc:
         return _error("serve", exc)
-    server = make_server(backend, metrics_reader=install_telemetry(), log_level=log_level)
+    server = make_server(backend, metrics_reader=metrics_source, log_level=log_level)
     host, port = sock.getsockname()[:2]
     mode = " [production: python -O, contracts off]" if sys.flags.optimize else ""
     print(f"routeproof gateway on http://{host}:{port} (models: {', '.join(backend.aliases)}){mode}", flush=True)
