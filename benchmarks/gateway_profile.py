@@ -2,7 +2,7 @@
 this process under cProfile, ``routeproof mock`` behind it and a sequential client in two other
 processes, so only the gateway's own work is profiled.
 
-    python -m benchmarks.gateway_profile --calls 2000 [--optimize] [--top 25] [--callers REGEX]
+    python -m benchmarks.gateway_profile --calls 2000 [--optimize] [--stream] [--top 25] [--modules] [--callers REGEX]
 
 Printed: the profiled CPU per call split into the gateway layer (uvicorn's HTTP parse and response
 writes, the app's auth, tenant lookup, JSON parse and response building), the router (the routed call
@@ -31,11 +31,16 @@ from tools.gateway_stack import AGENT_TOML, GATEWAY_KEY, MOCK_TOML, _start
 
 _CLIENT = """
 import sys, httpx
-url, key, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+url, key, n, stream = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "stream"
 body = {"model": "chat", "max_tokens": 16, "messages": [{"role": "user", "content": "What is 2 + 2?"}]}
 with httpx.Client(headers={"authorization": "Bearer " + key}, timeout=30) as client:
     for _ in range(n):
-        client.post(url, json=body).raise_for_status()
+        if not stream:
+            client.post(url, json=body).raise_for_status()
+            continue
+        with client.stream("POST", url, json={**body, "stream": True}) as answer:
+            answer.raise_for_status()
+            answer.read()
 """
 # Own CPU time (cProfile's tottime, on a CPU clock) grouped by where the code lives. cProfile charges a
 # coroutine's resumption to the coroutine, not to the task that awaits it, so cumulative times across
@@ -63,7 +68,9 @@ def _layers(stats: pstats.Stats) -> dict[str, float]:
     return totals
 
 
-async def _serve_and_drive(agent: Path, env: dict[str, str], calls: int) -> tuple[cProfile.Profile, float]:
+async def _serve_and_drive(
+    agent: Path, env: dict[str, str], calls: int, stream: bool = False
+) -> tuple[cProfile.Profile, float]:
     from routeproof.gateway.backend import Backend
     from routeproof.gateway.server import bind, make_server
     from routeproof.gateway.telemetry import install_telemetry
@@ -76,12 +83,13 @@ async def _serve_and_drive(agent: Path, env: dict[str, str], calls: int) -> tupl
     while not server.started:  # noqa: ASYNC110 - uvicorn exposes a flag, not an event
         await asyncio.sleep(0.01)
     client = [sys.executable, "-c", _CLIENT, url, GATEWAY_KEY]
-    warm = await asyncio.create_subprocess_exec(*client, "100")
+    mode = "stream" if stream else "plain"
+    warm = await asyncio.create_subprocess_exec(*client, "100", mode)
     await warm.wait()
     profile = cProfile.Profile(time.process_time)  # CPU time: a descheduled write is not the write's cost
     cpu0 = time.process_time()
     profile.enable()
-    driver = await asyncio.create_subprocess_exec(*client, str(calls))
+    driver = await asyncio.create_subprocess_exec(*client, str(calls), mode)
     await driver.wait()
     profile.disable()
     cpu_s = time.process_time() - cpu0
@@ -107,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--optimize", action="store_true", help="re-run under python -O (contracts off)")
+    parser.add_argument("--stream", action="store_true", help="streamed calls (the whole stream read)")
     parser.add_argument("--modules", action="store_true", help="also print own CPU per module file")
     parser.add_argument("--callers", metavar="REGEX", help="also print who calls the functions matching REGEX")
     args = parser.parse_args(argv)
@@ -121,13 +130,14 @@ def main(argv: list[str] | None = None) -> int:
         _, mock_line = _start(["mock", "--config", str(mock_toml)], env, stack)
         agent = Path(tmp) / "agent.toml"
         agent.write_text(AGENT_TOML.format(mock_url=mock_line.split()[-1]))
-        profile, cpu_s = uvloop.run(_serve_and_drive(agent, env, args.calls))
+        profile, cpu_s = uvloop.run(_serve_and_drive(agent, env, args.calls, args.stream))
     stats = pstats.Stats(profile)
     layers = _layers(stats)
     total = sum(layers.values())
     per = 1000 / args.calls
     mode = "python -O" if sys.flags.optimize else "python"
-    print(f"{args.calls} sequential calls ({mode}); load average {os.getloadavg()[0]:.1f}")
+    what = "streamed" if args.stream else "sequential"
+    print(f"{args.calls} {what} calls ({mode}); load average {os.getloadavg()[0]:.1f}")
     print(f"CPU per call while profiled: {cpu_s * per:.3f} ms; own CPU per call by layer (profiled):")
     for name, seconds in layers.items():
         print(f"  {seconds * per:7.3f} ms {seconds / total:4.0%}  {name}")
