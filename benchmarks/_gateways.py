@@ -2,6 +2,9 @@
 
 * ``gateway -O``: ``routeproof serve --optimize`` (always; with ``--before``, also the older tree's as
   ``gateway -O@before``);
+* ``proxy floor``: ``benchmarks/proxy_floor.py`` (always), a bare proxy on ``serve``'s stack (uvicorn,
+  uvloop, httptools, aiohttp) that forwards and relays and does nothing else: the floor under any
+  gateway built this way, so the gateway's own cost is its row minus this one;
 * ``portkey``: the Portkey gateway (Node, ``@portkey-ai/gateway`` 1.15.2), when
   ``ROUTEPROOF_PORTKEY_DIR`` names the folder it was installed into (see ``docs/performance.md``:
   ``@hono/node-server`` must be pinned to 1.13.5 there, or every streamed call gets a 500);
@@ -177,11 +180,23 @@ def _litellm(executable: str, mock_url: str, workdir: Path, stack: ExitStack) ->
     )
 
 
+def _floor(mock_url: str, stack: ExitStack) -> Endpoint:
+    """``benchmarks/proxy_floor.py``: a bare proxy on ``serve``'s stack, what any such gateway costs."""
+    argv = [sys.executable, "-O", "-m", "benchmarks.proxy_floor", mock_url]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
+    _stopped(proc, stack)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # it prints its address first, or exits
+    if not line:
+        raise RuntimeError(f"benchmarks.proxy_floor exited before printing its address (status {proc.wait()!r})")
+    return Endpoint(name="proxy floor", base_url=line.split()[-1], headers={}, model="chat", pid=proc.pid)
+
+
 @contextmanager
 def endpoints(mock_url: str, workdir: Path, *, before: str | None = None) -> Iterator[list[Endpoint]]:
     """Start every gateway that is available in front of ``mock_url``; stop them all when the block ends."""
     with ExitStack() as stack:
-        running = [_routeproof("gateway -O", mock_url, workdir, stack, None)]
+        running = [_routeproof("gateway -O", mock_url, workdir, stack, None), _floor(mock_url, stack)]
         if before is not None:
             path = os.pathsep.join((before, os.getcwd()))
             running.append(_routeproof("gateway -O@before", mock_url, workdir, stack, path))
