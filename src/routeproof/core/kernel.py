@@ -249,8 +249,14 @@ def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState,
         timeout_at_ms=now_ms + timeout_ms,
         bound=bound,
     )
-    new_state = replace(
-        state, position=position, used=_bump(state.used, entry), pending=action, calls_issued=state.calls_issued + 1
+    new_state = KernelState(  # every field named (not dataclasses.replace: its field loop runs per call)
+        plan=plan,
+        position=position,
+        records=state.records,
+        used=_bump(state.used, entry),
+        pending=action,
+        done=state.done,
+        calls_issued=state.calls_issued + 1,
     )
     return new_state, action
 
@@ -408,7 +414,16 @@ def _step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
             first_token_ms=event.first_token_ms,
         )
         records = (*state.records, record)
-        return replace(state, records=records, pending=None, done=True), Succeed(records=records, entry=pending.entry)
+        done = KernelState(  # every field named, as in _issue
+            plan=state.plan,
+            position=state.position,
+            records=records,
+            used=state.used,
+            pending=None,
+            done=True,
+            calls_issued=state.calls_issued,
+        )
+        return done, Succeed(records=records, entry=pending.entry)
     if isinstance(event, AttemptRefused):
         if event.refusal is RefusalEffect.TERMINAL:
             return _fail(replace(state, pending=None), CallFailureKind.BUDGET, None, pending.entry)
