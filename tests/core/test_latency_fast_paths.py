@@ -134,3 +134,16 @@ def test_the_tally_is_used_only_while_every_sample_is_in_the_window() -> None:
         state = record_latency(state, A, 1, latency)
     assert breaching(state, TALLY_CONFIG.window_ms - 1) == {A}  # all ten judged: 5 of 10 over
     assert breaching(state, TALLY_CONFIG.window_ms) == frozenset()  # the slow five are out of the window
+
+
+def test_recording_keeps_probes_and_demotions_and_the_others_order() -> None:
+    """record_latency builds its state with every field named (issue 25): the probes and demotion
+    counts are kept, and a provider not listed last moves last (the others keep their order)."""
+    state = new_latency(TALLY_CONFIG)
+    state = record_latency(record_latency(state, A, 0, 1), B, 0, 1)
+    state = replace(state, probes=((A, 3),), demotions=((B, 2),))
+    after = record_latency(state, A, 5, 1)
+    assert after.probes == ((A, 3),)
+    assert after.demotions == ((B, 2),)
+    assert [k for k, _ in after.samples] == [B, A]
+    assert record_latency(after, A, 6, 1).samples == ((B, ((0, 1),)), (A, ((0, 1), (5, 1), (6, 1))))

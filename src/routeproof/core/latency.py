@@ -243,13 +243,15 @@ def record_latency(state: LatencyState, provider: ProviderId, at_ms: int, latenc
     in_window = bisect.bisect_right(previous, at_ms - state.config.window_ms, key=_AT)
     kept = previous[max(0, min(keep_newest, in_window)) :]
     samples = (*kept, (at_ms, latency_ms))[-state.config.max_samples :]
-    others = tuple((k, s) for k, s in state.samples if k != provider)
+    listed = state.samples  # the provider listed last already (and once: well_formed), as after its last call
+    others = listed[:-1] if listed and listed[-1][0] == provider else tuple((k, s) for k, s in listed if k != provider)
     # the tally of samples over the SLA: the old one less the samples dropped plus the new one (each a
     # suffix: samples[:-1] is the newest of previous), so no pass over all of them per call
     sla_ms = state.config.sla_ms
     dropped = previous[: len(previous) - (len(samples) - 1)]
     over = over_sla(state, previous) - _count_over(dropped, sla_ms) + (latency_ms > sla_ms)
-    tallies = (*(t for t in state.tallies if any(t[0] is s for _, s in others)), (samples, sla_ms, over))
+    kept_tallies = (t for t in state.tallies if any(t[0] is s for _, s in others)) if others else ()
+    tallies = (*kept_tallies, (samples, sla_ms, over))
     return LatencyState(  # every field named (not dataclasses.replace: its field loop runs per call)
         config=state.config,
         samples=(*others, (provider, samples)),
