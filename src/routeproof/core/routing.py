@@ -172,6 +172,8 @@ def _plan_chain(
     available, by_health = _filter_healthy(tuple(e for e in kept if e.provider in configured), health, now_ms)
     usable = [e for e in available if e.provider not in slow]
     by_latency = [e for e in available if e.provider in slow]  # the latency-SLA trigger: demoted like cooling
+    if not (skipped or by_health or by_latency):  # the usual call: nothing left out, nothing demoted
+        return ChainPlan(chain=tuple(usable))  # what either policy's plan below is then (issue 25)
     reasons = {id(e): SkipReason.COOLING for e in by_health} | {id(e): SkipReason.LATENCY_SLA for e in by_latency}
     order = {id(e): i for i, e in enumerate(chain)}
     cooling = sorted((*by_health, *by_latency), key=lambda e: order[id(e)])
