@@ -16,6 +16,7 @@ from routeproof.core.identity import (
     ProviderName,
     as_provider,
     instance_ids,
+    name_of,
     parse_provider,
     provider_id,
     spelled_kind,
@@ -470,3 +471,14 @@ def test_tenant_policy_normalises_and_refuses_exactly() -> None:
     with _exactly(TypeError, "TenantPolicy.context_window_failover must be a bool, got 1"):
         TenantPolicy(context_window_failover=1)  # type: ignore[arg-type]
     assert isinstance(TenantPolicy().primary, Mapping)
+
+
+def test_name_of_is_the_value_as_a_plain_str() -> None:
+    """name_of (str's own __str__, for the per-attempt traffic paths) is every kind's ``.value`` and
+    an instance's name, as a plain str; never the Enum's ``str()`` ("ProviderKind.OPENAI")."""
+    named = ProviderName("eu-openai", ProviderKind.OPENAI)
+    for provider in (*ProviderKind, named, ProviderName("unbound")):
+        assert name_of(provider) == provider.value
+        assert type(name_of(provider)) is str
+    assert name_of(ProviderKind.OPENAI) == "openai"
+    assert name_of(named) == "eu-openai"

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from routeproof.core.affinity import Pin, cache_prefixes, pin_first, pin_live, pin_ttl_ms, pinned_deployment
 from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_needed, ewma_ms, order_chain
 from routeproof.core.hedge import MILLI, HedgePolicy, earn, spend
+from routeproof.core.identity import name_of
 from routeproof.core.pricing import worst_case_prompt_tokens
 from routeproof.core.rate_limit import CapacityWait, DeploymentLimits, RateVerdict, capacity_wait, place_tokens
 from routeproof.core.ratelimit_headers import HeaderBlock, block_from, header_limits, is_blocked, merge_blocks
@@ -174,12 +175,12 @@ class Traffic:
 
     def started(self, provider: ProviderId) -> None:
         """An attempt on ``provider`` is in flight."""
-        name = provider.value  # once: an Enum's .value is two Python calls, and this runs per attempt
+        name = name_of(provider)  # once, and not .value: an Enum's .value is two Python calls, per attempt
         self._in_flight[name] = self._in_flight.get(name, 0) + 1
 
     def finished(self, provider: ProviderId) -> None:
         """An attempt on ``provider`` ended."""
-        name = provider.value
+        name = name_of(provider)
         self._in_flight[name] = max(0, self._in_flight.get(name, 0) - 1)
 
     def in_flight(self) -> Mapping[str, int]:
@@ -188,7 +189,7 @@ class Traffic:
 
     def record_latency(self, provider: ProviderId, latency_ms: int) -> None:
         """One answered attempt's time to first token (or to answer): the latency EWMA's sample."""
-        name = provider.value
+        name = name_of(provider)
         self._ewma[name] = ewma_ms(self._ewma.get(name), max(0, latency_ms))
 
     # --- provider-side limits, from the answers' headers (process-local) ------------------------
@@ -203,7 +204,7 @@ class Traffic:
 
     def header_block(self, provider: ProviderId, now_ms: int) -> HeaderBlock | None:
         """The block that holds ``provider`` back at ``now_ms``, or None (an ended one is forgotten)."""
-        block = self._blocks.get(provider.value)
+        block = self._blocks.get(name_of(provider))
         if block is not None and not is_blocked(block, now_ms):
             del self._blocks[provider.value]
             return None
@@ -213,7 +214,7 @@ class Traffic:
 
     def limits_of(self, provider: ProviderId) -> DeploymentLimits | None:
         """The deployment's declared limits, or None."""
-        limits = self.config.limits.get(provider.value)
+        limits = self.config.limits.get(name_of(provider))
         return limits if limits is not None and limits.limited else None
 
     @staticmethod
