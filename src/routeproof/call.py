@@ -10,11 +10,12 @@ reaches the world only through the ports (ports.py).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from routeproof.clock import loop_ms
+from routeproof.clock import loop_now_ms
 from routeproof.core import kernel
 from routeproof.core.boundary import MAX_DETAIL_CHARS, classify_exception, skip_reason_of
 from routeproof.core.classify import is_billable
@@ -34,7 +35,7 @@ from routeproof.core.outcomes import (
 )
 from routeproof.core.pricing import format_usd
 from routeproof.core.rate_limit import RateVerdict
-from routeproof.core.routing import ChainPlan
+from routeproof.core.routing import ChainPlan, Skipped
 from routeproof.core.types import (
     AttemptFailure,
     ChatRequest,
@@ -78,12 +79,14 @@ class Call:
         self.req = req
         self.session_id = session_id
         self.chain_plan = chain_plan
-        self.skipped: list[SkipRecord] = [s.as_record() for s in chain_plan.skipped]
+        self.skipped: list[SkipRecord] = list(map(Skipped.as_record, chain_plan.skipped))
         self.response: ProviderResponse | None = None
         self.refusal: BudgetRefusal | None = None
         self.last_kind: ProviderId | None = None
         self.last_position: int | None = None
         self.loop = asyncio.get_running_loop()
+        # the call's clock (clock.loop_now_ms): a partial, not a method, so a reading is one Python call
+        self.now_ms: Callable[[], int] = functools.partial(loop_now_ms, self.loop)
         self.turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
         self.cost_pico_usd: int | None = None  # the answered attempt's exact cost; None = unpriced
         self.trace_context = call_trace_context()  # one trace for all of this call's attempts
@@ -100,9 +103,6 @@ class Call:
         if not self.racing or reservation is None:
             return 0
         return cancelled_booking_pico_usd(reservation.amount_pico_usd)
-
-    def now_ms(self) -> int:
-        return loop_ms(self.loop.time())
 
     async def begin(self, action: CallProvider) -> Reservation | AttemptRefused | AttemptFailed | None:
         """Count a failover, then reserve the attempt's worst case (or say why it may not start).
