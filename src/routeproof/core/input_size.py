@@ -93,7 +93,7 @@ def _text_bytes(req: ChatRequest) -> int:
                 parts.append(block.thinking)
             elif isinstance(block, DocumentBlock) and block.source is SourceKind.TEXT:
                 parts.append(block.data)
-    return sum(len(part.encode("utf-8")) for part in parts)
+    return sum(map(len, map(str.encode, parts)))  # UTF-8 bytes, in C (it runs per routed call)
 
 
 @icontract.ensure(lambda result: result >= 0)

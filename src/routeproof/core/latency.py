@@ -117,7 +117,10 @@ class LatencyState:
 
     def of(self, provider: ProviderId) -> tuple[Sample, ...]:
         """``provider``'s samples, oldest first (empty when never recorded)."""
-        return next((s for k, s in self.samples if k == provider), ())
+        for k, s in self.samples:  # a loop, not next(generator): it runs twice per routed call
+            if k == provider:
+                return s
+        return ()
 
 
 def well_formed(state: LatencyState) -> bool:
@@ -349,4 +352,8 @@ def breaching(state: LatencyState, now_ms: int) -> frozenset[ProviderId]:
     It runs on every routed call, so it applies :func:`in_breach`'s body, not its contracted entry
     (whose checks repeated this one's ``well_formed`` per provider); ``in_breach``'s own contract is
     checked where it is called (tests/core, CrossHair) and by :func:`probe_due`."""
-    return frozenset(k for k, _ in state.samples if _in_breach(state, k, now_ms))
+    slow = []
+    for k, _ in state.samples:  # a loop, not a generator: it runs per routed call
+        if _in_breach(state, k, now_ms):
+            slow.append(k)
+    return frozenset(slow)
