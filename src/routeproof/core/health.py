@@ -88,10 +88,14 @@ def _health_of(state: HealthState, provider: ProviderId) -> ProviderHealth:
 
 def _with(state: HealthState, provider: ProviderId, health: ProviderHealth) -> HealthState:
     providers = state.providers
-    if providers and providers[-1][0] == provider and providers[-1][1] == health:
+    if providers and providers[-1][0] == provider and (providers[-1][1] is health or providers[-1][1] == health):
         return state  # listed last (and once: health_well_formed) with this record already: the same value
     others = tuple((k, h) for k, h in providers if k != provider)  # equal names, not one object
     return HealthState(config=state.config, providers=(*others, (provider, health)))
+
+
+_RESET = ProviderHealth()
+"""A reset record (frozen: one shared value, so a repeated success is recognised by identity)."""
 
 
 @icontract.ensure(lambda result: health_well_formed(state=result))
@@ -149,7 +153,7 @@ def record_failure(state: HealthState, provider: ProviderId, now_ms: int) -> Hea
 )  # one condition, not two: each costs icontract about ten Python calls per call (issue 25)
 def record_success(state: HealthState, provider: ProviderId) -> HealthState:
     """A success resets ``provider``'s count and ends its cooldown."""
-    return _with(state, provider, ProviderHealth())
+    return _with(state, provider, _RESET)
 
 
 def _is_available(state: HealthState, provider: ProviderId, now_ms: int) -> bool:
