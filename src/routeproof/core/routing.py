@@ -38,6 +38,7 @@ __all__ = [
     "chain_sound",
     "context_misfits",
     "plan_chain",
+    "plan_chain_sound",
     "plan_sound",
     "resolve",
 ]
@@ -250,19 +251,40 @@ def plan_sound(
     )
 
 
+def plan_chain_sound(
+    *,
+    chain: tuple[ChainEntry, ...],
+    tier: PrivacyTier,
+    endpoint_tiers: EndpointTiers,
+    configured: frozenset[ProviderId],
+    health: HealthState,
+    now_ms: int,
+    cooling_policy: CoolingPolicy,
+    slow: frozenset[ProviderId],
+    result: ChainPlan,
+) -> bool:
+    """:func:`plan_chain`'s postcondition, one predicate (each condition costs icontract about ten
+    Python calls per call; issue 25): :func:`plan_sound`; every entry kept is allowed by the tier, its
+    kind and its endpoint (tiers.filter_chain's rule, :func:`~routeproof.core.tiers.tier_admits`); and
+    an entry is demoted or skipped as cooling only when unavailable (health.filter_healthy's rule,
+    :func:`_cooling_respected`)."""
+    return (
+        plan_sound(
+            chain=chain, tier=tier, configured=configured, cooling_policy=cooling_policy, slow=slow, result=result
+        )
+        and all(tier_admits(e, tier, endpoint_tiers) for e in result.chain)
+        and _cooling_respected(health, now_ms, slow, result)
+    )
+
+
 @icontract.require(lambda health: health_well_formed(state=health))
 @icontract.ensure(
-    plan_sound,
+    plan_chain_sound,
     "every entry kept or skipped, configured, local only under SOVEREIGN, healthy first in order, "
-    "only DEMOTE demotes, a slow provider never ahead of a healthy one",
-)
-@icontract.ensure(
-    lambda tier, endpoint_tiers, result: all(tier_admits(e, tier, endpoint_tiers) for e in result.chain),
-    "every entry kept is allowed by the tier: its kind and its endpoint (tiers.filter_chain's rule)",
-)
-@icontract.ensure(
-    _cooling_respected, "demoted or skipped as cooling only when unavailable (health.filter_healthy's rule)"
-)
+    "only DEMOTE demotes, a slow provider never ahead of a healthy one; every entry kept allowed by the "
+    "tier, its kind and its endpoint (tiers.filter_chain's rule); demoted or skipped as cooling only when "
+    "unavailable (health.filter_healthy's rule)",
+)  # one condition, not three (issue 25)
 def plan_chain(
     chain: tuple[ChainEntry, ...],
     tier: PrivacyTier,
