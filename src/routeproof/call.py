@@ -13,7 +13,6 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 
 from routeproof.clock import loop_now_ms
 from routeproof.core import kernel
@@ -69,6 +68,8 @@ from routeproof.traffic_store.protocol import RateTicket
 __all__ = ["Call"]
 
 logger = logging.getLogger("routeproof")
+
+_SUCCEEDED = CallOutcome.SUCCEEDED.value  # read once: an Enum's .value is two Python calls
 
 
 class Call:
@@ -199,7 +200,8 @@ class Call:
         """The attempt was sent: its rate-limit place keeps the tokens used (``None``: the estimate),
         and a success refunds the provider's retry budget."""
         ticket, self.ticket = self.ticket, None
-        await self.ports.traffic.settle(ticket, usage, self.ports.ledger.wall_ms())
+        if ticket is not None:  # none taken (no declared limit): nothing to settle, no clock to read
+            await self.ports.traffic.settle(ticket, usage, self.ports.ledger.wall_ms())
         if succeeded:
             await self._traffic_succeeded(action)
 
@@ -217,7 +219,8 @@ class Call:
     async def release_preset(self) -> None:
         """Give back an admission place no attempt used."""
         preset, self.preset = self.preset, None
-        await self.ports.traffic.release(preset)
+        if preset is not None:  # the usual call: admission reserved nothing
+            await self.ports.traffic.release(preset)
 
     async def release_ticket(self) -> None:
         """The attempt was never sent: its rate-limit place is given back."""
@@ -228,9 +231,8 @@ class Call:
         """The response the caller gets: normalised, with the attempt history and the skips."""
         assert self.response is not None
         outcome_provider = action.entry.provider
-        self.ports.metrics.call(outcome_provider, action.entry.model, CallOutcome.SUCCEEDED.value, len(action.records))
-        return replace(
-            self.response,
+        self.ports.metrics.call(outcome_provider, action.entry.model, _SUCCEEDED, len(action.records))
+        return self.response.with_call(
             attempts=action.records,
             latency_ms=latency_ms,
             provider=outcome_provider,

@@ -61,31 +61,26 @@ class PreciseTimeout:
     is never made (one timer per attempt; issue 25).
     """
 
-    __slots__ = ("_handle", "_timeout", "_when")
+    __slots__ = ("_handle", "_timeout", "when")
 
     def __init__(self, when: float) -> None:
-        self._when = when
+        self.when = when  # the deadline, in loop time (seconds); an attribute, not a property: read per attempt
         self._timeout: asyncio.Timeout | None = None
         self._handle: asyncio.TimerHandle | None = None
-
-    @property
-    def when(self) -> float:
-        """The deadline, in loop time (seconds)."""
-        return self._when
 
     def _arm(self) -> None:
         _wake()
         assert self._timeout is not None  # entered before the waypoint was scheduled
-        self._timeout.reschedule(self._when)
+        self._timeout.reschedule(self.when)
 
     async def __aenter__(self) -> asyncio.Timeout:
         loop = asyncio.get_running_loop()
-        if self._when - loop.time() <= 2 * LAST_LEG_S:  # short already: the deadline's own timer
-            self._timeout = asyncio.timeout_at(self._when)
+        if self.when - loop.time() <= 2 * LAST_LEG_S:  # short already: the deadline's own timer
+            self._timeout = asyncio.timeout_at(self.when)
             return await self._timeout.__aenter__()
         self._timeout = asyncio.timeout_at(None)  # armed at the waypoint (_arm)
         entered = await self._timeout.__aenter__()
-        self._handle = loop.call_at(self._when - LAST_LEG_S, self._arm)
+        self._handle = loop.call_at(self.when - LAST_LEG_S, self._arm)
         return entered
 
     async def __aexit__(
