@@ -244,8 +244,10 @@ def record_latency(state: LatencyState, provider: ProviderId, at_ms: int, latenc
     # Kept: index >= keep_newest, or at_ms - at < window_ms. Samples are in time order, so both are
     # suffixes and so is their union: it starts at the smaller start (bisected, not scanned per call).
     in_window = bisect.bisect_right(previous, at_ms - state.config.window_ms, key=_AT)
-    kept = previous[max(0, min(keep_newest, in_window)) :]
-    samples = (*kept, (at_ms, latency_ms))[-state.config.max_samples :]
+    # ... and, with the new sample, at most max_samples: the newest. One copy of the kept ones, not two
+    # (kept, then the cap's slice of kept + new): it is up to max_samples long, per routed call.
+    start = max(0, min(keep_newest, in_window), len(previous) + 1 - state.config.max_samples)
+    samples = (*previous[start:], (at_ms, latency_ms))
     listed = state.samples  # the provider listed last already (and once: well_formed), as after its last call
     others = listed[:-1] if listed and listed[-1][0] == provider else tuple((k, s) for k, s in listed if k != provider)
     # the tally of samples over the SLA: the old one less the samples dropped plus the new one (each a
