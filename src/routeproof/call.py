@@ -120,14 +120,14 @@ class Call:
             ports.ledger.price(entry.provider, entry.model)
         except Exception as exc:  # pricing belongs to the attempt boundary: core's table classifies it
             return await self.boundary(action, None, exc)
-        block = ports.traffic.header_block(entry.provider, ports.ledger.wall_ms())
+        block = ports.traffic.header_block(entry.provider, ports.ledger.wall_ms)  # the clock read only if held back
         if block is not None:  # its provider said 0 left until a reset (core/ratelimit_headers.py)
             return self.skip(action, header_limit_reason(block))
         ticket: RateTicket | RateVerdict | None
         if self.preset is not None and self.preset.deployment == entry.provider.value:
             ticket, self.preset = self.preset, None  # reserved at admission (driver.begin_admitted)
         else:
-            ticket = await ports.traffic.reserve(entry.provider, self.req, ports.ledger.wall_ms())
+            ticket = await ports.traffic.reserve(entry.provider, self.req, ports.ledger.wall_ms)
         if isinstance(ticket, RateVerdict):  # at its declared rpm/tpm: skipped, named (core/rate_limit.py)
             return self.skip(action, rate_limit_reason(ticket))
         self.ticket = ticket

@@ -100,6 +100,11 @@ def header_limit_reason(block: HeaderBlock) -> str:
     return f"rate_limit_header:{block.header}"
 
 
+def _stopped_at(now_ms: int) -> Callable[[], int]:
+    """A clock that reads ``now_ms``."""
+    return lambda: now_ms
+
+
 class Traffic:
     """The traffic port of one Router (see the module docstring)."""
 
@@ -202,10 +207,11 @@ class Traffic:
         if merged is not None:
             self._blocks[provider.value] = merged
 
-    def header_block(self, provider: ProviderId, now_ms: int) -> HeaderBlock | None:
-        """The block that holds ``provider`` back at ``now_ms``, or None (an ended one is forgotten)."""
+    def header_block(self, provider: ProviderId, clock: Callable[[], int]) -> HeaderBlock | None:
+        """The block that holds ``provider`` back now (``clock()``, read only when it has a block),
+        or None (an ended one is forgotten)."""
         block = self._blocks.get(name_of(provider))
-        if block is not None and not is_blocked(block, now_ms):
+        if block is not None and not is_blocked(block, clock()):
             del self._blocks[provider.value]
             return None
         return block
@@ -222,12 +228,15 @@ class Traffic:
         """The reservation's estimate: an upper bound on the prompt plus the output cap."""
         return worst_case_prompt_tokens(req) + req.max_tokens
 
-    async def reserve(self, provider: ProviderId, req: ChatRequest, now_ms: int) -> RateTicket | RateVerdict | None:
-        """A ticket in the deployment's window, the verdict that refused it, or None (not limited)."""
+    async def reserve(
+        self, provider: ProviderId, req: ChatRequest, clock: Callable[[], int]
+    ) -> RateTicket | RateVerdict | None:
+        """A ticket in the deployment's window at ``clock()``, the verdict that refused it, or None
+        (not limited: the clock is not read)."""
         limits = self.limits_of(provider)
         if limits is None:
             return None
-        return await self._store.try_reserve(provider.value, limits, tokens=self.estimate_tokens(req), now_ms=now_ms)
+        return await self._store.try_reserve(provider.value, limits, tokens=self.estimate_tokens(req), now_ms=clock())
 
     async def settle(self, ticket: RateTicket | None, usage: Usage | None, now_ms: int) -> None:
         """The request was sent: keep its place, with the tokens really used (the estimate if unknown)."""
@@ -247,8 +256,9 @@ class Traffic:
         the store), so that no other call can take it between admission and the attempt; else
         core's verdict (wait until an instant, or refuse). ``(None, go)``: some deployment is unlimited."""
         verdicts: list[RateVerdict] = []
+        at_now = _stopped_at(now_ms)  # one instant for every deployment of the call
         for entry in chain:
-            outcome = await self.reserve(entry.provider, req, now_ms)
+            outcome = await self.reserve(entry.provider, req, at_now)
             if outcome is None:
                 return None, CapacityWait(go=True)  # an unlimited deployment can always take it
             if isinstance(outcome, RateTicket):
