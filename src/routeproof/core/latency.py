@@ -243,7 +243,9 @@ def record_latency(state: LatencyState, provider: ProviderId, at_ms: int, latenc
     keep_newest = len(previous) - (state.config.min_samples - 1)  # the newest ones are kept whatever their age
     # Kept: index >= keep_newest, or at_ms - at < window_ms. Samples are in time order, so both are
     # suffixes and so is their union: it starts at the smaller start (bisected, not scanned per call).
-    in_window = bisect.bisect_right(previous, at_ms - state.config.window_ms, key=_AT)
+    cutoff_ms = at_ms - state.config.window_ms  # a sample at or before it is out of the window
+    # all in the window (the usual case at any call rate): the bisection's answer, 0, without it
+    in_window = 0 if not previous or previous[0][0] > cutoff_ms else bisect.bisect_right(previous, cutoff_ms, key=_AT)
     # ... and, with the new sample, at most max_samples: the newest. One copy of the kept ones, not two
     # (kept, then the cap's slice of kept + new): it is up to max_samples long, per routed call.
     start = max(0, min(keep_newest, in_window), len(previous) + 1 - state.config.max_samples)
