@@ -69,7 +69,7 @@ from routeproof.hedging import abandon, hedge_applies, hedged
 from routeproof.observe import AttemptSpan, attempt_span
 from routeproof.ports import Ports
 from routeproof.providers.capabilities import default_capabilities
-from routeproof.traffic_store.answer_headers import HeaderSink, collecting
+from routeproof.traffic_store.answer_headers import HeaderSink
 from routeproof.traffic_store.protocol import RateTicket
 
 __all__ = [
@@ -334,7 +334,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 )
             with (
                 attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context) as span,
-                collecting() as sink,  # the answer's rate-limit headers (core/ratelimit_headers.py)
+                HeaderSink() as sink,  # the answer's rate-limit headers (core/ratelimit_headers.py)
             ):
                 async with at_s:  # the final wake-up is short
                     if events is not None:

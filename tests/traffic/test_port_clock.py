@@ -48,3 +48,20 @@ def test_reserve_reads_the_clock_only_for_a_limited_deployment() -> None:
     req = ChatRequest(messages=(Message.user("hi"),), max_tokens=8, alias="a")
     assert asyncio.run(traffic.reserve(A, req, clock)) is None
     assert clock.reads == 0
+
+
+def test_a_header_sink_collects_only_inside_its_block_and_restores_the_outer_one() -> None:
+    """HeaderSink is its own block (issue 25): inside it, capture keeps the rate-limit headers (names
+    lowered, others dropped); a nested block collects on its own and gives the outer one back; outside
+    any block capture does nothing."""
+    from routeproof.traffic_store.answer_headers import HeaderSink, capture, collecting
+
+    capture({"x-ratelimit-remaining-requests": "1"})  # no block: dropped, no error
+    with collecting() as outer:
+        capture({"X-RateLimit-Remaining-Requests": "3", "content-type": "application/json"})
+        with HeaderSink() as inner:
+            capture({"x-ratelimit-remaining-tokens": "9"})
+        capture({"x-ratelimit-remaining-requests": "2"})  # the last answer wins
+    capture({"x-ratelimit-remaining-requests": "0"})
+    assert inner.headers == {"x-ratelimit-remaining-tokens": "9"}
+    assert outer.headers == {"x-ratelimit-remaining-requests": "2"}
