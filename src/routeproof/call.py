@@ -131,7 +131,11 @@ class Call:
         if isinstance(ticket, RateVerdict):  # at its declared rpm/tpm: skipped, named (core/rate_limit.py)
             return self.skip(action, rate_limit_reason(ticket))
         self.ticket = ticket
-        outcome = await ports.ledger.reserve(entry.provider, entry.model, self.req, self.session_id)
+        outcome = (  # no ledger store (no budget): Ledger.reserve's None, without its coroutine
+            None
+            if ports.ledger.store is None
+            else await ports.ledger.reserve(entry.provider, entry.model, self.req, self.session_id)
+        )
         if isinstance(outcome, BudgetRefusal):
             await self.release_ticket()
             self.refusal = outcome

@@ -367,7 +367,8 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 return AttemptSucceeded(now_ms=now_ms, first_token_ms=first_token_ms), opened
             ports.metrics.usage(entry.provider, entry.model, response.usage)
             call.cost_pico_usd = ports.ledger.known_cost(entry.provider, entry.model, response.usage)
-            await ports.ledger.settle(reservation, booked_pico_usd=call.cost_pico_usd or 0, succeeded=True)
+            if reservation is not None:  # nothing reserved (no budget): Ledger.settle's no-op, without its coroutine
+                await ports.ledger.settle(reservation, booked_pico_usd=call.cost_pico_usd or 0, succeeded=True)
             settled = True
             call.response = response
             await call.traffic_settled(action, usage=response.usage, succeeded=True)
