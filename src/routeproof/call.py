@@ -126,6 +126,8 @@ class Call:
         ticket: RateTicket | RateVerdict | None
         if self.preset is not None and self.preset.deployment == entry.provider.value:
             ticket, self.preset = self.preset, None  # reserved at admission (driver.begin_admitted)
+        elif not ports.traffic.config.limits:  # no deployment declares limits: Traffic.reserve's None, no coroutine
+            ticket = None
         else:
             ticket = await ports.traffic.reserve(entry.provider, self.req, ports.ledger.wall_ms)
         if isinstance(ticket, RateVerdict):  # at its declared rpm/tpm: skipped, named (core/rate_limit.py)
