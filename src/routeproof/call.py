@@ -220,7 +220,8 @@ class Call:
 
     async def _traffic_succeeded(self, action: CallProvider) -> None:
         self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms())  # cache affinity
-        await self.ports.traffic.succeeded(action.entry.provider)
+        if self.ports.traffic.config.retry_budget is not None:  # a refund needs a bucket (Traffic.succeeded)
+            await self.ports.traffic.succeeded(action.entry.provider)
 
     async def release_preset(self) -> None:
         """Give back an admission place no attempt used."""
