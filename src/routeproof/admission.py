@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-from routeproof.clock import loop_ms, waypoint
+from routeproof.clock import loop_ms, loop_now_ms, waypoint
 from routeproof.core.admission import TenantVerdict, readmit, tenant_verdict, waited
 from routeproof.core.kernel import Action, CallProvider, KernelState
 from routeproof.core.types import ProviderId
@@ -233,7 +233,7 @@ class Admission:
             Slot(tuple(held)).release()
             raise
         slot = Slot(tuple(held))
-        now_ms = loop_ms(loop.time())
+        now_ms = loop_now_ms(loop)
         if not waited(action, now_ms):
             return state, action, slot
         if metrics is not None:

@@ -10,11 +10,11 @@ reaches the world only through the ports (ports.py).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 
-from routeproof.clock import loop_ms
+from routeproof.clock import loop_now_ms
 from routeproof.core import kernel
 from routeproof.core.boundary import MAX_DETAIL_CHARS, classify_exception, skip_reason_of
 from routeproof.core.classify import is_billable
@@ -34,7 +34,7 @@ from routeproof.core.outcomes import (
 )
 from routeproof.core.pricing import format_usd
 from routeproof.core.rate_limit import RateVerdict
-from routeproof.core.routing import ChainPlan
+from routeproof.core.routing import ChainPlan, Skipped
 from routeproof.core.types import (
     AttemptFailure,
     ChatRequest,
@@ -69,6 +69,8 @@ __all__ = ["Call"]
 
 logger = logging.getLogger("routeproof")
 
+_SUCCEEDED = CallOutcome.SUCCEEDED.value  # read once: an Enum's .value is two Python calls
+
 
 class Call:
     """The mutable bookkeeping of one call in the shell: the response, the refusal, the skips."""
@@ -78,12 +80,14 @@ class Call:
         self.req = req
         self.session_id = session_id
         self.chain_plan = chain_plan
-        self.skipped: list[SkipRecord] = [s.as_record() for s in chain_plan.skipped]
+        self.skipped: list[SkipRecord] = list(map(Skipped.as_record, chain_plan.skipped))
         self.response: ProviderResponse | None = None
         self.refusal: BudgetRefusal | None = None
         self.last_kind: ProviderId | None = None
         self.last_position: int | None = None
         self.loop = asyncio.get_running_loop()
+        # the call's clock (clock.loop_now_ms): a partial, not a method, so a reading is one Python call
+        self.now_ms: Callable[[], int] = functools.partial(loop_now_ms, self.loop)
         self.turn_warning = False  # some attempt's worst case exceeded the per-turn threshold
         self.cost_pico_usd: int | None = None  # the answered attempt's exact cost; None = unpriced
         self.trace_context = call_trace_context()  # one trace for all of this call's attempts
@@ -101,9 +105,6 @@ class Call:
             return 0
         return cancelled_booking_pico_usd(reservation.amount_pico_usd)
 
-    def now_ms(self) -> int:
-        return loop_ms(self.loop.time())
-
     async def begin(self, action: CallProvider) -> Reservation | AttemptRefused | AttemptFailed | None:
         """Count a failover, then reserve the attempt's worst case (or say why it may not start).
 
@@ -119,18 +120,24 @@ class Call:
             ports.ledger.price(entry.provider, entry.model)
         except Exception as exc:  # pricing belongs to the attempt boundary: core's table classifies it
             return await self.boundary(action, None, exc)
-        block = ports.traffic.header_block(entry.provider, ports.ledger.wall_ms())
+        block = ports.traffic.header_block(entry.provider, ports.ledger.wall_ms)  # the clock read only if held back
         if block is not None:  # its provider said 0 left until a reset (core/ratelimit_headers.py)
             return self.skip(action, header_limit_reason(block))
         ticket: RateTicket | RateVerdict | None
         if self.preset is not None and self.preset.deployment == entry.provider.value:
             ticket, self.preset = self.preset, None  # reserved at admission (driver.begin_admitted)
+        elif not ports.traffic.config.limits:  # no deployment declares limits: Traffic.reserve's None, no coroutine
+            ticket = None
         else:
-            ticket = await ports.traffic.reserve(entry.provider, self.req, ports.ledger.wall_ms())
+            ticket = await ports.traffic.reserve(entry.provider, self.req, ports.ledger.wall_ms)
         if isinstance(ticket, RateVerdict):  # at its declared rpm/tpm: skipped, named (core/rate_limit.py)
             return self.skip(action, rate_limit_reason(ticket))
         self.ticket = ticket
-        outcome = await ports.ledger.reserve(entry.provider, entry.model, self.req, self.session_id)
+        outcome = (  # no ledger store (no budget): Ledger.reserve's None, without its coroutine
+            None
+            if ports.ledger.store is None
+            else await ports.ledger.reserve(entry.provider, entry.model, self.req, self.session_id)
+        )
         if isinstance(outcome, BudgetRefusal):
             await self.release_ticket()
             self.refusal = outcome
@@ -199,7 +206,8 @@ class Call:
         """The attempt was sent: its rate-limit place keeps the tokens used (``None``: the estimate),
         and a success refunds the provider's retry budget."""
         ticket, self.ticket = self.ticket, None
-        await self.ports.traffic.settle(ticket, usage, self.ports.ledger.wall_ms())
+        if ticket is not None:  # none taken (no declared limit): nothing to settle, no clock to read
+            await self.ports.traffic.settle(ticket, usage, self.ports.ledger.wall_ms())
         if succeeded:
             await self._traffic_succeeded(action)
 
@@ -212,12 +220,14 @@ class Call:
 
     async def _traffic_succeeded(self, action: CallProvider) -> None:
         self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms())  # cache affinity
-        await self.ports.traffic.succeeded(action.entry.provider)
+        if self.ports.traffic.config.retry_budget is not None:  # a refund needs a bucket (Traffic.succeeded)
+            await self.ports.traffic.succeeded(action.entry.provider)
 
     async def release_preset(self) -> None:
         """Give back an admission place no attempt used."""
         preset, self.preset = self.preset, None
-        await self.ports.traffic.release(preset)
+        if preset is not None:  # the usual call: admission reserved nothing
+            await self.ports.traffic.release(preset)
 
     async def release_ticket(self) -> None:
         """The attempt was never sent: its rate-limit place is given back."""
@@ -228,9 +238,8 @@ class Call:
         """The response the caller gets: normalised, with the attempt history and the skips."""
         assert self.response is not None
         outcome_provider = action.entry.provider
-        self.ports.metrics.call(outcome_provider, action.entry.model, CallOutcome.SUCCEEDED.value, len(action.records))
-        return replace(
-            self.response,
+        self.ports.metrics.call(outcome_provider, action.entry.model, _SUCCEEDED, len(action.records))
+        return self.response.with_call(
             attempts=action.records,
             latency_ms=latency_ms,
             provider=outcome_provider,

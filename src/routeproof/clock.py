@@ -27,6 +27,7 @@ __all__ = [
     "bounding_attempt",
     "deadline_ms",
     "loop_ms",
+    "loop_now_ms",
     "loop_s",
     "ms_of_s",
     "s_of_ms",
@@ -60,31 +61,26 @@ class PreciseTimeout:
     is never made (one timer per attempt; issue 25).
     """
 
-    __slots__ = ("_handle", "_timeout", "_when")
+    __slots__ = ("_handle", "_timeout", "when")
 
     def __init__(self, when: float) -> None:
-        self._when = when
+        self.when = when  # the deadline, in loop time (seconds); an attribute, not a property: read per attempt
         self._timeout: asyncio.Timeout | None = None
         self._handle: asyncio.TimerHandle | None = None
-
-    @property
-    def when(self) -> float:
-        """The deadline, in loop time (seconds)."""
-        return self._when
 
     def _arm(self) -> None:
         _wake()
         assert self._timeout is not None  # entered before the waypoint was scheduled
-        self._timeout.reschedule(self._when)
+        self._timeout.reschedule(self.when)
 
     async def __aenter__(self) -> asyncio.Timeout:
         loop = asyncio.get_running_loop()
-        if self._when - loop.time() <= 2 * LAST_LEG_S:  # short already: the deadline's own timer
-            self._timeout = asyncio.timeout_at(self._when)
+        if self.when - loop.time() <= 2 * LAST_LEG_S:  # short already: the deadline's own timer
+            self._timeout = asyncio.timeout_at(self.when)
             return await self._timeout.__aenter__()
         self._timeout = asyncio.timeout_at(None)  # armed at the waypoint (_arm)
         entered = await self._timeout.__aenter__()
-        self._handle = loop.call_at(self._when - LAST_LEG_S, self._arm)
+        self._handle = loop.call_at(self.when - LAST_LEG_S, self._arm)
         return entered
 
     async def __aexit__(
@@ -104,6 +100,12 @@ def timeout_at(when: float) -> PreciseTimeout:
 def loop_ms(loop_time_s: float) -> int:
     """A loop instant as the kernel's integer milliseconds (rounded: exact durations stay exact)."""
     return round(loop_time_s * 1000)
+
+
+def loop_now_ms(loop: asyncio.AbstractEventLoop) -> int:
+    """``loop``'s now as the kernel's integer milliseconds: :func:`loop_ms` of ``loop.time()``, in one
+    call (a call's clock, read about five times per routed call; issue 25)."""
+    return round(loop.time() * 1000)
 
 
 def deadline_ms(loop_time_s: float) -> int:
@@ -134,7 +136,7 @@ def wall_ms(wall_s: float) -> int:
 
 def timeout_at_ms(at_ms: int) -> PreciseTimeout:
     """:func:`timeout_at` for the kernel instant ``at_ms`` (a ``CallProvider.timeout_at_ms``)."""
-    return PreciseTimeout(loop_s(at_ms))
+    return PreciseTimeout(at_ms / 1000)  # loop_s(at_ms), without its call: this runs per attempt
 
 
 async def sleep_until(at_ms: int) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import operator
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 
@@ -68,7 +69,7 @@ from routeproof.hedging import abandon, hedge_applies, hedged
 from routeproof.observe import AttemptSpan, attempt_span
 from routeproof.ports import Ports
 from routeproof.providers.capabilities import default_capabilities
-from routeproof.traffic_store.answer_headers import HeaderSink, collecting
+from routeproof.traffic_store.answer_headers import HeaderSink
 from routeproof.traffic_store.protocol import RateTicket
 
 __all__ = [
@@ -140,6 +141,9 @@ def _lacking(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> d
     return lacking
 
 
+_PROVIDER = operator.attrgetter("provider")
+
+
 def _bound(entry: ChainEntry, ids: Mapping[str, ProviderId]) -> ChainEntry:
     """``entry`` with its provider bound to the registered instance (itself when it already is)."""
     bound = ids.get(entry.provider, entry.provider)
@@ -158,7 +162,8 @@ def _misfits(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> d
 def _plan(ports: Ports, req: ChatRequest, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
     planning = ports.planning
     # each configured name bound to its registered instance (its kind known)
-    chain = tuple(_bound(e, planning.ids) for e in build_chain(resolved, policy))
+    ids = planning.ids
+    chain = tuple([_bound(e, ids) for e in build_chain(resolved, policy)])
     # core/balance.py (groups' order) and core/affinity.py (a cacheable prefix's pinned deployment)
     chain = ports.traffic.order(chain, ports.traffic.draws(ports.draw, chain), req, now_ms)
     return plan_chain(
@@ -169,7 +174,7 @@ def _plan(ports: Ports, req: ChatRequest, resolved: ResolvedModel, policy: Tenan
         health=ports.health.snapshot(),
         now_ms=now_ms,
         cooling_policy=planning.cooling,
-        slow=ports.health.demote_slow(frozenset(e.provider for e in chain), now_ms),
+        slow=ports.health.demote_slow(frozenset(map(_PROVIDER, chain)), now_ms),
         lacking=_lacking(ports, req, chain),
         misfits=_misfits(ports, req, chain),
     )
@@ -329,7 +334,7 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 )
             with (
                 attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context) as span,
-                collecting() as sink,  # the answer's rate-limit headers (core/ratelimit_headers.py)
+                HeaderSink() as sink,  # the answer's rate-limit headers (core/ratelimit_headers.py)
             ):
                 async with at_s:  # the final wake-up is short
                     if events is not None:
@@ -362,7 +367,8 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
                 return AttemptSucceeded(now_ms=now_ms, first_token_ms=first_token_ms), opened
             ports.metrics.usage(entry.provider, entry.model, response.usage)
             call.cost_pico_usd = ports.ledger.known_cost(entry.provider, entry.model, response.usage)
-            await ports.ledger.settle(reservation, booked_pico_usd=call.cost_pico_usd or 0, succeeded=True)
+            if reservation is not None:  # nothing reserved (no budget): Ledger.settle's no-op, without its coroutine
+                await ports.ledger.settle(reservation, booked_pico_usd=call.cost_pico_usd or 0, succeeded=True)
             settled = True
             call.response = response
             await call.traffic_settled(action, usage=response.usage, succeeded=True)
@@ -409,11 +415,11 @@ async def drive(
     mode: Mode,
     *,
     deadline: float,
-    progress: Callable[[tuple[AttemptRecord, ...]], None] = lambda records: None,
+    progress: Callable[[tuple[AttemptRecord, ...]], None] | None = None,
 ) -> Committed:
     """Perform the kernel's actions until it succeeds (the committed attempt) or fails (raised).
 
-    ``progress`` sees the attempt records each time they change.
+    ``progress`` (if given) sees the attempt records each time they change.
     """
     try:
         committed = await _drive(ports, call, state, action, mode, deadline=deadline, progress=progress)
@@ -439,7 +445,7 @@ async def _drive(
     mode: Mode,
     *,
     deadline: float,
-    progress: Callable[[tuple[AttemptRecord, ...]], None],
+    progress: Callable[[tuple[AttemptRecord, ...]], None] | None,
 ) -> Committed:
     started_ms = state.plan.started_at_ms
     kept_open: OpenStream | None = None  # streaming: the committed attempt's open stream ...
@@ -470,14 +476,17 @@ async def _drive(
         elif isinstance(action, Succeed):
             if (mode is Mode.STREAM) != (kept_open is not None):  # pragma: no cover - kernel invariant
                 raise AssertionError(f"the kernel succeeded without a committed attempt ({mode.value})")
-            progress(action.records)
+            if progress is not None:
+                progress(action.records)
             return Committed(succeed=action, opened=kept_open, slot=kept_slot)
         else:
-            progress(action.records)
+            if progress is not None:
+                progress(action.records)
             raise _error(call, action, deadline, started_ms)
         before = len(state.records)
         state, action = kernel.step(state, event)
-        progress(state.records)
+        if progress is not None:
+            progress(state.records)
         observe(ports, state.records[before:], call.now_ms(), success_settled_later=mode is Mode.STREAM)
 
 

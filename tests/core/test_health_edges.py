@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from routeproof.core.health import HealthConfig, HealthState, ProviderHealth, health_well_formed
-from routeproof.core.types import ProviderKind
+from hypothesis import given
+from hypothesis import strategies as st
+
+from routeproof.core.health import (
+    HealthConfig,
+    HealthState,
+    ProviderHealth,
+    _health_of,
+    health_well_formed,
+    new_health,
+    record_failure,
+    record_success,
+)
+from routeproof.core.types import ProviderId, ProviderKind
 
 A, B = ProviderKind.ANTHROPIC, ProviderKind.OPENAI
 
@@ -31,3 +43,29 @@ def test_well_formed_rejects_a_cooldown_below_the_threshold() -> None:
 def test_well_formed_rejects_a_negative_count() -> None:
     """A negative failure count is malformed even without a cooldown."""
     assert not health_well_formed(HealthState(providers=((A, ProviderHealth(consecutive_failures=-1)),)))
+
+
+def _with_by_definition(state: HealthState, provider: ProviderId, health: ProviderHealth) -> HealthState:
+    """The provider's record replaced and listed last, every other provider kept in order."""
+    return HealthState(
+        config=state.config, providers=(*((k, h) for k, h in state.providers if k != provider), (provider, health))
+    )
+
+
+@given(st.lists(st.tuples(st.sampled_from((A, B)), st.booleans(), st.integers(0, 100)), max_size=30))
+def test_recording_keeps_the_definitions_state(feed: list[tuple[ProviderKind, bool, int]]) -> None:
+    """_with returns the state unchanged when the provider is already last with that record (a
+    repeated success; issue 25): every feed of successes and failures gives the definition's state,
+    field for field and in order."""
+    state, now = new_health(HealthConfig(failure_threshold=2, cooldown_ms=10)), 0
+    for provider, succeeded, step in feed:
+        now += step
+        if succeeded:
+            expected = _with_by_definition(state, provider, ProviderHealth())
+            state = record_success(state, provider)
+        else:
+            before = state
+            state = record_failure(state, provider, now)
+            expected = _with_by_definition(before, provider, _health_of(state, provider))
+        assert state == expected
+        assert state.providers == expected.providers

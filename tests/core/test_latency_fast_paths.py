@@ -9,11 +9,23 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from routeproof.core.latency import LatencyConfig, judged, new_latency, record_latency, well_formed
-from routeproof.core.types import ProviderKind
+from routeproof.core.latency import (
+    LatencyConfig,
+    LatencyState,
+    breaching,
+    judged,
+    new_latency,
+    over_sla,
+    record_latency,
+    tallies_sound,
+    well_formed,
+)
+from routeproof.core.types import ProviderId, ProviderKind
 
 A = ProviderKind.ANTHROPIC
+B = ProviderKind.OPENAI
 CONFIG = LatencyConfig(sla_ms=1_000, window_ms=1_000, max_samples=50, min_samples=2)
+TALLY_CONFIG = LatencyConfig(sla_ms=1_000, window_ms=2_000, max_samples=20, min_samples=5)
 
 
 def test_a_sample_exactly_window_ms_old_is_out_of_the_window() -> None:
@@ -64,3 +76,74 @@ def test_record_latency_is_the_definition(ats: list[int], step_ms: int, latency_
     kept = tuple(s for i, s in enumerate(previous) if i >= keep_newest or at_ms - s[0] < SMALL.window_ms)
     expected = (*kept, (at_ms, latency_ms))[-SMALL.max_samples :]
     assert record_latency(state, A, at_ms, latency_ms).of(A) == expected
+
+
+def _breach_by_definition(state: LatencyState, now_ms: int) -> frozenset[ProviderId]:
+    """The providers whose judged samples' nearest-rank p99 exceeds the SLA, sorted afresh."""
+    out: set[ProviderId] = set()
+    for provider, _ in state.samples:
+        latencies = sorted(latency for _, latency in judged(state, provider, now_ms))
+        if len(latencies) >= state.config.min_samples:
+            rank = -(-99 * len(latencies) // 100)
+            if latencies[max(1, rank) - 1] > state.config.sla_ms:
+                out.add(provider)
+    return frozenset(out)
+
+
+FEED = st.lists(
+    st.tuples(st.sampled_from((A, B)), st.integers(0, 400), st.sampled_from((0, 999, 1_000, 1_001, 5_000))),
+    max_size=120,
+)
+
+
+@given(feed=FEED, later=st.integers(0, 2_500))
+def test_breach_from_the_tally_is_the_definition(feed: list[tuple[ProviderKind, int, int]], later: int) -> None:
+    """The tally record_latency keeps of samples over the SLA gives breaching() exactly the sorted
+    p99's answer, after any feed (samples dropped by the window and by the cap, both providers) and
+    at any later instant (all in the window: the tally; some out of it: sorted afresh); and each
+    tally is the count it caches."""
+    state, now = new_latency(TALLY_CONFIG), 0
+    for provider, step, latency in feed:
+        now += step
+        state = record_latency(state, provider, now, latency)
+        assert tallies_sound(state)
+        assert breaching(state, now) == _breach_by_definition(state, now)
+    assert breaching(state, now + later) == _breach_by_definition(state, now + later)
+
+
+def test_a_tally_counts_only_for_its_own_samples_and_sla() -> None:
+    """A state whose samples or SLA were replaced by hand keeps the old tallies, which then do not
+    count: the samples are counted afresh, never misjudged by a stale tally."""
+    state = new_latency(TALLY_CONFIG)
+    for at in range(5):
+        state = record_latency(state, A, at, 5_000)  # all over the SLA: in breach
+    assert breaching(state, 5) == {A}
+    fast = tuple((at, 1) for at in range(5))
+    assert breaching(replace(state, samples=((A, fast),)), 5) == frozenset()
+    assert breaching(replace(state, config=replace(TALLY_CONFIG, sla_ms=10_000)), 5) == frozenset()
+    assert over_sla(state, state.of(A)) == 5
+
+
+def test_the_tally_is_used_only_while_every_sample_is_in_the_window() -> None:
+    """At the window's edge (the oldest sample exactly window_ms old) the tally of all samples would
+    count slow samples no longer judged: the judged ones (the fast newest) decide."""
+    state = new_latency(TALLY_CONFIG)
+    for latency in (5_000,) * 5:
+        state = record_latency(state, A, 0, latency)
+    for latency in (1,) * 5:
+        state = record_latency(state, A, 1, latency)
+    assert breaching(state, TALLY_CONFIG.window_ms - 1) == {A}  # all ten judged: 5 of 10 over
+    assert breaching(state, TALLY_CONFIG.window_ms) == frozenset()  # the slow five are out of the window
+
+
+def test_recording_keeps_probes_and_demotions_and_the_others_order() -> None:
+    """record_latency builds its state with every field named (issue 25): the probes and demotion
+    counts are kept, and a provider not listed last moves last (the others keep their order)."""
+    state = new_latency(TALLY_CONFIG)
+    state = record_latency(record_latency(state, A, 0, 1), B, 0, 1)
+    state = replace(state, probes=((A, 3),), demotions=((B, 2),))
+    after = record_latency(state, A, 5, 1)
+    assert after.probes == ((A, 3),)
+    assert after.demotions == ((B, 2),)
+    assert [k for k, _ in after.samples] == [B, A]
+    assert record_latency(after, A, 6, 1).samples == ((B, ((0, 1),)), (A, ((0, 1), (5, 1), (6, 1))))

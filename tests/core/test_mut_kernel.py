@@ -347,3 +347,24 @@ def test_well_formed_bounds_the_position_of_a_done_empty_chain_at_zero() -> None
     """A finished call over an empty chain is well formed only at position 0 (not 1)."""
     assert kernel.well_formed(KernelState(plan=plan(()), position=0, done=True))
     assert not kernel.well_formed(KernelState(plan=plan(()), position=1, done=True))
+
+
+def test_issuing_and_succeeding_keep_every_other_field_of_the_state() -> None:
+    """_issue and a success build the new state with every field named (not dataclasses.replace, issue
+    25): each is exactly the replace() of the old state with the fields it changes, after a failover
+    (position 1, a record, attempts used, calls issued: no field at its default)."""
+    p = plan(chain(A, B))
+    state, _ = kernel.start(p, 0)
+    failed, moved = kernel.step(state, AttemptFailed(now_ms=10, failure=GARBLED, draw=0.0))
+    assert isinstance(moved, CallProvider)
+    assert moved.position == 1
+    issued_from = replace(state, records=failed.records, pending=None)  # what _on_failure hands _issue
+    assert failed == replace(
+        issued_from, position=1, used=failed.used, pending=moved, calls_issued=issued_from.calls_issued + 1
+    )
+    assert failed.records  # nothing at its default
+    assert failed.used
+    assert failed.calls_issued == 2
+    done, succeed = kernel.step(failed, kernel.AttemptSucceeded(now_ms=20))
+    assert isinstance(succeed, kernel.Succeed)
+    assert done == replace(failed, records=succeed.records, pending=None, done=True)

@@ -105,3 +105,27 @@ def test_cooling_respected_refuses_each_way_a_plan_can_break_the_health_rule() -
     skipped_bad = ChainPlan(chain=(chain[0],), skipped=(Skipped(entry=chain[1], reason=SkipReason.COOLING),))
     assert not _cooling_respected(new_health(), 10, none, skipped_bad)
     assert _cooling_respected(health, 1_000, none, ChainPlan(chain=chain))  # the cooldown has ended
+
+
+@pytest.mark.parametrize("policy", list(CoolingPolicy))
+def test_a_lone_slow_or_cooling_entry_is_demoted_or_skipped_not_dropped(policy: CoolingPolicy) -> None:
+    """The plan's shortcut for a call with nothing left out and nothing demoted (issue 25) is taken
+    only then: a slow entry alone, or a cooling one alone, is still demoted (DEMOTE) or skipped with
+    its reason (SKIP), never dropped, and the plain plan is the chain itself with nothing else set."""
+    a, oa = ProviderKind.ANTHROPIC, ProviderKind.OPENAI
+    chain = entries(a, oa)
+    for kw, reason in (
+        ({"slow": frozenset({a})}, SkipReason.LATENCY_SLA),
+        ({"health": cooled(a), "now_ms": 10}, SkipReason.COOLING),
+    ):
+        result = plan(chain, cooling_policy=policy, **kw)
+        if policy is CoolingPolicy.DEMOTE:
+            assert result == ChainPlan(
+                chain=(chain[1], chain[0]),
+                demoted=(chain[0],),
+                earliest_return_ms=result.earliest_return_ms,
+            )
+        else:
+            assert result.chain == (chain[1],)
+            assert result.skipped == (Skipped(entry=chain[0], reason=reason),)
+    assert plan(chain, cooling_policy=policy) == ChainPlan(chain=chain)

@@ -16,6 +16,7 @@ from routeproof.core.identity import (
     ProviderName,
     as_provider,
     instance_ids,
+    name_of,
     parse_provider,
     provider_id,
     spelled_kind,
@@ -470,3 +471,69 @@ def test_tenant_policy_normalises_and_refuses_exactly() -> None:
     with _exactly(TypeError, "TenantPolicy.context_window_failover must be a bool, got 1"):
         TenantPolicy(context_window_failover=1)  # type: ignore[arg-type]
     assert isinstance(TenantPolicy().primary, Mapping)
+
+
+def test_name_of_is_the_value_as_a_plain_str() -> None:
+    """name_of (str's own __str__, for the per-attempt traffic paths) is every kind's ``.value`` and
+    an instance's name, as a plain str; never the Enum's ``str()`` ("ProviderKind.OPENAI")."""
+    named = ProviderName("eu-openai", ProviderKind.OPENAI)
+    for provider in (*ProviderKind, named, ProviderName("unbound")):
+        assert name_of(provider) == provider.value
+        assert type(name_of(provider)) is str
+    assert name_of(ProviderKind.OPENAI) == "openai"
+    assert name_of(named) == "eu-openai"
+
+
+def test_with_call_is_replace_of_the_call_fields_keeping_every_other() -> None:
+    """ProviderResponse.with_call names every field (not dataclasses.replace; issue 25): it equals the
+    replace() of the call's fields on an answer with no field at its default, and the fixture is
+    checked to stay so (a field added later must be set here, and so kept by with_call)."""
+    from dataclasses import MISSING, fields, replace
+
+    from routeproof.core.types import (
+        AttemptRecord,
+        AttemptStatus,
+        CacheState,
+        CacheStatus,
+        Choice,
+        FinishReason,
+        ProviderResponse,
+        SkipRecord,
+        Usage,
+    )
+
+    full = ProviderResponse(
+        id="r1",
+        usage=Usage(prompt_tokens=5, completion_tokens=2),
+        choices=(Choice(content="hi"),),
+        finish_reason=FinishReason.LENGTH,
+        latency_ms=9,
+        cache_state=CacheState(status=CacheStatus.HIT, saved_tokens=3),
+        attempts=(
+            AttemptRecord(
+                provider=ProviderKind.OPENAI, model="m", attempt_num=1, fallback_position=0,
+                status=AttemptStatus.SUCCEEDED, elapsed_ms=1,
+            ),
+        ),
+        provider=ProviderKind.ANTHROPIC,
+        model="answered-model",
+        skipped=(SkipRecord(provider=ProviderKind.BEDROCK, model="b", fallback_position=1, reason="tier"),),
+        dropped_parameters=("seed",),
+        cost_pico_usd=7,
+        budget_turn_warning=True,
+        wire_body_json='{"id": "r1"}',
+    )  # fmt: skip
+    for f in fields(ProviderResponse):
+        default = f.default_factory() if f.default_factory is not MISSING else f.default
+        assert getattr(full, f.name) != default, f.name
+    call = {
+        "attempts": (),
+        "latency_ms": 42,
+        "provider": ProviderKind.OPENAI,
+        "model": "m",
+        "skipped": (),
+        "cost_pico_usd": None,
+        "budget_turn_warning": False,
+    }
+    made = full.with_call(**call)  # type: ignore[arg-type]
+    assert made == replace(full, **call)  # type: ignore[arg-type]

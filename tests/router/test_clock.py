@@ -38,3 +38,13 @@ async def test_a_short_wait_needs_no_waypoint_and_an_early_exit_cancels_it() -> 
         await asyncio.sleep(1)
     assert timeout._handle is not None
     assert timeout._handle.cancelled()
+
+
+async def test_loop_now_ms_is_loop_ms_of_the_loops_time() -> None:
+    """A call's clock (Call.now_ms: clock.loop_now_ms) reads the loop's own time (virtual here), rounded
+    to whole milliseconds as loop_ms rounds it, half a millisecond either way included."""
+    loop = asyncio.get_running_loop()
+    for step in (0.0, 0.0004, 0.0002, 0.0005, 1.2345, 30.0):
+        await asyncio.sleep(step)
+        assert clock.loop_now_ms(loop) == clock.loop_ms(loop.time())
+        assert clock.loop_now_ms(loop) == round(loop.time() * 1000)

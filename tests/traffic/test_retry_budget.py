@@ -21,6 +21,7 @@ from routeproof.core.types import AttemptFailure, AttemptFailureKind, AttemptSta
 from routeproof.errors import AllProvidersFailed
 from routeproof.testing import Failure, ScriptedProvider
 from routeproof.traffic import TrafficConfig
+from routeproof.traffic_store.memory import MemoryTrafficStore
 from tests.traffic.support import policy, request, resolved, router
 
 pytestmark = [pytest.mark.looptime(end=600)]
@@ -105,3 +106,19 @@ async def test_without_a_budget_retries_are_unchanged() -> None:
             with pytest.raises(AllProvidersFailed) as caught:
                 await r.call_provider(request(), resolved(tenant), asyncio.get_running_loop().time() + 20, tenant)
             assert len(caught.value.attempts) == 3
+
+
+@pytest.mark.asyncio
+async def test_a_routed_success_refunds_the_providers_bucket() -> None:
+    """A 503 then a success through the router: the bucket is charged one token and refunded the
+    ratio (Call only awaits the refund when a budget is configured; issue 25)."""
+    config = RetryBudgetConfig(max_tokens=10)
+    flaky = ScriptedProvider([Failure(failure=FIVE_OH_THREE)], name="a")
+    store = MemoryTrafficStore()
+    async with router([flaky], TrafficConfig(retry_budget=config), store=store) as r:
+        tenant = policy(["a"])
+        answer = await r.call_provider(request(), resolved(tenant), asyncio.get_running_loop().time() + 20, tenant)
+        assert [x.status for x in answer.attempts] == [AttemptStatus.RETRIED_AFTER_5XX, AttemptStatus.SUCCEEDED]
+        level = await store.retry_tokens_milli(answer.attempts[0].provider.value, config)  # its instance's name
+    assert level == after_success(config, after_failure(config, config.capacity_milli))
+    assert level != after_failure(config, config.capacity_milli)  # the refund is seen

@@ -13,7 +13,7 @@ All times are integer milliseconds on the caller's clock, passed in; nothing her
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import icontract
 
@@ -87,8 +87,15 @@ def _health_of(state: HealthState, provider: ProviderId) -> ProviderHealth:
 
 
 def _with(state: HealthState, provider: ProviderId, health: ProviderHealth) -> HealthState:
-    others = tuple((k, h) for k, h in state.providers if k != provider)  # equal names, not one object
-    return replace(state, providers=(*others, (provider, health)))
+    providers = state.providers
+    if providers and providers[-1][0] == provider and (providers[-1][1] is health or providers[-1][1] == health):
+        return state  # listed last (and once: health_well_formed) with this record already: the same value
+    others = tuple((k, h) for k, h in providers if k != provider)  # equal names, not one object
+    return HealthState(config=state.config, providers=(*others, (provider, health)))
+
+
+_RESET = ProviderHealth()
+"""A reset record (frozen: one shared value, so a repeated success is recognised by identity)."""
 
 
 @icontract.ensure(lambda result: health_well_formed(state=result))
@@ -146,7 +153,7 @@ def record_failure(state: HealthState, provider: ProviderId, now_ms: int) -> Hea
 )  # one condition, not two: each costs icontract about ten Python calls per call (issue 25)
 def record_success(state: HealthState, provider: ProviderId) -> HealthState:
     """A success resets ``provider``'s count and ends its cooldown."""
-    return _with(state, provider, ProviderHealth())
+    return _with(state, provider, _RESET)
 
 
 def _is_available(state: HealthState, provider: ProviderId, now_ms: int) -> bool:
@@ -186,9 +193,11 @@ def earliest_return_ms(state: HealthState, providers: tuple[ProviderId, ...], no
 def _filter_healthy(
     chain: tuple[ChainEntry, ...], state: HealthState, now_ms: int
 ) -> tuple[tuple[ChainEntry, ...], tuple[ChainEntry, ...]]:
-    kept = tuple(e for e in chain if _is_available(state, e.provider, now_ms))
-    skipped = tuple(e for e in chain if not _is_available(state, e.provider, now_ms))
-    return kept, skipped
+    kept: list[ChainEntry] = []
+    skipped: list[ChainEntry] = []
+    for entry in chain:  # one pass, each entry judged once (it runs per routed call)
+        (kept if _is_available(state, entry.provider, now_ms) else skipped).append(entry)
+    return tuple(kept), tuple(skipped)
 
 
 @icontract.require(health_well_formed)

@@ -15,7 +15,7 @@ instance by its identity or by its name.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TypeAlias
 
@@ -27,6 +27,7 @@ __all__ = [
     "ProviderName",
     "as_provider",
     "instance_ids",
+    "name_of",
     "parse_provider",
     "provider_id",
     "spelled_kind",
@@ -135,6 +136,11 @@ class ProviderName(str):
 
 ProviderId: TypeAlias = ProviderKind | ProviderName
 """A provider instance's identity: its kind when its name spells the kind, else its name."""
+
+name_of: Callable[[str], str] = str.__str__
+"""A provider's name as a plain ``str``: ``provider.value`` (a kind's value, an instance's name), in
+C (``str``'s own ``__str__``; a kind's ``__str__`` is the Enum's), without the Enum property's two
+Python calls, for the per-attempt paths (issue 25)."""
 
 
 def spelled_kind(name: str) -> ProviderKind | None:

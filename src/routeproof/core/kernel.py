@@ -210,8 +210,14 @@ def _key(entry: ChainEntry) -> tuple[str, str]:
 
 def _bump(used: tuple[tuple[tuple[str, str], int], ...], entry: ChainEntry) -> tuple[tuple[tuple[str, str], int], ...]:
     key = _key(entry)
-    count = next((c for k, c in used if k == key), 0)
-    return (*((k, c) for k, c in used if k != key), (key, count + 1))
+    count = 0
+    others = []
+    for k, c in used:  # a loop, not two generators: it runs per attempt
+        if k == key:
+            count = c
+        else:
+            others.append((k, c))
+    return (*others, (key, count + 1))
 
 
 # --- transitions ---------------------------------------------------------------------------------
@@ -223,34 +229,46 @@ _COUNT = operator.itemgetter(1)
 def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState, Action]:
     """Issue the next attempt at ``position`` or later, or end the call if none may be issued."""
     plan = state.plan
-    while position < len(plan.chain) and state.attempts_on(plan.chain[position]) >= plan.max_attempts_per_provider:
+    chain = plan.chain
+    made = 0  # the attempts already made on the entry at ``position`` (counted once per entry)
+    while position < len(chain):
+        made = state.attempts_on(chain[position])
+        if made < plan.max_attempts_per_provider:
+            break
         position += 1  # this provider already had its attempts in this call: failover never resets them
-    if position >= len(plan.chain):
-        return _fail(state, CallFailureKind.ALL_FAILED if plan.chain else CallFailureKind.NO_ELIGIBLE)
+    if position >= len(chain):
+        return _fail(state, CallFailureKind.ALL_FAILED if chain else CallFailureKind.NO_ELIGIBLE)
+    budget_end_ms = plan.budget_end_ms
     if now_ms >= plan.deadline_at_ms:
         return _fail(state, CallFailureKind.DEADLINE)
-    if now_ms >= plan.budget_end_ms:
+    if now_ms >= budget_end_ms:
         return _fail(state, CallFailureKind.ALL_FAILED)
     if len(state.records) >= plan.attempts_cap:
         return _fail(state, CallFailureKind.ATTEMPTS_CAP)
-    entry = plan.chain[position]
+    entry = chain[position]
     limits = (
         (plan.deadline_at_ms - now_ms, Bound.DEADLINE),
-        (plan.budget_end_ms - now_ms, Bound.BUDGET),
+        (budget_end_ms - now_ms, Bound.BUDGET),
         (plan.timeout_for(entry.provider), Bound.ATTEMPT),
     )
     timeout_ms, bound = min(limits, key=_LIMIT_MS)  # ties keep the caller's deadline
     action = CallProvider(
         position=position,
         entry=entry,
-        attempt_num=state.attempts_on(entry) + 1,
+        attempt_num=made + 1,
         timeout_ms=timeout_ms,
         issued_at_ms=now_ms,
         timeout_at_ms=now_ms + timeout_ms,
         bound=bound,
     )
-    new_state = replace(
-        state, position=position, used=_bump(state.used, entry), pending=action, calls_issued=state.calls_issued + 1
+    new_state = KernelState(  # every field named (not dataclasses.replace: its field loop runs per call)
+        plan=plan,
+        position=position,
+        records=state.records,
+        used=_bump(state.used, entry),
+        pending=action,
+        done=state.done,
+        calls_issued=state.calls_issued + 1,
     )
     return new_state, action
 
@@ -408,7 +426,16 @@ def _step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
             first_token_ms=event.first_token_ms,
         )
         records = (*state.records, record)
-        return replace(state, records=records, pending=None, done=True), Succeed(records=records, entry=pending.entry)
+        done = KernelState(  # every field named, as in _issue
+            plan=state.plan,
+            position=state.position,
+            records=records,
+            used=state.used,
+            pending=None,
+            done=True,
+            calls_issued=state.calls_issued,
+        )
+        return done, Succeed(records=records, entry=pending.entry)
     if isinstance(event, AttemptRefused):
         if event.refusal is RefusalEffect.TERMINAL:
             return _fail(replace(state, pending=None), CallFailureKind.BUDGET, None, pending.entry)

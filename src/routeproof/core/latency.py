@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 import operator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import icontract
 
@@ -42,6 +42,7 @@ __all__ = [
     "in_breach",
     "judged",
     "new_latency",
+    "over_sla",
     "p99_ms",
     "probe_due",
     "record_accepts",
@@ -49,6 +50,7 @@ __all__ = [
     "record_latency",
     "record_sound",
     "start_probe",
+    "tallies_sound",
     "well_formed",
 ]
 
@@ -87,6 +89,8 @@ class LatencyConfig:
 
 Sample = tuple[int, int]  # (at_ms, latency_ms)
 _AT, _LATENCY = operator.itemgetter(0), operator.itemgetter(1)
+Tally = tuple[tuple[Sample, ...], int, int]
+"""(a provider's samples, an SLA in ms, how many of those samples' latencies exceed it): see :func:`over_sla`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,6 +101,11 @@ class LatencyState:
     samples: tuple[tuple[ProviderId, tuple[Sample, ...]], ...] = ()
     probes: tuple[tuple[ProviderId, int], ...] = ()  # when each provider's last probe started
     demotions: tuple[tuple[ProviderId, int], ...] = ()  # calls that demoted it since its last probe
+    # A cache of a derived value (issue 25): per samples tuple :func:`record_latency` made, how many of
+    # its samples exceed the SLA (:data:`Tally`). An entry counts only for that very tuple (matched by
+    # identity) and that SLA, so a state built or replaced by hand is never misjudged, only counted afresh
+    # (:func:`over_sla`); not part of the value (equality, repr).
+    tallies: tuple[Tally, ...] = field(default=(), compare=False, repr=False)
 
     def demoted_calls(self, provider: ProviderId) -> int:
         """How many calls demoted ``provider`` since its last probe."""
@@ -108,7 +117,10 @@ class LatencyState:
 
     def of(self, provider: ProviderId) -> tuple[Sample, ...]:
         """``provider``'s samples, oldest first (empty when never recorded)."""
-        return next((s for k, s in self.samples if k == provider), ())
+        for k, s in self.samples:  # a loop, not next(generator): it runs twice per routed call
+            if k == provider:
+                return s
+        return ()
 
 
 def well_formed(state: LatencyState) -> bool:
@@ -168,8 +180,33 @@ def _only_provider_changed(state: LatencyState, provider: ProviderId, result: La
 
 def _nearest_rank_p99(latencies: list[int]) -> int:
     ordered = sorted(latencies)
-    rank = -(-99 * len(ordered) // 100)  # ceil(0.99 n), 1-based
-    return ordered[max(1, rank) - 1]
+    return ordered[_p99_index(len(ordered))]
+
+
+def _p99_index(n: int) -> int:
+    """The 0-based index of the nearest-rank p99 among ``n`` ordered values (``n >= 1``)."""
+    rank = -(-99 * n // 100)  # ceil(0.99 n), 1-based
+    return max(1, rank) - 1
+
+
+def _count_over(samples: tuple[Sample, ...], sla_ms: int) -> int:
+    """How many of ``samples`` have a latency above ``sla_ms`` (C-level loops)."""
+    return sum(map(sla_ms.__lt__, map(_LATENCY, samples)))
+
+
+def over_sla(state: LatencyState, samples: tuple[Sample, ...]) -> int:
+    """How many of ``samples`` have a latency above ``state``'s SLA: the tally :func:`record_latency`
+    kept for this very tuple when there is one (no pass over the samples), else counted."""
+    sla_ms = state.config.sla_ms
+    for tallied, at_sla_ms, over in state.tallies:
+        if tallied is samples and at_sla_ms == sla_ms:
+            return over
+    return _count_over(samples, sla_ms)
+
+
+def tallies_sound(state: LatencyState) -> bool:
+    """Every tally is the count it caches (:data:`Tally`)."""
+    return all(over == _count_over(tallied, sla_ms) for tallied, sla_ms, over in state.tallies)
 
 
 def record_accepts(state: LatencyState, provider: ProviderId, at_ms: int, latency_ms: int) -> bool:
@@ -190,12 +227,15 @@ def record_sound(state: LatencyState, provider: ProviderId, at_ms: int, latency_
         and bool(mine)
         and mine[-1] == (at_ms, latency_ms)
         and _is_suffix(mine[:-1], state.of(provider))
+        and over_sla(result, mine) == _count_over(mine, result.config.sla_ms)
     )
 
 
 @icontract.require(record_accepts, "well formed, values >= 0, and the shell's clock never runs back")
 @icontract.ensure(
-    record_sound, "only the provider's samples changed (listed last, once, within max_samples), the new one last"
+    record_sound,
+    "only the provider's samples changed (listed last, once, within max_samples), the new one last,"
+    " and their tally of samples over the SLA is their count",
 )
 def record_latency(state: LatencyState, provider: ProviderId, at_ms: int, latency_ms: int) -> LatencyState:
     """Add one answered attempt's latency, dropping samples outside the window or beyond the cap."""
@@ -203,11 +243,29 @@ def record_latency(state: LatencyState, provider: ProviderId, at_ms: int, latenc
     keep_newest = len(previous) - (state.config.min_samples - 1)  # the newest ones are kept whatever their age
     # Kept: index >= keep_newest, or at_ms - at < window_ms. Samples are in time order, so both are
     # suffixes and so is their union: it starts at the smaller start (bisected, not scanned per call).
-    in_window = bisect.bisect_right(previous, at_ms - state.config.window_ms, key=_AT)
-    kept = previous[max(0, min(keep_newest, in_window)) :]
-    samples = (*kept, (at_ms, latency_ms))[-state.config.max_samples :]
-    others = tuple((k, s) for k, s in state.samples if k != provider)
-    return replace(state, samples=(*others, (provider, samples)))
+    cutoff_ms = at_ms - state.config.window_ms  # a sample at or before it is out of the window
+    # all in the window (the usual case at any call rate): the bisection's answer, 0, without it
+    in_window = 0 if not previous or previous[0][0] > cutoff_ms else bisect.bisect_right(previous, cutoff_ms, key=_AT)
+    # ... and, with the new sample, at most max_samples: the newest. One copy of the kept ones, not two
+    # (kept, then the cap's slice of kept + new): it is up to max_samples long, per routed call.
+    start = max(0, min(keep_newest, in_window), len(previous) + 1 - state.config.max_samples)
+    samples = (*previous[start:], (at_ms, latency_ms))
+    listed = state.samples  # the provider listed last already (and once: well_formed), as after its last call
+    others = listed[:-1] if listed and listed[-1][0] == provider else tuple((k, s) for k, s in listed if k != provider)
+    # the tally of samples over the SLA: the old one less the samples dropped plus the new one (each a
+    # suffix: samples[:-1] is the newest of previous), so no pass over all of them per call
+    sla_ms = state.config.sla_ms
+    dropped = previous[: len(previous) - (len(samples) - 1)]
+    over = over_sla(state, previous) - _count_over(dropped, sla_ms) + (latency_ms > sla_ms)
+    kept_tallies = (t for t in state.tallies if any(t[0] is s for _, s in others)) if others else ()
+    tallies = (*kept_tallies, (samples, sla_ms, over))
+    return LatencyState(  # every field named (not dataclasses.replace: its field loop runs per call)
+        config=state.config,
+        samples=(*others, (provider, samples)),
+        probes=state.probes,
+        demotions=state.demotions,
+        tallies=tallies,
+    )
 
 
 @icontract.require(well_formed)
@@ -237,10 +295,17 @@ def in_breach(state: LatencyState, provider: ProviderId, now_ms: int) -> bool:
 
 
 def _in_breach(state: LatencyState, provider: ProviderId, now_ms: int) -> bool:
-    samples = judged(state, provider, now_ms)
-    if len(samples) < state.config.min_samples:
+    config = state.config
+    samples = state.of(provider)
+    n = len(samples)
+    if n < config.min_samples:  # then judged() holds fewer than min_samples too
         return False
-    return _nearest_rank_p99(list(map(_LATENCY, samples))) > state.config.sla_ms  # C-level: it runs per call
+    if now_ms - samples[0][0] < config.window_ms:  # all in the window: judged() is all of them
+        # the p99 (nearest rank, 0-based index i of n ordered) exceeds the SLA exactly when at least
+        # n - i samples do: the tally record_latency keeps, no sort per call (issue 25)
+        return over_sla(state, samples) >= n - _p99_index(n)
+    samples = judged(state, provider, now_ms)
+    return _nearest_rank_p99(list(map(_LATENCY, samples))) > config.sla_ms  # C-level: it runs per call
 
 
 @icontract.require(well_formed)
@@ -291,4 +356,8 @@ def breaching(state: LatencyState, now_ms: int) -> frozenset[ProviderId]:
     It runs on every routed call, so it applies :func:`in_breach`'s body, not its contracted entry
     (whose checks repeated this one's ``well_formed`` per provider); ``in_breach``'s own contract is
     checked where it is called (tests/core, CrossHair) and by :func:`probe_due`."""
-    return frozenset(k for k, _ in state.samples if _in_breach(state, k, now_ms))
+    slow = []
+    for k, _ in state.samples:  # a loop, not a generator: it runs per routed call
+        if _in_breach(state, k, now_ms):
+            slow.append(k)
+    return frozenset(slow)

@@ -187,6 +187,36 @@ class ProviderResponse:
     # tokens, logprobs, thinking signatures, annotations ...).
     wire_body_json: str | None = None
 
+    def with_call(
+        self,
+        *,
+        attempts: tuple[AttemptRecord, ...],
+        latency_ms: int,
+        provider: ProviderId,
+        model: str,
+        skipped: tuple[SkipRecord, ...],
+        cost_pico_usd: int | None,
+        budget_turn_warning: bool,
+    ) -> ProviderResponse:
+        """This answer with what the call learned (``dataclasses.replace`` of those fields), every
+        field named: replace's field loop ran once per routed call (issue 25)."""
+        return ProviderResponse(
+            id=self.id,
+            usage=self.usage,
+            choices=self.choices,
+            finish_reason=self.finish_reason,
+            latency_ms=latency_ms,
+            cache_state=self.cache_state,
+            attempts=attempts,
+            provider=provider,
+            model=model,
+            skipped=skipped,
+            dropped_parameters=self.dropped_parameters,
+            cost_pico_usd=cost_pico_usd,
+            budget_turn_warning=budget_turn_warning,
+            wire_body_json=self.wire_body_json,
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChainEntry:

@@ -38,6 +38,7 @@ __all__ = [
     "chain_sound",
     "context_misfits",
     "plan_chain",
+    "plan_chain_sound",
     "plan_sound",
     "resolve",
 ]
@@ -162,16 +163,35 @@ def _plan_chain(
         order = {id(e): i for i, e in enumerate(chain)}
         everything = sorted((*plan.skipped, *skipped_early), key=lambda s: order[id(s.entry)])
         return replace(plan, skipped=tuple(everything))
-    skipped = [Skipped(entry=e, reason=SkipReason.UNSUPPORTED) for e in chain if not e.provider.is_supported]
+    # Plain loops, not comprehensions: this runs per routed call, and each comprehension is a call of
+    # its own (a generator's, one per entry). Skips are listed in chain order below.
+    skipped: list[Skipped] = []
+    supported: list[ChainEntry] = []
+    for e in chain:
+        if e.provider.is_supported:
+            supported.append(e)
+        else:
+            skipped.append(Skipped(entry=e, reason=SkipReason.UNSUPPORTED))
     # The tier and health filters' own bodies: plan_chain's contract states their rules for what it
     # keeps (tier_admits, _cooling_respected), so a routed call checks each rule once (issue 25);
     # filter_chain and filter_healthy keep their contracts, which CrossHair and the tests check.
-    kept, by_tier = _filter_chain(tuple(e for e in chain if e.provider.is_supported), tier, endpoint_tiers)
-    skipped.extend(Skipped(entry=e, reason=SkipReason.TIER) for e in by_tier)
-    skipped.extend(Skipped(entry=e, reason=SkipReason.NOT_CONFIGURED) for e in kept if e.provider not in configured)
-    available, by_health = _filter_healthy(tuple(e for e in kept if e.provider in configured), health, now_ms)
-    usable = [e for e in available if e.provider not in slow]
-    by_latency = [e for e in available if e.provider in slow]  # the latency-SLA trigger: demoted like cooling
+    kept, by_tier = _filter_chain(tuple(supported), tier, endpoint_tiers)
+    for e in by_tier:
+        skipped.append(Skipped(entry=e, reason=SkipReason.TIER))
+    reachable: list[ChainEntry] = []
+    for e in kept:
+        if e.provider in configured:
+            reachable.append(e)
+        else:
+            skipped.append(Skipped(entry=e, reason=SkipReason.NOT_CONFIGURED))
+    available, by_health = _filter_healthy(tuple(reachable), health, now_ms)
+    usable: list[ChainEntry] = list(available)
+    by_latency: list[ChainEntry] = []  # the latency-SLA trigger: demoted like cooling
+    if slow:
+        usable = [e for e in available if e.provider not in slow]
+        by_latency = [e for e in available if e.provider in slow]
+    if not (skipped or by_health or by_latency):  # the usual call: nothing left out, nothing demoted
+        return ChainPlan(chain=tuple(usable))  # what either policy's plan below is then (issue 25)
     reasons = {id(e): SkipReason.COOLING for e in by_health} | {id(e): SkipReason.LATENCY_SLA for e in by_latency}
     order = {id(e): i for i, e in enumerate(chain)}
     cooling = sorted((*by_health, *by_latency), key=lambda e: order[id(e)])
@@ -231,19 +251,40 @@ def plan_sound(
     )
 
 
+def plan_chain_sound(
+    *,
+    chain: tuple[ChainEntry, ...],
+    tier: PrivacyTier,
+    endpoint_tiers: EndpointTiers,
+    configured: frozenset[ProviderId],
+    health: HealthState,
+    now_ms: int,
+    cooling_policy: CoolingPolicy,
+    slow: frozenset[ProviderId],
+    result: ChainPlan,
+) -> bool:
+    """:func:`plan_chain`'s postcondition, one predicate (each condition costs icontract about ten
+    Python calls per call; issue 25): :func:`plan_sound`; every entry kept is allowed by the tier, its
+    kind and its endpoint (tiers.filter_chain's rule, :func:`~routeproof.core.tiers.tier_admits`); and
+    an entry is demoted or skipped as cooling only when unavailable (health.filter_healthy's rule,
+    :func:`_cooling_respected`)."""
+    return (
+        plan_sound(
+            chain=chain, tier=tier, configured=configured, cooling_policy=cooling_policy, slow=slow, result=result
+        )
+        and all(tier_admits(e, tier, endpoint_tiers) for e in result.chain)
+        and _cooling_respected(health, now_ms, slow, result)
+    )
+
+
 @icontract.require(lambda health: health_well_formed(state=health))
 @icontract.ensure(
-    plan_sound,
+    plan_chain_sound,
     "every entry kept or skipped, configured, local only under SOVEREIGN, healthy first in order, "
-    "only DEMOTE demotes, a slow provider never ahead of a healthy one",
-)
-@icontract.ensure(
-    lambda tier, endpoint_tiers, result: all(tier_admits(e, tier, endpoint_tiers) for e in result.chain),
-    "every entry kept is allowed by the tier: its kind and its endpoint (tiers.filter_chain's rule)",
-)
-@icontract.ensure(
-    _cooling_respected, "demoted or skipped as cooling only when unavailable (health.filter_healthy's rule)"
-)
+    "only DEMOTE demotes, a slow provider never ahead of a healthy one; every entry kept allowed by the "
+    "tier, its kind and its endpoint (tiers.filter_chain's rule); demoted or skipped as cooling only when "
+    "unavailable (health.filter_healthy's rule)",
+)  # one condition, not three (issue 25)
 def plan_chain(
     chain: tuple[ChainEntry, ...],
     tier: PrivacyTier,

@@ -19,12 +19,23 @@ __all__ = ["HeaderSink", "capture", "collecting"]
 
 
 class HeaderSink:
-    """The rate-limit headers of the answers one attempt received (the last answer wins)."""
+    """The rate-limit headers of the answers one attempt received (the last answer wins). It is its
+    own block (:func:`collecting`): entered, it is the current attempt's sink (one object and one
+    ContextVar set per attempt, not a block object and a sink; issue 25)."""
 
-    __slots__ = ("headers",)
+    __slots__ = ("_token", "headers")
 
     def __init__(self) -> None:
         self.headers: dict[str, str] = {}
+        self._token: contextvars.Token[HeaderSink | None] | None = None
+
+    def __enter__(self) -> HeaderSink:
+        self._token = _SINK.set(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._token is not None  # set on entry
+        _SINK.reset(self._token)
 
 
 _SINK: contextvars.ContextVar[HeaderSink | None] = contextvars.ContextVar("routeproof_answer_headers", default=None)
@@ -38,24 +49,6 @@ def capture(headers: Mapping[str, str]) -> None:
     sink.headers = {k.lower(): v for k, v in headers.items() if k.lower() in HEADER_NAMES}
 
 
-class _Collecting:
-    """:func:`collecting`'s block (a class, not a generator: it is entered on every attempt)."""
-
-    __slots__ = ("_token",)
-
-    def __init__(self) -> None:
-        self._token: contextvars.Token[HeaderSink | None] | None = None
-
-    def __enter__(self) -> HeaderSink:
-        sink = HeaderSink()
-        self._token = _SINK.set(sink)
-        return sink
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._token is not None  # set on entry
-        _SINK.reset(self._token)
-
-
 def collecting() -> contextlib.AbstractContextManager[HeaderSink]:
     """A sink for the answers of the attempt run inside the block."""
-    return _Collecting()
+    return HeaderSink()

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from routeproof.core.affinity import Pin, cache_prefixes, pin_first, pin_live, pin_ttl_ms, pinned_deployment
 from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_needed, ewma_ms, order_chain
 from routeproof.core.hedge import MILLI, HedgePolicy, earn, spend
+from routeproof.core.identity import name_of
 from routeproof.core.pricing import worst_case_prompt_tokens
 from routeproof.core.rate_limit import CapacityWait, DeploymentLimits, RateVerdict, capacity_wait, place_tokens
 from routeproof.core.ratelimit_headers import HeaderBlock, block_from, header_limits, is_blocked, merge_blocks
@@ -99,6 +100,11 @@ def header_limit_reason(block: HeaderBlock) -> str:
     return f"rate_limit_header:{block.header}"
 
 
+def _stopped_at(now_ms: int) -> Callable[[], int]:
+    """A clock that reads ``now_ms``."""
+    return lambda: now_ms
+
+
 class Traffic:
     """The traffic port of one Router (see the module docstring)."""
 
@@ -174,12 +180,12 @@ class Traffic:
 
     def started(self, provider: ProviderId) -> None:
         """An attempt on ``provider`` is in flight."""
-        name = provider.value  # once: an Enum's .value is two Python calls, and this runs per attempt
+        name = name_of(provider)  # once, and not .value: an Enum's .value is two Python calls, per attempt
         self._in_flight[name] = self._in_flight.get(name, 0) + 1
 
     def finished(self, provider: ProviderId) -> None:
         """An attempt on ``provider`` ended."""
-        name = provider.value
+        name = name_of(provider)
         self._in_flight[name] = max(0, self._in_flight.get(name, 0) - 1)
 
     def in_flight(self) -> Mapping[str, int]:
@@ -188,7 +194,7 @@ class Traffic:
 
     def record_latency(self, provider: ProviderId, latency_ms: int) -> None:
         """One answered attempt's time to first token (or to answer): the latency EWMA's sample."""
-        name = provider.value
+        name = name_of(provider)
         self._ewma[name] = ewma_ms(self._ewma.get(name), max(0, latency_ms))
 
     # --- provider-side limits, from the answers' headers (process-local) ------------------------
@@ -201,10 +207,11 @@ class Traffic:
         if merged is not None:
             self._blocks[provider.value] = merged
 
-    def header_block(self, provider: ProviderId, now_ms: int) -> HeaderBlock | None:
-        """The block that holds ``provider`` back at ``now_ms``, or None (an ended one is forgotten)."""
-        block = self._blocks.get(provider.value)
-        if block is not None and not is_blocked(block, now_ms):
+    def header_block(self, provider: ProviderId, clock: Callable[[], int]) -> HeaderBlock | None:
+        """The block that holds ``provider`` back now (``clock()``, read only when it has a block),
+        or None (an ended one is forgotten)."""
+        block = self._blocks.get(name_of(provider))
+        if block is not None and not is_blocked(block, clock()):
             del self._blocks[provider.value]
             return None
         return block
@@ -213,7 +220,7 @@ class Traffic:
 
     def limits_of(self, provider: ProviderId) -> DeploymentLimits | None:
         """The deployment's declared limits, or None."""
-        limits = self.config.limits.get(provider.value)
+        limits = self.config.limits.get(name_of(provider))
         return limits if limits is not None and limits.limited else None
 
     @staticmethod
@@ -221,12 +228,15 @@ class Traffic:
         """The reservation's estimate: an upper bound on the prompt plus the output cap."""
         return worst_case_prompt_tokens(req) + req.max_tokens
 
-    async def reserve(self, provider: ProviderId, req: ChatRequest, now_ms: int) -> RateTicket | RateVerdict | None:
-        """A ticket in the deployment's window, the verdict that refused it, or None (not limited)."""
+    async def reserve(
+        self, provider: ProviderId, req: ChatRequest, clock: Callable[[], int]
+    ) -> RateTicket | RateVerdict | None:
+        """A ticket in the deployment's window at ``clock()``, the verdict that refused it, or None
+        (not limited: the clock is not read)."""
         limits = self.limits_of(provider)
         if limits is None:
             return None
-        return await self._store.try_reserve(provider.value, limits, tokens=self.estimate_tokens(req), now_ms=now_ms)
+        return await self._store.try_reserve(provider.value, limits, tokens=self.estimate_tokens(req), now_ms=clock())
 
     async def settle(self, ticket: RateTicket | None, usage: Usage | None, now_ms: int) -> None:
         """The request was sent: keep its place, with the tokens really used (the estimate if unknown)."""
@@ -246,8 +256,9 @@ class Traffic:
         the store), so that no other call can take it between admission and the attempt; else
         core's verdict (wait until an instant, or refuse). ``(None, go)``: some deployment is unlimited."""
         verdicts: list[RateVerdict] = []
+        at_now = _stopped_at(now_ms)  # one instant for every deployment of the call
         for entry in chain:
-            outcome = await self.reserve(entry.provider, req, now_ms)
+            outcome = await self.reserve(entry.provider, req, at_now)
             if outcome is None:
                 return None, CapacityWait(go=True)  # an unlimited deployment can always take it
             if isinstance(outcome, RateTicket):
