@@ -13,6 +13,7 @@ import pytest
 from routeproof.cli import build_parser, main
 from routeproof.errors import ConfigError
 from routeproof.gateway import commands
+from routeproof.gateway.backend import Backend
 from tools.gateway_stack import gateway_stack
 
 ENTRY = "import sys; from routeproof.cli import main; sys.exit(main())"
@@ -61,7 +62,7 @@ def test_serve_installs_telemetry_before_it_builds_the_router(tmp_path: Path, mo
         order.append("router")
         raise ConfigError("stop here")
 
-    monkeypatch.setattr(commands.Backend, "load", load)
+    monkeypatch.setattr(Backend, "load", load)
     assert main(["serve", "--config", str(tmp_path / "agent.toml")]) == 2
     assert order == ["telemetry", "router"]
 
