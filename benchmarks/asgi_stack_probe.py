@@ -22,6 +22,8 @@ from typing import Any
 
 import httpx
 
+from benchmarks.proxy_floor import read_body
+
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -32,13 +34,7 @@ async def raw_app(scope: Scope, receive: Receive, send: Send) -> None:
     """A raw ASGI app: read the body, parse it, answer JSON."""
     if scope["type"] != "http":
         return
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
-    json.loads(body or b"{}")
+    json.loads(await read_body(receive) or b"{}")
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": ANSWER})
 

@@ -27,6 +27,16 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 _RELAYED = ("content-type", "content-length", "content-encoding")
 
 
+async def read_body(receive: Receive) -> bytes:
+    """A request's whole body, however many ``http.request`` messages carry it."""
+    body = b""
+    while True:
+        message = await receive()
+        body += bytes(message.get("body", b""))
+        if not message.get("more_body"):
+            return body
+
+
 def proxy_to(upstream: str) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
     """The bare proxy's ASGI app: every POST forwarded to ``upstream`` + its path, with the provider
     key the mock accepts."""
@@ -35,12 +45,7 @@ def proxy_to(upstream: str) -> Callable[[Scope, Receive, Send], Awaitable[None]]
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         if not session:
             session.append(aiohttp.ClientSession(auto_decompress=False))
         headers = {"content-type": "application/json", "authorization": "Bearer sk-floor"}
