@@ -16,7 +16,7 @@ from tests.mock.helpers import PATHS, STREAM_PATHS, TIMEOUT_S, auth_headers, par
 OPENAI = Shape.OPENAI
 
 
-def client_for(srv: MockProviderServer, timeout_s: float = TIMEOUT_S) -> httpx.AsyncClient:
+def client_for(srv: MockProviderServer, timeout_s: float | httpx.Timeout = TIMEOUT_S) -> httpx.AsyncClient:
     """An httpx client with the server's base URL and credentials."""
     return httpx.AsyncClient(base_url=srv.base_url, headers=auth_headers(srv.shape), timeout=timeout_s)
 
@@ -119,8 +119,13 @@ async def test_cut_mid_stream_with_clean_close_delivers_the_prefix_then_fails() 
 
 @pytest.mark.asyncio
 async def test_cut_with_stall_leaves_the_client_waiting_until_its_timeout() -> None:
-    """In stall mode the server stops writing but keeps the socket open: the client times out."""
-    async with MockProviderServer(OPENAI) as srv, client_for(srv, timeout_s=0.2) as client:
+    """In stall mode the server stops writing but keeps the socket open: the client times out.
+
+    Only the read is bounded short (0.2 s): with every phase at 0.2 s, a connect or a write delayed
+    by a loaded machine would time out as another kind first (the test failed once in a full local
+    run at load about 2; not reproduced alone or beside two busy loops)."""
+    stall_only = httpx.Timeout(TIMEOUT_S, read=0.2)
+    async with MockProviderServer(OPENAI) as srv, client_for(srv, timeout_s=stall_only) as client:
         srv.script(Scripted(cut_after_bytes=30, cut_mode=CutMode.STALL))
         started = time.monotonic()
         with pytest.raises(httpx.ReadTimeout):
