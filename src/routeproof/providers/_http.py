@@ -44,7 +44,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from opentelemetry import propagate
@@ -278,7 +278,20 @@ def unsendable(exc: Exception) -> ConfigError:
     )
 
 
-async def read_capped(response: httpx.Response, max_bytes: int, secrets: Iterable[str] = ()) -> bytes:
+class Answer(Protocol):
+    """What :func:`read_capped` reads of an answer: an ``httpx.Response``, or the direct path's
+    streamed answer (``providers._stream.DirectStreamed``)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+
+async def read_capped(response: Answer, max_bytes: int, secrets: Iterable[str] = ()) -> bytes:
     """The (decoded) body of a streamed ``response``; INVALID_RESPONSE once it passes ``max_bytes``."""
     return await _capped(response.status_code, response.headers, response.aiter_bytes(), max_bytes, secrets)
 

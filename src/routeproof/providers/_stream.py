@@ -58,7 +58,7 @@ from routeproof.providers._http import (
     _CALLER_BOUNDS,
     DEFAULT_MAX_RESPONSE_BYTES,
     MAX_MESSAGE_CHARS,
-    _capped,
+    Answer,
     _merged_headers,
     _parsed_url,
     _status_failure,
@@ -67,6 +67,7 @@ from routeproof.providers._http import (
     failure,
     inject_trace_headers,
     pool_timeout_s,
+    read_capped,
     redact,
 )
 from routeproof.traffic_store.answer_headers import capture as capture_rate_headers
@@ -139,17 +140,9 @@ async def _next_chunk(chunks: AsyncIterator[bytes], idle_timeout_s: float | None
         return await anext(chunks, None)
 
 
-class Streamed(Protocol):
+class Streamed(Answer, Protocol):
     """What :func:`stream_events` reads of a streamed answer: an ``httpx.Response`` opened with
     ``stream=True``, or :class:`DirectStreamed` on the direct path."""
-
-    @property
-    def status_code(self) -> int: ...
-
-    @property
-    def headers(self) -> Mapping[str, str]: ...
-
-    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
 
     async def aclose(self) -> None: ...
 
@@ -199,10 +192,6 @@ async def _open(
     sent = _merged_headers(client, headers)
     answer = direct.post(url, sent, content, connect_s=remaining_s, read_s=None, pool_s=pool_s)
     return DirectStreamed(answer, await answer.__aenter__())
-
-
-async def _error_body(response: Streamed, max_bytes: int, secrets: tuple[str, ...]) -> bytes:
-    return await _capped(response.status_code, response.headers, response.aiter_bytes(), max_bytes, secrets)
 
 
 def _judged(response: Streamed) -> httpx.Response:
@@ -260,7 +249,7 @@ async def stream_events(
                 response = await _open(client, url, send_headers, content, remaining_s)
                 capture_rate_headers(response.headers)  # the traffic port's provider-side limits (issue 32)
                 if not 200 <= response.status_code < 300:
-                    error_body = await _error_body(response, max_error_bytes, secret_values)
+                    error_body = await read_capped(response, max_error_bytes, secret_values)
                     raise _status_failure(_judged(response), secret_values, error_body)
                 chunks = response.aiter_bytes()
                 first = await _first_events(chunks, decoder)
