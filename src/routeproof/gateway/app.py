@@ -41,7 +41,7 @@ from routeproof.core.formats.answer_drops import answer_drops, citation_drops, s
 from routeproof.core.formats.passthrough import OUTPUT_CAP_FIELDS, untranslated_fields
 from routeproof.core.formats.relay import relays
 from routeproof.core.formats.responses_api import responses_estimate, responses_to_chat
-from routeproof.core.formats.translate import parse_anthropic_request, parse_openai_request
+from routeproof.core.formats.translate import read_anthropic_request, read_openai_request
 from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.routing import build_chain
 from routeproof.core.types import AttemptRecord, ChatRequest, ProviderResponse, StreamError, StreamEvent
@@ -202,6 +202,13 @@ class _Job:
     echo_json: str = "{}"  # Responses API only: the request fields a response object repeats
     rewrite_dropped: tuple[str, ...] = ()  # Responses API only: what its Chat rewriting leaves out
 
+    def within(self, timeout_s: float) -> _Job:
+        """This job with ``timeout_s`` left (every field named: ``dataclasses.replace`` is slower)."""
+        return _Job(
+            api=self.api, route=self.route, req=self.req, timeout_s=timeout_s, echo_json=self.echo_json,
+            rewrite_dropped=self.rewrite_dropped,
+        )  # fmt: skip
+
 
 class GatewayApp:
     """The ASGI application. ``backend`` is started (its health store) at lifespan startup, before
@@ -301,18 +308,19 @@ class GatewayApp:
         forward = tuple((h, headers[h]) for h in self.backend.settings.forward_headers if h in headers)
         refusal: str | None = None  # Responses API: why the request has no Chat form (verbatim only)
         caller: dict[str, Any] | None = None  # the body as parsed (the Responses API: its Chat rewriting's, later)
+        output_cap = functools.partial(self._output_cap, tenant)
         if api is Api.RESPONSES:
-            req, model, stream, echo_json, refusal, rewrite_dropped = _parse_responses(body, forward)
+            req, model, stream, echo_json, refusal, rewrite_dropped = _parse_responses(body, forward, output_cap)
             include_usage = True
         else:
-            req, model, stream, include_usage, caller = _parse(api, body, forward)
+            req, model, stream, include_usage, caller = _parse(api, body, forward, output_cap)
         route = self.backend.route(tenant, model)
         if route is None:
             message_text = f"model {model!r} is not configured (known: {list(self.backend.aliases)!r})"
             raise _Reject(Failure(status=404, code="model_not_found", message=message_text))
         if refusal is not None and not self._responses_capable(route):  # none can honour it: never faked
             raise _Reject(Failure(status=400, code="invalid_request", message=refusal))
-        req = self._fit_to_route(route, req, caller)
+        self._fit_to_route(route, req, caller)
         if api is Api.RESPONSES:  # the caller's own Responses body: verbatim where the API is served
             req = replace(req, origin=WireOrigin(protocol=WireFormat.OPENAI_RESPONSES, body_json=body.decode(),
                                                  headers=forward))  # fmt: skip
@@ -336,11 +344,11 @@ class GatewayApp:
     ) -> None:
         """Answer ``job`` within one of ``tenant``'s slots (edge.py's ``admitted``), its deadline less the wait."""
         async with admitted(self.tenancy, tenant.name, job.timeout_s, Traffic.estimate_tokens(job.req)) as timeout_s:
-            await answer_for(replace(job, timeout_s=timeout_s))
+            await answer_for(job.within(timeout_s))
 
-    def _fit_to_route(self, route: Route, req: ChatRequest, caller: dict[str, Any] | None) -> ChatRequest:
-        """The request's output reservation for ``route``, and a 400 when no provider of it can carry a
-        field. ``caller``: the origin's body as parsed already (None: parsed here)."""
+    def _fit_to_route(self, route: Route, req: ChatRequest, caller: dict[str, Any] | None) -> None:
+        """A 400 when no provider of ``route`` can carry a field of ``req``. ``caller``: the origin's
+        body as parsed already (None: parsed here)."""
         origin = req.origin
         assert origin is not None  # the gateway always keeps the caller's request
         if caller is None:
@@ -349,10 +357,13 @@ class GatewayApp:
         refused = self.backend.refused_everywhere(route, origin.protocol, fields, request=req)
         if refused is not None:
             raise _Reject(Failure(status=400, code="invalid_request", message=refused))
-        if not any(name in caller for name in OUTPUT_CAP_FIELDS[origin.protocol]):
-            # no cap set (OpenAI): none is sent; the ledger reserves the chain's documented maximum output
-            req = replace(req, max_tokens=self.backend.output_reservation(route))
-        return req
+
+    def _output_cap(self, tenant: Tenant, model: str) -> int:
+        """The output tokens a request to ``model`` with no output cap reserves: the largest documented
+        maximum output of its route's chain (``Backend.output_reservation``), so no provider of the
+        chain can bill past the reservation; the ChatRequest default when ``model`` has no route (404)."""
+        route = self.backend.route(tenant, model)
+        return DEFAULT_MAX_TOKENS if route is None else self.backend.output_reservation(route)
 
     def _responses_capable(self, route: Route) -> bool:
         """Whether a provider of ``route``'s chain serves OpenAI's Responses API (``responses_api = true``)."""
@@ -500,43 +511,50 @@ def _dropped_header(dropped: tuple[str, ...]) -> tuple[tuple[bytes, bytes], ...]
 
 
 def _parse(
-    api: Api, body: bytes, forward: tuple[tuple[str, str], ...] = ()
+    api: Api, body: bytes, forward: tuple[tuple[str, str], ...], output_cap: Callable[[str], int]
 ) -> tuple[ChatRequest, str, bool, bool, dict[str, Any]]:
     """The request (keeping the caller's own body and ``forward`` headers as its origin), its model
-    alias, whether it streams, whether it wants usage in the stream, and the caller's body as parsed."""
+    alias, whether it streams, whether it wants usage in the stream, and the caller's body as parsed.
+
+    A request with no output cap (OpenAI's are optional) reserves ``output_cap(alias)`` output tokens:
+    the ledger's reservation, never sent. Built once, with every field the gateway sets.
+    """
     data: Any = read_json(body)  # edge.py: depth limit, surrogates, NaN, digit limit -> 400
     if not isinstance(data, dict):
         raise _Reject(
             Failure(status=400, code="invalid_request", message=f"body must be a JSON object, got {data!r:.80}")
         )
-    caller = data
-    if api is Api.OPENAI and not {"max_tokens", "max_completion_tokens"} & data.keys():
-        data = {**data, "max_tokens": DEFAULT_MAX_TOKENS}  # the parse wants one; replaced per route, never sent
     try:
-        req, extras = parse_anthropic_request(data) if api is Api.ANTHROPIC else parse_openai_request(data)
-        # judged per cross-protocol provider
-        origin = WireOrigin(
-            protocol=_ORIGIN[api], body_json=body.decode(), headers=forward, untranslated=extras.untranslated
-        )
+        parts = read_anthropic_request(data) if api is Api.ANTHROPIC else read_openai_request(data)
+        extras = parts.extras
+        given: dict[str, Any] = {
+            "alias": extras.model,  # the alias the route resolves (core/routing.resolve keeps it): no rebuild there
+            # judged per cross-protocol provider
+            "origin": WireOrigin(
+                protocol=_ORIGIN[api], body_json=body.decode(), headers=forward, untranslated=extras.untranslated
+            ),
+        }
+        if parts.fields["tool_choice"] is not None and not parts.fields["tools"]:
+            given["tool_choice"] = None  # a tool_choice with no tools has nothing to choose
         cache_key = data.get("prompt_cache_key")  # OpenAI's own cache key: cache affinity's key too
-        req = replace(  # one rebuild of the request, not one per field
-            req,
-            alias=extras.model,  # the alias the route resolves (core/routing.resolve keeps it): no rebuild there
-            top_p=extras.top_p,
-            tool_choice=extras.tool_choice if req.tools else None,  # a tool_choice with no tools has nothing to choose
-            origin=origin,
-            # (still sent to OpenAI verbatim, as before)
-            cache_affinity_key=cache_key if isinstance(cache_key, str) and cache_key else req.cache_affinity_key,
-        )
+        if isinstance(cache_key, str) and cache_key:  # (still sent to OpenAI verbatim, as before)
+            given["cache_affinity_key"] = cache_key
+        if api is not Api.ANTHROPIC and _OPENAI_CAPS.isdisjoint(data):  # no cap set: none is sent
+            given["max_tokens"] = output_cap(extras.model)
+        req = parts.build(**given)
     except (TranslationError, ValueError) as exc:
         raise _Reject(Failure(status=400, code="invalid_request", message=str(exc))) from exc
     options = data.get("stream_options")
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
-    return req, extras.model, extras.stream is True, include_usage, caller
+    return req, extras.model, extras.stream is True, include_usage, data
+
+
+_OPENAI_CAPS = frozenset(OUTPUT_CAP_FIELDS[WireFormat.OPENAI_CHAT])
+"""A Chat Completions body with none of these keys set no output cap."""
 
 
 def _parse_responses(
-    body: bytes, forward: tuple[tuple[str, str], ...]
+    body: bytes, forward: tuple[tuple[str, str], ...], output_cap: Callable[[str], int]
 ) -> tuple[ChatRequest, str, bool, str, str | None, tuple[str, ...]]:
     """A Responses API request: the request, its model alias, whether it streams, its echo fields,
     why it has no Chat Completions form (None when it has one), and what its Chat form leaves out.
@@ -557,7 +575,7 @@ def _parse_responses(
         rewritten = responses_to_chat(data)
     except TranslationError as exc:
         refusal, rewritten = str(exc), responses_estimate(data)
-    req, model, stream, _, _ = _parse(Api.OPENAI, rewritten.chat_json.encode(), forward)
+    req, model, stream, _, _ = _parse(Api.OPENAI, rewritten.chat_json.encode(), forward, output_cap)
     return req, model, stream, rewritten.echo_json, refusal, rewritten.dropped
 
 

@@ -35,9 +35,20 @@ import icontract
 
 from routeproof.core.capabilities import ModelCapabilities, kind_default
 from routeproof.core.errors import TranslationError  # named by the ``:raises:`` lines, which CrossHair resolves here
-from routeproof.core.formats.translate_common import IS_ERROR_MARKER, WireExtras, _merge_turns, is_o_series
+from routeproof.core.formats.translate_common import (
+    IS_ERROR_MARKER,
+    RequestParts,
+    WireExtras,
+    _merge_turns,
+    is_o_series,
+)
 from routeproof.core.formats.translate_emit import _dropped_by_target, _to_anthropic, _to_bedrock, _to_openai
-from routeproof.core.formats.translate_parse import _parse_anthropic_request, _parse_openai_request
+from routeproof.core.formats.translate_parse import (
+    _anthropic_request_parts,
+    _openai_request_parts,
+    _parse_anthropic_request,
+    _parse_openai_request,
+)
 from routeproof.core.formats.translate_response import anthropic_response_to_openai, openai_response_to_anthropic
 from routeproof.core.formats.wire import (
     ANTHROPIC_TO_OPENAI_STOP,
@@ -53,6 +64,7 @@ __all__ = [
     "IS_ERROR_MARKER",
     "OPENAI_TO_ANTHROPIC_STOP",
     "STOP_REASON_TO_FINISH",
+    "RequestParts",
     "TranslationError",
     "WireExtras",
     "anthropic_request_to_openai",
@@ -65,6 +77,8 @@ __all__ = [
     "openai_response_to_anthropic",
     "parse_anthropic_request",
     "parse_openai_request",
+    "read_anthropic_request",
+    "read_openai_request",
     "request_to_anthropic",
     "request_to_bedrock_converse",
     "request_to_openai",
@@ -195,6 +209,23 @@ def parse_openai_request(body: object) -> tuple[ChatRequest, WireExtras]:
     :raises TranslationError: when the input is not the documented shape or has no equivalent.
     """
     return _parse_openai_request(body)
+
+
+def read_anthropic_request(body: object) -> RequestParts:
+    """:func:`parse_anthropic_request` before its build: ``read_anthropic_request(body).build()`` is its
+    ChatRequest, and ``build(**fields)`` the same with ``fields`` set in the one build.
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
+    return _anthropic_request_parts(body)
+
+
+def read_openai_request(body: object) -> RequestParts:
+    """:func:`parse_openai_request` before its build (see :func:`read_anthropic_request`).
+
+    :raises TranslationError: when the input is not the documented shape or has no equivalent.
+    """
+    return _openai_request_parts(body)
 
 
 @icontract.ensure(lambda result: _message_count(result) >= 1)

@@ -156,6 +156,24 @@ def _request(messages: list[Message], **fields: Any) -> ChatRequest:
         raise TranslationError(str(exc)) from exc
 
 
+@dataclass(frozen=True, slots=True)
+class RequestParts:
+    """A wire request read but not yet built: its turns, the ChatRequest fields it sets, its extras.
+
+    :meth:`build` makes the one ChatRequest with fields the caller adds (the gateway: the alias, the
+    origin, the output reservation), so a request that needs them is built once, not built and then
+    copied with ``dataclasses.replace`` (which builds and checks it again).
+    """
+
+    messages: list[Message]
+    fields: dict[str, Any]
+    extras: WireExtras
+
+    def build(self, **given: Any) -> ChatRequest:
+        """The ChatRequest, ``given`` fields replacing the parse's. :raises TranslationError: as the parse."""
+        return _request(self.messages, **(self.fields | given if given else self.fields))
+
+
 def _opt_bool(value: object, where: str) -> bool | None:
     if value is not None and not isinstance(value, bool):
         raise TranslationError(f"{where} must be a boolean")

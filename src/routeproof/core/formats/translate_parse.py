@@ -29,6 +29,7 @@ from routeproof.core.formats.translate_common import (
     _ANTHROPIC_REQUEST_KEYS,
     _OPENAI_REQUEST_KEYS,
     IS_ERROR_MARKER,
+    RequestParts,
     WireExtras,
     _args_json,
     _extra_keys,
@@ -38,7 +39,6 @@ from routeproof.core.formats.translate_common import (
     _obj,
     _opt_bool,
     _parsed_args,
-    _request,
     _str,
 )
 from routeproof.core.formats.wire import compact_json, deterministic_tool_id
@@ -302,6 +302,11 @@ def _anthropic_tool_choice(raw: object, sink: list[str]) -> tuple[tuple[str, str
 
 
 def _parse_anthropic_request(body: object) -> tuple[ChatRequest, WireExtras]:
+    parts = _anthropic_request_parts(body)
+    return parts.build(), parts.extras
+
+
+def _anthropic_request_parts(body: object) -> RequestParts:
     request = _obj(body, "anthropic request")
     sink: list[str] = []
     _extra_keys(request, _ANTHROPIC_REQUEST_KEYS, "", sink)
@@ -328,26 +333,25 @@ def _parse_anthropic_request(body: object) -> tuple[ChatRequest, WireExtras]:
         tool_choice=tool_choice,
         untranslated=tuple(sink),
     )
-    req = _request(
-        messages,
-        max_tokens=_int(request.get("max_tokens"), "max_tokens"),
-        system=system,
-        system_blocks=system_blocks,
-        tools=tuple(tools),
-        temperature=_opt_num(request.get("temperature"), "temperature"),
-        stop_sequences=tuple(
+    fields: dict[str, Any] = {
+        "max_tokens": _int(request.get("max_tokens"), "max_tokens"),
+        "system": system,
+        "system_blocks": system_blocks,
+        "tools": tuple(tools),
+        "temperature": _opt_num(request.get("temperature"), "temperature"),
+        "stop_sequences": tuple(
             _str(s, "stop_sequences[]") for s in _list(request.get("stop_sequences", []), "stop_sequences")
         ),
-        top_p=top_p,
-        tool_choice=tool_choice,
-        parallel_tool_calls=parallel,
-        reasoning=reasoning,
-        response_format=response_format,
-        user=user,
-        top_k=_opt_int(request.get("top_k"), "top_k"),
-        service_tier=_opt_str(request.get("service_tier"), "service_tier"),
-    )
-    return req, extras
+        "top_p": top_p,
+        "tool_choice": tool_choice,
+        "parallel_tool_calls": parallel,
+        "reasoning": reasoning,
+        "response_format": response_format,
+        "user": user,
+        "top_k": _opt_int(request.get("top_k"), "top_k"),
+        "service_tier": _opt_str(request.get("service_tier"), "service_tier"),
+    }
+    return RequestParts(messages, fields, extras)
 
 
 def _anthropic_tool(raw: object, where: str, sink: list[str]) -> ToolDefinition | None:
@@ -526,6 +530,11 @@ def _openai_stops(stop: object) -> tuple[str, ...]:
 
 
 def _parse_openai_request(body: object) -> tuple[ChatRequest, WireExtras]:
+    parts = _openai_request_parts(body)
+    return parts.build(), parts.extras
+
+
+def _openai_request_parts(body: object) -> RequestParts:
     request = _obj(body, "openai request")
     sink: list[str] = []
     _extra_keys(request, _OPENAI_REQUEST_KEYS, "", sink)
@@ -575,7 +584,7 @@ def _parse_openai_request(body: object) -> tuple[ChatRequest, WireExtras]:
     }
     if max_tokens is not None:
         fields["max_tokens"] = _int(max_tokens, "max_tokens")
-    return _request(messages, **fields), extras
+    return RequestParts(messages, fields, extras)
 
 
 def _openai_tool(raw: object, where: str, sink: list[str]) -> ToolDefinition | None:
