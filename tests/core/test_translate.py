@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from typing import Any
 
@@ -22,6 +23,8 @@ from routeproof.core.formats.translate import (
     openai_response_to_anthropic,
     parse_anthropic_request,
     parse_openai_request,
+    read_anthropic_request,
+    read_openai_request,
     request_to_anthropic,
     request_to_bedrock_converse,
     request_to_openai,
@@ -488,3 +491,28 @@ def test_anthropic_user_turns_carry_tool_results_before_text() -> None:
     turn = Message(role=Role.USER, content=(TextBlock(text="and?"), ToolResultBlock(tool_use_id="t", content="r")))
     body = request_to_anthropic(ChatRequest(messages=(Message.user("q"), call, turn)), "claude-x")
     assert [b["type"] for b in body["messages"][-1]["content"]] == ["tool_result", "text"]
+
+
+@given(st.one_of(anthropic_requests().map(lambda b: ("anthropic", b)), openai_requests().map(lambda b: ("openai", b))))
+def test_read_then_build_is_the_parse_and_given_fields_are_set_in_the_one_build(wire_body: tuple[str, Any]) -> None:
+    """``read_*_request(body).build()`` is ``parse_*_request(body)``'s request and extras, and
+    ``build(**fields)`` equals that request with ``fields`` replaced (what the gateway sets at once)."""
+    wire, body = wire_body
+    parse, read = (
+        (parse_anthropic_request, read_anthropic_request)
+        if wire == "anthropic"
+        else (parse_openai_request, read_openai_request)
+    )
+    req, extras = parse(body)
+    parts = read(body)
+    assert (parts.build(), parts.extras) == (req, extras)
+    given_fields = {"alias": "chat", "max_tokens": 777, "cache_affinity_key": "k", "tool_choice": None}
+    assert parts.build(**given_fields) == dataclasses.replace(req, **given_fields)
+    assert parts.build() == req  # building with fields left the parts as they were
+
+
+def test_build_refuses_a_given_field_the_request_would_refuse() -> None:
+    """A field given to ``build`` is checked like any other: a bad one is a TranslationError."""
+    parts = read_openai_request({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    with pytest.raises(TranslationError, match="max_tokens"):
+        parts.build(max_tokens=0)
