@@ -49,6 +49,7 @@ from routeproof.errors import RouterError, TranslationError
 from routeproof.gateway.anthropic_wire import AnthropicStream, message
 from routeproof.gateway.backend import Backend, Route, protocol_of
 from routeproof.gateway.edge import (
+    COMPACT_JSON,
     Refused,
     admitted,
     check_content_type,
@@ -104,6 +105,7 @@ _ROUTES = {
 """Each path and the one method it takes."""
 _TRACE_HEADERS = ("traceparent", "tracestate")
 _JSON = (b"content-type", b"application/json")
+_ATTEMPTS = ATTEMPTS_HEADER.encode()
 _SSE = (b"content-type", b"text/event-stream")
 
 
@@ -127,7 +129,7 @@ class _Reject(Exception):
 
 async def _send_json(send: Send, status: int, body: object, headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
     """``body`` as compact JSON (bytes: JSON text already, sent as they are)."""
-    data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
+    data = body if isinstance(body, bytes) else COMPACT_JSON.encode(body).encode()
     length = (b"content-length", str(len(data)).encode())
     await send({"type": "http.response.start", "status": status, "headers": [_JSON, length, *headers]})
     await send({"type": "http.response.body", "body": data})
@@ -188,7 +190,7 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 
 def _attempts_header(attempts: tuple[AttemptRecord, ...]) -> tuple[bytes, bytes]:
-    return ATTEMPTS_HEADER.encode(), json.dumps([attempt_json(a) for a in attempts], separators=(",", ":")).encode()
+    return _ATTEMPTS, COMPACT_JSON.encode([attempt_json(a) for a in attempts]).encode()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

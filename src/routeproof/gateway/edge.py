@@ -40,6 +40,7 @@ from routeproof.gateway.failures import Api, Failure, error_body
 from routeproof.gateway.settings import GatewaySettings
 
 __all__ = [
+    "COMPACT_JSON",
     "MAX_DEADLINE_DIGITS",
     "MAX_JSON_DEPTH",
     "SINGLE_VALUED",
@@ -114,10 +115,18 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
+"""``json.dumps(value, separators=(",", ":"))``'s encoder, made once: ``COMPACT_JSON.encode(value)``."""
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+"""``json.loads(body, parse_constant=...)``'s decoder, made once (``json.loads`` makes one per call
+when given an argument)."""
+
+
 def read_json(body: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> object:
     """The body as a JSON value, no deeper than ``max_depth``, with no lone surrogate in any string."""
     try:
-        value = json.loads(body, parse_constant=_refuse_constant)
+        value = _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))  # json.loads' own steps
     except RecursionError as exc:
         raise _bad(f"body nests deeper than {max_depth} levels") from exc
     except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, NaN, an int past the digit limit
@@ -177,7 +186,7 @@ async def shutdown_answer(api: Api, send: Callable[[MutableMapping[str, Any]], A
     if task is not None:
         task.uncancel()
     failure = Failure(status=503, code="shutting_down", message="the gateway is shutting down", retry_after_s=1)
-    body = json.dumps(error_body(api, failure), separators=(",", ":")).encode()
+    body = COMPACT_JSON.encode(error_body(api, failure)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                (b"retry-after", b"1"), (b"connection", b"close")]  # fmt: skip
     with contextlib.suppress(RuntimeError, OSError):  # the answer had started: nothing more to say
