@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from routeproof.admission import Limiter, TenantAdmission, TenantSaturated
 from routeproof.core.admission import TenantVerdict, tenant_shares, tenant_verdict
 from routeproof.errors import ConfigError
+from routeproof.gateway.app import DEADLINE_HEADER
 from routeproof.gateway.settings import parse_gateway_settings
 from routeproof.mock import Scripted
 from tests.gateway.conftest import GATEWAY_KEY, OTHER_KEY, StackFactory
@@ -149,3 +150,26 @@ def test_settings_split_max_in_flight_by_weight() -> None:
     assert {t.max_in_flight for t in parse_gateway_settings({"gateway": {"tenants": many}}, environ={}).tenants} == {1}
     with pytest.raises(ConfigError, match=r"gateway\.max_in_flight"):
         parse_gateway_settings({"gateway": {"tenants": many, "max_in_flight": 10}}, environ={})
+
+
+@pytest.mark.asyncio
+async def test_gateway_answers_504_when_the_deadline_passes_while_queued(make_stack: StackFactory) -> None:
+    """team-a's 50 slots held by slow calls, one more call with a 300 ms deadline waits in the queue
+    and is answered 504 deadline_exceeded when its deadline passes, naming the queue, not 5xx of
+    another kind; the slow calls are answered."""
+    limits = httpx.Limits(max_connections=200)
+    async with make_stack() as stack, httpx.AsyncClient(base_url=stack.url, timeout=30, limits=limits) as client:
+        stack.anthropic.script(*[Scripted(delay_before_headers_s=1.5)] * SHARE * 10)
+        body = {"model": "chat", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+        a = {"x-api-key": GATEWAY_KEY}
+        slow = [asyncio.create_task(client.post("/v1/messages", json=body, headers=a)) for _ in range(50)]
+        for _ in range(200):  # until team-a's share is full
+            if stack.app.tenancy.snapshot()["team-a"]["in_flight"] == 50:
+                break
+            await asyncio.sleep(0.02)
+        late = await client.post("/v1/messages", json=body, headers={**a, DEADLINE_HEADER: "300"})
+        answers = await asyncio.gather(*slow)
+    assert late.status_code == 504
+    assert late.json()["routeproof"]["code"] == "deadline_exceeded"
+    assert "queued" in late.json()["error"]["message"]
+    assert all(answer.status_code == 200 for answer in answers)

@@ -385,10 +385,9 @@ class GatewayApp:
 
     async def _body(self, headers: dict[str, str], receive: Receive) -> bytes:
         limit = self.backend.settings.max_body_bytes
-        too_large = Failure(status=413, code="request_too_large", message=f"request body over {limit} bytes")
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
-            raise _Reject(too_large)
+            raise _too_large(limit)
         chunks, size = [], 0
         while True:
             event = await receive()
@@ -397,7 +396,7 @@ class GatewayApp:
             chunk = event.get("body", b"")
             size += len(chunk)
             if size > limit:
-                raise _Reject(too_large)
+                raise _too_large(limit)
             chunks.append(chunk)
             if not event.get("more_body", False):
                 return b"".join(chunks)
@@ -510,6 +509,10 @@ def _own_answer(api: Api, resp: ProviderResponse) -> bytes | None:
 
 def _dropped_header(dropped: tuple[str, ...]) -> tuple[tuple[bytes, bytes], ...]:
     return ((DROPPED_HEADER.encode(), ",".join(dropped).encode()),) if dropped else ()
+
+
+def _too_large(limit: int) -> _Reject:
+    return _Reject(Failure(status=413, code="request_too_large", message=f"request body over {limit} bytes"))
 
 
 def _parse(

@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 from routeproof.admission import TenantAdmission, TenantRateLimit, TenantRateLimited, TenantSaturated
@@ -200,29 +200,47 @@ def tenant_admission(settings: GatewaySettings, rate_limit: TenantRateLimit | No
     return TenantAdmission(limits, rate_limit=rate_limit)
 
 
-@contextlib.asynccontextmanager
-async def admitted(tenancy: TenantAdmission, tenant: str, timeout_s: float, tokens: int = 0) -> AsyncIterator[float]:
+def admitted(
+    tenancy: TenantAdmission, tenant: str, timeout_s: float, tokens: int = 0
+) -> contextlib.AbstractAsyncContextManager[float]:
     """Hold one of ``tenant``'s slots for the block; yields the time left of ``timeout_s`` after queueing.
     Refused: 429 rate_limit_exceeded (the tenant's rpm/tpm, for a call estimated at ``tokens``), 503
     tenant_saturated (share and queue full), 504 deadline_exceeded (the deadline passed queued).
     """
-    loop = asyncio.get_running_loop()
-    end_s = loop.time() + timeout_s
-    try:
-        await tenancy.acquire(tenant, end_s, tokens)
-    except TenantRateLimited as exc:  # the tenant's own limit: 429, as a provider's would be
-        failure = Failure(status=429, code="rate_limit_exceeded", message=str(exc), retry_after_s=exc.retry_after_s)
-        raise Refused(failure) from exc
-    except TenantSaturated as exc:
-        failure = Failure(status=503, code="tenant_saturated", message=str(exc), retry_after_s=exc.retry_after_s)
-        raise Refused(failure) from exc
-    except TimeoutError as exc:
-        message = f"caller deadline exceeded while queued for one of tenant {tenant!r}'s in-flight slots"
-        raise Refused(Failure(status=504, code="deadline_exceeded", message=message)) from exc
-    try:
-        yield max(0.0, end_s - loop.time())
-    finally:
-        tenancy.release(tenant)
+    return _Admitted(tenancy, tenant, timeout_s, tokens)
+
+
+class _Admitted:
+    """:func:`admitted`'s block (a class, not an ``asynccontextmanager``: it is entered on every call)."""
+
+    __slots__ = ("_end_s", "_tenancy", "_tenant", "_timeout_s", "_tokens")
+
+    def __init__(self, tenancy: TenantAdmission, tenant: str, timeout_s: float, tokens: int) -> None:
+        self._tenancy = tenancy
+        self._tenant = tenant
+        self._timeout_s = timeout_s
+        self._tokens = tokens
+        self._end_s = 0.0
+
+    async def __aenter__(self) -> float:
+        loop = asyncio.get_running_loop()
+        tenant = self._tenant
+        self._end_s = end_s = loop.time() + self._timeout_s
+        try:
+            await self._tenancy.acquire(tenant, end_s, self._tokens)
+        except TenantRateLimited as exc:  # the tenant's own limit: 429, as a provider's would be
+            failure = Failure(status=429, code="rate_limit_exceeded", message=str(exc), retry_after_s=exc.retry_after_s)
+            raise Refused(failure) from exc
+        except TenantSaturated as exc:
+            failure = Failure(status=503, code="tenant_saturated", message=str(exc), retry_after_s=exc.retry_after_s)
+            raise Refused(failure) from exc
+        except TimeoutError as exc:
+            message = f"caller deadline exceeded while queued for one of tenant {tenant!r}'s in-flight slots"
+            raise Refused(Failure(status=504, code="deadline_exceeded", message=message)) from exc
+        return max(0.0, end_s - loop.time())
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._tenancy.release(self._tenant)
 
 
 def readiness(ready: bool, tenancy: TenantAdmission) -> tuple[int, dict[str, Any]]:
