@@ -544,11 +544,14 @@ def attempt_span(
     OpenTelemetry SDK the span is a real child span. Without one the API's no-op tracer would hand the
     parent's ids on unchanged; a non-recording child with a fresh span id is made instead (AC-17),
     directly: the no-op tracer's span and its attributes were about a tenth of the router's own CPU.
+    Likewise with an SDK whose sampler certainly drops the span (:func:`_dropping`, the gateway's
+    ``ParentBased(ALWAYS_OFF)``) under an unsampled or absent parent: the non-recording span the SDK
+    would make is made directly (:class:`_DroppedSpan`); a sampled parent gets the SDK's span.
     The span ends with the block unless it was handed on (:meth:`AttemptSpan.hand_on`).
     """
-    tracer_provider = trace.get_tracer_provider()  # read per attempt: an SDK installed later is used at once
-    if type(tracer_provider) in _NO_SDK:
+    if tracing_is_noop():  # checked per attempt: an SDK installed later is used at once
         return _ChildSpan(parent)
+    tracer_provider = trace.get_tracer_provider()
     dropping = _dropping(tracer_provider)
     if dropping is not None and _enabled(dropping.tracer):  # unsampled, the SDK's span would be a no-op
         return _DroppedSpan(parent, dropping, provider, model, attempt_num)
