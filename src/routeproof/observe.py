@@ -118,16 +118,27 @@ _OPERATION = "chat"
 def genai_provider_name(provider: ProviderId) -> str:
     """``gen_ai.provider.name``: the conventions' well-known value (``openai``, ``anthropic``,
     ``aws.bedrock``, ``gcp.vertex_ai``) or, for the others, the kind's metric label."""
-    label = provider.as_metric_label()
+    return _genai_name(provider.as_metric_label())
+
+
+def _genai_name(label: str) -> str:
     return _GENAI_PROVIDER_NAMES.get(label, label)
 
 
 def _genai_attributes(provider: ProviderId, model: str) -> dict[str, str]:
-    return {
-        "gen_ai.operation.name": _OPERATION,
-        "gen_ai.provider.name": genai_provider_name(provider),
-        "gen_ai.request.model": model,
-    }
+    return dict(_genai_items(provider.as_metric_label(), model))
+
+
+@functools.lru_cache(maxsize=256)
+def _genai_items(label: str, model: str) -> tuple[tuple[str, str], ...]:
+    """:func:`_genai_attributes` of a provider labelled ``label``, as items: built once per label and
+    model (each metric takes a new dict of them), not per attempt (issue 25). Keyed by the label, not
+    the provider: named providers compare by name, whatever their kind."""
+    return (
+        ("gen_ai.operation.name", _OPERATION),
+        ("gen_ai.provider.name", _genai_name(label)),
+        ("gen_ai.request.model", model),
+    )
 
 
 def _input_tokens(usage: Usage) -> int:
@@ -235,7 +246,7 @@ class RouterMetrics:
         self.latency.record(record.elapsed_ms, {"provider": provider, "model": record.model})
         if record.status in _RETRIED and record.retry_reason is not None:
             self.retries.add(1, {"provider": provider, "reason": record.retry_reason.value})
-        genai = _genai_attributes(record.provider, record.model)
+        genai = dict(_genai_items(provider, record.model))  # _genai_attributes, its label read once
         if record.first_token_ms is not None:
             self.first_token.record(record.first_token_ms, {"provider": provider, "model": record.model})
             self.time_to_first_chunk.record(s_of_ms(record.first_token_ms), genai)
