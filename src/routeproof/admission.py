@@ -232,8 +232,25 @@ class Admission:
         except BaseException:
             Slot(tuple(held)).release()
             raise
-        slot = Slot(tuple(held))
-        now_ms = loop_now_ms(loop)
+        return self._admitted(state, action, Slot(tuple(held)), loop_now_ms(loop))
+
+    def admit_at_once(self, state: KernelState, action: CallProvider) -> tuple[KernelState, Action, Slot | None] | None:
+        """:meth:`admit`'s answer when each of ``action``'s slots is free now (no waiter ahead), as
+        plain code (no coroutine: this runs per attempt); None, taking nothing, when one would queue
+        (then :meth:`admit` queues for them all, in the same order)."""
+        limiters = self._limiters(action.entry.provider)
+        for limiter in limiters:
+            if limiter._free <= 0 or limiter._waiters:  # try_acquire would refuse
+                return None
+        for limiter in limiters:
+            limiter._free -= 1  # try_acquire's take
+        return self._admitted(state, action, Slot(limiters), loop_now_ms(asyncio.get_running_loop()))
+
+    def _admitted(
+        self, state: KernelState, action: CallProvider, slot: Slot, now_ms: int
+    ) -> tuple[KernelState, Action, Slot | None]:
+        """``slot`` granted at ``now_ms``: the action as it stands, or re-issued if it waited (core)."""
+        metrics = self._metrics
         if not waited(action, now_ms):
             return state, action, slot
         if metrics is not None:

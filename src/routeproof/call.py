@@ -208,20 +208,22 @@ class Call:
         ticket, self.ticket = self.ticket, None
         if ticket is not None:  # none taken (no declared limit): nothing to settle, no clock to read
             await self.ports.traffic.settle(ticket, usage, self.ports.ledger.wall_ms())
-        if succeeded:
-            await self._traffic_succeeded(action)
+        if succeeded and self._pin_answered(action):
+            await self.ports.traffic.succeeded(action.entry.provider)
 
     async def stream_ticket(self, action: CallProvider) -> RateTicket | None:
         """A stream committed at its first event: the success counts now (cache pin, retry budget);
         its rate-limit place goes with the stream, for the relay to settle with the usage it reports."""
         ticket, self.ticket = self.ticket, None
-        await self._traffic_succeeded(action)
+        if self._pin_answered(action):
+            await self.ports.traffic.succeeded(action.entry.provider)
         return ticket
 
-    async def _traffic_succeeded(self, action: CallProvider) -> None:
+    def _pin_answered(self, action: CallProvider) -> bool:
+        """A success's cache pin (affinity); whether its provider's retry budget is then refunded
+        (``Traffic.succeeded``: a refund needs a bucket). Plain code, not a coroutine: per call."""
         self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms())  # cache affinity
-        if self.ports.traffic.config.retry_budget is not None:  # a refund needs a bucket (Traffic.succeeded)
-            await self.ports.traffic.succeeded(action.entry.provider)
+        return self.ports.traffic.config.retry_budget is not None
 
     async def release_preset(self) -> None:
         """Give back an admission place no attempt used."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
 from types import TracebackType
@@ -59,37 +60,63 @@ class PreciseTimeout:
     A long wait starts one timer, not two: the waypoint's, which arms the deadline's own (then a
     short wait) when it fires. Most attempts end long before their waypoint, so the deadline's timer
     is never made (one timer per attempt; issue 25).
+
+    The expiry is ``asyncio.Timeout``'s (Python 3.11's ``asyncio/timeouts.py``), written out here
+    rather than wrapped: at the deadline the task is cancelled, and leaving the block turns that
+    cancellation (and no other: ``uncancel`` counts them) into ``TimeoutError``. Wrapping it cost a
+    Timeout, its entry and exit and its reschedule on every attempt (issue 25).
     """
 
-    __slots__ = ("_handle", "_timeout", "when")
+    __slots__ = ("_cancelling", "_expired", "_handle", "_task", "when")
 
     def __init__(self, when: float) -> None:
         self.when = when  # the deadline, in loop time (seconds); an attribute, not a property: read per attempt
-        self._timeout: asyncio.Timeout | None = None
-        self._handle: asyncio.TimerHandle | None = None
+        self._handle: asyncio.TimerHandle | asyncio.Handle | None = None
+        self._task: asyncio.Task[object] | None = None
+        self._cancelling = 0
+        self._expired = False
 
     def _arm(self) -> None:
         _wake()
-        assert self._timeout is not None  # entered before the waypoint was scheduled
-        self._timeout.reschedule(self.when)
+        self._handle = _at(asyncio.get_running_loop(), self.when, self._on_timeout)
 
-    async def __aenter__(self) -> asyncio.Timeout:
+    def _on_timeout(self) -> None:
+        assert self._task is not None  # entered before any timer was scheduled
+        self._task.cancel()
+        self._expired = True
+        self._handle = None
+
+    async def __aenter__(self) -> PreciseTimeout:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("Timeout should be used inside a task")
+        self._task = task
+        self._cancelling = task.cancelling()
         loop = asyncio.get_running_loop()
         if self.when - loop.time() <= 2 * LAST_LEG_S:  # short already: the deadline's own timer
-            self._timeout = asyncio.timeout_at(self.when)
-            return await self._timeout.__aenter__()
-        self._timeout = asyncio.timeout_at(None)  # armed at the waypoint (_arm)
-        entered = await self._timeout.__aenter__()
-        self._handle = loop.call_at(self.when - LAST_LEG_S, self._arm)
-        return entered
+            self._handle = _at(loop, self.when, self._on_timeout)
+        else:  # the deadline's timer is armed at the waypoint (_arm)
+            self._handle = loop.call_at(self.when - LAST_LEG_S, self._arm)
+        return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self._handle is not None:
             self._handle.cancel()
-        assert self._timeout is not None  # set on entry
-        await self._timeout.__aexit__(exc_type, exc, tb)
+        if self._expired:
+            assert self._task is not None  # set on entry
+            if self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
+                raise TimeoutError from exc  # no other cancellation is pending: it was ours
+
+
+def _at(
+    loop: asyncio.AbstractEventLoop, when: float, callback: Callable[[], None]
+) -> asyncio.TimerHandle | asyncio.Handle:
+    """``callback`` at loop time ``when``, or soon if that has passed (as ``Timeout.reschedule`` does)."""
+    if when <= loop.time():
+        return loop.call_soon(callback)
+    return loop.call_at(when, callback)
 
 
 def timeout_at(when: float) -> PreciseTimeout:

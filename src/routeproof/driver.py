@@ -453,7 +453,8 @@ async def _drive(
     while True:
         if isinstance(action, CallProvider):
             # admission (admission.py): queue for a local slot; time queued is not the provider's
-            state, action, slot = await ports.admission.admit(state, action)
+            admitted = ports.admission.admit_at_once(state, action)  # a free slot: no coroutine
+            state, action, slot = admitted if admitted is not None else await ports.admission.admit(state, action)
             if slot is None or not isinstance(action, CallProvider):
                 continue  # the call ended while it queued: the kernel's Fail is handled below
             opened: OpenStream | None = None
@@ -500,8 +501,11 @@ async def complete(
     session_id: str,
 ) -> ProviderResponse:
     """One plain call: the driver loop, then the response with its history."""
-    call, state, action = await begin_admitted(
-        ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id
-    )
+    if ports.traffic.config.limits:  # some deployment declares rate limits: admission may queue the call
+        call, state, action = await begin_admitted(
+            ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id
+        )
+    else:  # begin_admitted's own first step and answer, without its coroutine (issue 25)
+        call, state, action = begin(ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id)
     committed = await drive(ports, call, state, action, Mode.COMPLETE, deadline=deadline)
     return call.succeed(committed.succeed, call.now_ms() - state.plan.started_at_ms)

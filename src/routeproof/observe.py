@@ -15,11 +15,15 @@ import functools
 import logging
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
+from opentelemetry.sdk.trace import Tracer as SdkTracer
+from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ParentBased
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
 from routeproof.clock import s_of_ms
@@ -114,16 +118,27 @@ _OPERATION = "chat"
 def genai_provider_name(provider: ProviderId) -> str:
     """``gen_ai.provider.name``: the conventions' well-known value (``openai``, ``anthropic``,
     ``aws.bedrock``, ``gcp.vertex_ai``) or, for the others, the kind's metric label."""
-    label = provider.as_metric_label()
+    return _genai_name(provider.as_metric_label())
+
+
+def _genai_name(label: str) -> str:
     return _GENAI_PROVIDER_NAMES.get(label, label)
 
 
 def _genai_attributes(provider: ProviderId, model: str) -> dict[str, str]:
-    return {
-        "gen_ai.operation.name": _OPERATION,
-        "gen_ai.provider.name": genai_provider_name(provider),
-        "gen_ai.request.model": model,
-    }
+    return dict(_genai_items(provider.as_metric_label(), model))
+
+
+@functools.lru_cache(maxsize=256)
+def _genai_items(label: str, model: str) -> tuple[tuple[str, str], ...]:
+    """:func:`_genai_attributes` of a provider labelled ``label``, as items: built once per label and
+    model (each metric takes a new dict of them), not per attempt (issue 25). Keyed by the label, not
+    the provider: named providers compare by name, whatever their kind."""
+    return (
+        ("gen_ai.operation.name", _OPERATION),
+        ("gen_ai.provider.name", _genai_name(label)),
+        ("gen_ai.request.model", model),
+    )
 
 
 def _input_tokens(usage: Usage) -> int:
@@ -231,7 +246,7 @@ class RouterMetrics:
         self.latency.record(record.elapsed_ms, {"provider": provider, "model": record.model})
         if record.status in _RETRIED and record.retry_reason is not None:
             self.retries.add(1, {"provider": provider, "reason": record.retry_reason.value})
-        genai = _genai_attributes(record.provider, record.model)
+        genai = dict(_genai_items(provider, record.model))  # _genai_attributes, its label read once
         if record.first_token_ms is not None:
             self.first_token.record(record.first_token_ms, {"provider": provider, "model": record.model})
             self.time_to_first_chunk.record(s_of_ms(record.first_token_ms), genai)
@@ -403,6 +418,124 @@ class _ChildSpan:
         otel_context.detach(self._token)  # type: ignore[arg-type]  # the token attach returned
 
 
+class _DroppedSpan(_ChildSpan):
+    """The attempt span under an SDK whose sampler drops it (:func:`_dropping`): the very span the SDK
+    would make, without the SDK's ``start_span``. ``Tracer.start_span`` then hands back a
+    non-recording span and calls no span processor; this makes that span's context the way it does:
+    the parent's trace id (a new one, from the tracer's id generator, when the parent is invalid), a
+    new span id from the same generator (in the same order), flags 00 but for the parent's
+    random-trace-id bit (the generator's, for a new trace), and the parent's trace state (none for a
+    new trace). A sampled parent is not dropped: the SDK makes the span (:func:`_sdk_attempt_span`)."""
+
+    __slots__ = ("_attempt_num", "_dropping", "_model", "_provider", "_real")
+
+    def __init__(
+        self, call: CallTrace | None, dropping: _Dropping, provider: ProviderId, model: str, attempt_num: int
+    ) -> None:
+        super().__init__(call)
+        self._dropping = dropping
+        self._provider = provider
+        self._model = model
+        self._attempt_num = attempt_num
+        self._real: AbstractContextManager[AttemptSpan] | None = None
+
+    def __enter__(self) -> AttemptSpan:
+        ids = self._dropping.ids
+        trace_id = None if self._call is None else self._call.trace_id
+        if trace_id is not None:  # the call's root: a valid local parent, not sampled, flags 0, no state
+            made = SpanContext(
+                trace_id=trace_id, span_id=ids.generate_span_id(), is_remote=False, trace_flags=_NO_FLAGS
+            )
+        else:
+            outer = trace.get_current_span().get_span_context()
+            if not outer.is_valid:  # a root span: a new trace (ParentBased's root sampler drops it)
+                trace_id = ids.generate_trace_id()
+                made = SpanContext(
+                    trace_id=trace_id,
+                    span_id=ids.generate_span_id(),
+                    is_remote=False,
+                    trace_flags=self._dropping.root_flags,
+                )
+            elif outer.trace_flags.sampled:  # the parent-sampled delegate decides: the SDK's own span
+                self._real = _sdk_attempt_span(
+                    self._dropping.tracer_provider, self._provider, self._model, self._attempt_num, None
+                )
+                return self._real.__enter__()
+            else:
+                made = SpanContext(
+                    trace_id=outer.trace_id,
+                    span_id=ids.generate_span_id(),
+                    is_remote=False,
+                    trace_flags=TraceFlags(outer.trace_flags & _RANDOM_TRACE_ID),
+                    trace_state=outer.trace_state,
+                )
+        child = NonRecordingSpan(made)
+        self._token = otel_context.attach(trace.set_span_in_context(child))  # as trace.use_span does
+        return _NoSdkAttemptSpan(child)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._real is not None:
+            self._real.__exit__(*exc)  # type: ignore[arg-type]  # the exc_info __exit__ was given
+            return
+        otel_context.detach(self._token)  # type: ignore[arg-type]  # the token attach returned
+
+
+_RANDOM_TRACE_ID = getattr(TraceFlags, "RANDOM_TRACE_ID", 0)  # the W3C level-2 flag (API >= 1.40); 0 before
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Dropping:
+    """An SDK tracer provider whose tracer drops every span whose parent is unsampled or absent."""
+
+    tracer_provider: trace.TracerProvider
+    tracer: SdkTracer
+    ids: RandomIdGenerator  # the tracer's own generator (the SDK draws the ids from it)
+    root_flags: TraceFlags  # a new trace's flags: the random-trace-id bit when the generator says so
+
+
+def _not_sampled_is_dropped(sampler: object) -> bool:
+    """Whether ``sampler`` is the SDK's ParentBased whose root and both parent-not-sampled delegates
+    are ALWAYS_OFF (``ParentBased(ALWAYS_OFF)``'s defaults): an unsampled or absent parent's span is
+    dropped, with the parent's trace state (StaticSampler)."""
+    return (
+        type(sampler) is ParentBased
+        and getattr(sampler, "_root", None) is ALWAYS_OFF
+        and getattr(sampler, "_remote_parent_not_sampled", None) is ALWAYS_OFF
+        and getattr(sampler, "_local_parent_not_sampled", None) is ALWAYS_OFF
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _dropping(tracer_provider: trace.TracerProvider) -> _Dropping | None:
+    """How ``tracer_provider`` drops an unsampled attempt span, if it certainly does: decided once per
+    provider object (as its tracer is made once, :func:`_tracer`). Only the SDK's own TracerProvider
+    and Tracer, a ``ParentBased(ALWAYS_OFF)`` sampler (:func:`_not_sampled_is_dropped`), the SDK's
+    RandomIdGenerator and no SDK self-metrics (which would count the started span) qualify; anything
+    else gets the SDK's own span."""
+    if type(tracer_provider) is not SdkTracerProvider:
+        return None
+    tracer = _tracer(tracer_provider)
+    if type(tracer) is not SdkTracer or not _not_sampled_is_dropped(tracer.sampler):
+        return None
+    ids = tracer.id_generator
+    if type(ids) is not RandomIdGenerator or not _no_span_metrics(tracer):
+        return None
+    root_flags = TraceFlags(_RANDOM_TRACE_ID if getattr(ids, "is_trace_id_random", bool)() else 0)
+    return _Dropping(tracer_provider=tracer_provider, tracer=tracer, ids=ids, root_flags=root_flags)
+
+
+def _no_span_metrics(tracer: SdkTracer) -> bool:
+    """Whether ``tracer`` records no metric per started span (the SDK's self-metrics are off: the default)."""
+    metrics_of = getattr(tracer, "_tracer_metrics", None)
+    return metrics_of is None or type(metrics_of).__name__ == "NoOpTracerMetrics"
+
+
+def _enabled(tracer: SdkTracer) -> bool:
+    """Whether ``tracer`` makes spans at all (a tracer configurator may disable it; SDK >= 1.34)."""
+    is_enabled = getattr(tracer, "_is_enabled", None)
+    return is_enabled is None or bool(is_enabled())
+
+
 # The API's own providers: no SDK installed as the global one, so every span would be a no-op.
 _NO_SDK = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
 
@@ -422,12 +555,19 @@ def attempt_span(
     OpenTelemetry SDK the span is a real child span. Without one the API's no-op tracer would hand the
     parent's ids on unchanged; a non-recording child with a fresh span id is made instead (AC-17),
     directly: the no-op tracer's span and its attributes were about a tenth of the router's own CPU.
+    Likewise with an SDK whose sampler certainly drops the span (:func:`_dropping`, the gateway's
+    ``ParentBased(ALWAYS_OFF)``) under an unsampled or absent parent: the non-recording span the SDK
+    would make is made directly (:class:`_DroppedSpan`); a sampled parent gets the SDK's span.
     The span ends with the block unless it was handed on (:meth:`AttemptSpan.hand_on`).
     """
     if tracing_is_noop():  # checked per attempt: an SDK installed later is used at once
         return _ChildSpan(parent)
+    tracer_provider = trace.get_tracer_provider()
+    dropping = _dropping(tracer_provider)
+    if dropping is not None and _enabled(dropping.tracer):  # unsampled, the SDK's span would be a no-op
+        return _DroppedSpan(parent, dropping, provider, model, attempt_num)
     context = None if parent is None else parent.parent()
-    return _sdk_attempt_span(trace.get_tracer_provider(), provider, model, attempt_num, context)
+    return _sdk_attempt_span(tracer_provider, provider, model, attempt_num, context)
 
 
 @contextmanager

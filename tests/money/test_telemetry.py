@@ -15,6 +15,7 @@ from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as ga
 from opentelemetry.semconv._incubating.metrics import gen_ai_metrics as gm
 
 from routeproof.config import load_config
+from routeproof.core.identity import ProviderName
 from routeproof.core.routing import resolve
 from routeproof.core.types import AttemptRecord, AttemptStatus, ChatRequest, Message, ProviderKind, RetryReason, Usage
 from routeproof.deadline import deadline_in
@@ -230,3 +231,33 @@ def test_usage_attribute_names_are_the_conventions() -> None:
         ga.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: 2,
         ga.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: 4,
     }
+
+
+def test_genai_attributes_are_a_new_dict_per_observation_named_by_each_providers_kind() -> None:
+    """The GenAI attributes built once per label and model are copied per observation: a failed
+    attempt's ``error.type`` never reaches a later success's point, and two named providers with one
+    name but different kinds keep their own ``gen_ai.provider.name``."""
+    metrics, reader = _sdk()
+    for status in (AttemptStatus.RETRIED_AFTER_5XX, AttemptStatus.SUCCEEDED, AttemptStatus.SUCCEEDED):
+        metrics.attempt(
+            AttemptRecord(
+                provider=ProviderKind.OPENAI, model="gpt-4o", attempt_num=1, fallback_position=0,
+                status=status, elapsed_ms=5, http_status=503 if status is AttemptStatus.RETRIED_AFTER_5XX else 200,
+            )
+        )  # fmt: skip
+    usage = Usage(prompt_tokens=3, completion_tokens=1)
+    metrics.usage(ProviderName("edge", ProviderKind.OPENAI), "m", usage)
+    metrics.usage(ProviderName("edge", ProviderKind.BEDROCK), "m", usage)
+    data = reader.get_metrics_data()
+    assert data is not None
+    points = {
+        m.name: [dict(p.attributes or {}) for p in m.data.data_points]
+        for rm in data.resource_metrics
+        for sm in rm.scope_metrics
+        for m in sm.metrics
+    }
+    durations = points["gen_ai.client.operation.duration"]
+    assert sorted(str(p.get("error.type", "")) for p in durations) == ["", AttemptStatus.RETRIED_AFTER_5XX.value]
+    assert {(p["gen_ai.provider.name"], p["gen_ai.token.type"]) for p in points["gen_ai.client.token.usage"]} == {
+        ("openai", "input"), ("openai", "output"), ("aws.bedrock", "input"), ("aws.bedrock", "output"),
+    }  # fmt: skip

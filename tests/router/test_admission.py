@@ -12,8 +12,12 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from routeproof import DeadlineExceeded, LimitOptions
 from routeproof.admission import Admission, AdmissionTimeout
+from routeproof.clock import loop_now_ms
+from routeproof.core import kernel
+from routeproof.core.kernel import CallPlan, CallProvider, KernelState
 from routeproof.core.types import (
     AttemptStatus,
+    ChainEntry,
     ChatRequest,
     Choice,
     FinishReason,
@@ -251,3 +255,48 @@ async def test_admission_metrics_report_a_timed_out_wait() -> None:
     assert getattr(point, "count", None) == 1
     (depth,) = _admission_points(reader, "ai_router_admission_queue_depth").values()
     assert getattr(depth, "value", None) == 0
+
+
+def _one_attempt(now_ms: int) -> tuple[KernelState, CallProvider]:
+    """A call on OpenAI whose first attempt the kernel issued at ``now_ms``."""
+    chain = (ChainEntry(provider=OPENAI, model="gpt-4o", fallback_position=0),)
+    state, action = kernel.start(CallPlan(chain=chain, started_at_ms=now_ms, deadline_at_ms=now_ms + 30_000), now_ms)
+    assert isinstance(action, CallProvider)
+    return state, action
+
+
+async def test_an_attempt_admitted_at_once_takes_every_slot_and_none_when_one_is_full() -> None:
+    """``admit_at_once`` (the driver's no-coroutine path) takes the provider's and the router's slot
+    and hands back the kernel's action unchanged; when the router-wide slot is taken it takes nothing
+    (not even the free provider slot) and says so (None: the attempt queues through ``admit``)."""
+    loop = asyncio.get_running_loop()
+    admission = Admission(max_in_flight=1, max_in_flight_per_provider=5)
+    state, action = _one_attempt(loop_now_ms(loop))
+    admitted = admission.admit_at_once(state, action)
+    assert admitted is not None
+    assert admitted[0] is state
+    assert admitted[1] is action
+    assert admission.in_flight(OPENAI) == 1
+    assert admission.in_flight() == 1
+    assert admission.admit_at_once(*_one_attempt(loop_now_ms(loop))) is None
+    assert admission.in_flight(OPENAI) == 1
+    assert admission.in_flight() == 1
+    slot = admitted[2]
+    assert slot is not None
+    slot.release()
+    assert admission.in_flight(OPENAI) == 0
+    assert admission.in_flight() == 0
+
+
+async def test_an_attempt_admitted_at_once_after_the_clock_moved_is_re_issued_as_admit_does() -> None:
+    """Admitted at once but a few milliseconds after the kernel issued it, the attempt is re-issued
+    at the admission instant (core's readmit), exactly as ``admit`` answers for the same state."""
+    loop = asyncio.get_running_loop()
+    state, action = _one_attempt(loop_now_ms(loop))
+    await asyncio.sleep(0.005)  # virtual: the clock moves on before admission
+    at_once = Admission().admit_at_once(state, action)
+    queued = await Admission().admit(state, action)
+    assert at_once is not None
+    assert at_once[:2] == queued[:2]
+    assert isinstance(at_once[1], CallProvider)
+    assert at_once[1].issued_at_ms == loop_now_ms(loop) > action.issued_at_ms

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 
 import pytest
 
@@ -48,3 +51,70 @@ async def test_loop_now_ms_is_loop_ms_of_the_loops_time() -> None:
         await asyncio.sleep(step)
         assert clock.loop_now_ms(loop) == clock.loop_ms(loop.time())
         assert clock.loop_now_ms(loop) == round(loop.time() * 1000)
+
+
+async def _outcome(limit: Callable[[float], AbstractAsyncContextManager[object]], body: str) -> tuple[str, float, int]:
+    """What ``body`` run under ``limit`` (a deadline 1 s or 30 s ahead, or past) ends as: the
+    exception type leaving the block, the virtual time taken, the task's pending cancellations."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    task = asyncio.current_task()
+    assert task is not None
+    outcome = "none"
+
+    async def run() -> None:
+        when = start + (-1.0 if body == "past" else 1.0 if body.startswith("short") else 30.0)
+        async with limit(when):
+            if body.endswith("swallow"):
+                with contextlib.suppress(asyncio.CancelledError):  # the block swallows the cancellation
+                    await asyncio.sleep(60)
+            elif body.endswith("cancelled-then-expired"):
+                loop.call_later(0.5, task.cancel)  # another cancellation, caught; then the deadline
+                try:
+                    await asyncio.sleep(60)
+                except asyncio.CancelledError:
+                    await asyncio.sleep(60)
+            elif body.endswith("cancelled"):
+                loop.call_later(0.5, task.cancel)  # another cancellation, before the deadline
+                await asyncio.sleep(60)
+            elif body.endswith("early"):
+                await asyncio.sleep(0.1)
+            else:
+                await asyncio.sleep(60)
+
+    try:
+        await run()
+    except BaseException as exc:  # the outcome is compared, whatever it is
+        outcome = type(exc).__name__
+    cancelling = task.cancelling()
+    while task.cancelling():
+        task.uncancel()
+    return outcome, round(loop.time() - start, 3), cancelling
+
+
+EXPECTED = {
+    "short": "TimeoutError",
+    "long": "TimeoutError",
+    "past": "TimeoutError",
+    "short-early": "none",
+    "long-early": "none",
+    "short-swallow": "none",
+    "long-swallow": "none",
+    "short-cancelled": "CancelledError",
+    "short-cancelled-then-expired": "CancelledError",
+    "long-cancelled-then-expired": "CancelledError",
+}
+"""How each block ends (both must agree on it too): the cases are not vacuous."""
+
+
+@pytest.mark.parametrize(
+    "body",
+    list(EXPECTED),
+)
+async def test_timeout_at_ends_every_block_as_asyncio_timeout_at_does(body: str) -> None:
+    """Expired, left early, a deadline already past, its cancellation swallowed, or another
+    cancellation first: clock.timeout_at ends the block as asyncio.timeout_at does, at the same
+    time, leaving the task's cancellation count as it does."""
+    ours = await _outcome(clock.timeout_at, body)
+    assert ours == await _outcome(asyncio.timeout_at, body)
+    assert ours[0] == EXPECTED[body]
