@@ -46,7 +46,7 @@ def capture(headers: Mapping[str, str]) -> None:
     sink = _SINK.get()
     if sink is None:
         return
-    sink.headers = {k.lower(): v for k, v in headers.items() if k.lower() in HEADER_NAMES}
+    sink.headers = {name: v for k, v in headers.items() if (name := k.lower()) in HEADER_NAMES}
 
 
 def collecting() -> contextlib.AbstractContextManager[HeaderSink]:
