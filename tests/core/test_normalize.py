@@ -152,3 +152,15 @@ def test_openai_usage_null_is_zero_counts_not_an_invalid_response() -> None:
     response = normalize_openai(body)
     assert response.choices[0].content == "hi"
     assert response.usage == Usage()
+
+
+def test_openai_answer_carries_its_own_text_and_the_drops_given_in_its_one_build() -> None:
+    """``wire_body_json`` and ``dropped_parameters`` given to ``normalize_openai`` are on the response
+    it builds, and the rest of it is what the plain normalisation gives."""
+    plain = normalize_openai(OPENAI, provider=ProviderKind.OPENROUTER)
+    given = normalize_openai(
+        OPENAI, provider=ProviderKind.OPENROUTER, wire_body_json='{"id":"chatcmpl-1"}', dropped_parameters=("seed",)
+    )
+    assert (given.wire_body_json, given.dropped_parameters) == ('{"id":"chatcmpl-1"}', ("seed",))
+    assert given == dataclasses.replace(plain, wire_body_json='{"id":"chatcmpl-1"}', dropped_parameters=("seed",))
+    assert (plain.wire_body_json, plain.dropped_parameters) == (None, ())

@@ -172,11 +172,11 @@ class OpenAIProvider:
             secrets=secrets,
             max_response_bytes=self._max_response_bytes,
         )
-        normalize = partial(normalize_openai, provider=self.kind)
-        response = normalize_or_fail(normalize, reply, secrets=secrets)
         # same protocol: the caller gets the provider's own answer, every field of it
         wire = own_json(reply) if out.body is not None else None
-        return stamp(response, self.kind, model, wire_body_json=wire, dropped=dropped)
+        normalize = partial(normalize_openai, provider=self.kind, wire_body_json=wire, dropped_parameters=dropped)
+        response = normalize_or_fail(normalize, reply, secrets=secrets)
+        return stamp(response, self.kind, model)  # the model it was sent, when the body names none
 
     def _body(self, request: ChatRequest, model: str, *, stream: bool) -> tuple[dict[str, Any], Outgoing]:
         """The wire body for ``model`` and what goes with it (headers, what was left out).

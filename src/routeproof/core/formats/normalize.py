@@ -119,6 +119,8 @@ def _assemble(
     thinking: tuple[ThinkingBlock | RedactedThinkingBlock, ...] = (),
     refusal: str | None = None,
     annotations_json: str | None = None,
+    wire_body_json: str | None = None,
+    dropped_parameters: tuple[str, ...] = (),
 ) -> ProviderResponse:
     choice = Choice(
         index=0, content=text, tool_calls=tool_calls, finish_reason=finish_reason, thinking=thinking, refusal=refusal,
@@ -132,6 +134,8 @@ def _assemble(
         cache_state=_cache_state(usage),
         provider=provider,
         model=model,
+        dropped_parameters=dropped_parameters,
+        wire_body_json=wire_body_json,
     )
 
 
@@ -282,7 +286,9 @@ def openai_usage(raw: object, read: FieldReader, tier: object = None) -> Usage:
     )
 
 
-def _normalize_openai(body: object, provider: ProviderKind) -> ProviderResponse:
+def _normalize_openai(
+    body: object, provider: ProviderKind, wire_body_json: str | None = None, dropped_parameters: tuple[str, ...] = ()
+) -> ProviderResponse:
     read = FieldReader(provider)
     response = read.obj(body, "body")
     choices = read.arr(response.get("choices"), "choices")
@@ -322,6 +328,8 @@ def _normalize_openai(body: object, provider: ProviderKind) -> ProviderResponse:
         usage=openai_usage(response.get("usage"), read, response.get("service_tier")),
         refusal=refusal,
         annotations_json=_annotations(message.get("annotations")),
+        wire_body_json=wire_body_json,
+        dropped_parameters=dropped_parameters,
     )
 
 
@@ -331,14 +339,22 @@ def _annotations(raw: object) -> str | None:
 
 
 @icontract.ensure(lambda provider, result: result.provider is provider and len(result.choices) == 1)
-def normalize_openai(body: object, *, provider: ProviderKind = ProviderKind.OPENAI) -> ProviderResponse:
+def normalize_openai(
+    body: object,
+    *,
+    provider: ProviderKind = ProviderKind.OPENAI,
+    wire_body_json: str | None = None,
+    dropped_parameters: tuple[str, ...] = (),
+) -> ProviderResponse:
     """An OpenAI chat.completion body (also OpenRouter's, Ollama's, vLLM's) as a ProviderResponse.
 
-    Only the first choice is kept (routeproof never asks for ``n > 1``).
+    Only the first choice is kept (routeproof never asks for ``n > 1``). ``wire_body_json`` (the
+    provider's own text of ``body``) and ``dropped_parameters`` (what the request left out) are set
+    on it as given: the one response the provider returns, built once, not copied to add them.
 
     :raises InvalidResponse: naming the field and the provider when the body is not the documented shape.
     """
-    return _normalize_openai(body, provider)
+    return _normalize_openai(body, provider, wire_body_json, dropped_parameters)
 
 
 # --- Bedrock Converse ---------------------------------------------------------------------------------
