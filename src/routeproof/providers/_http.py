@@ -188,7 +188,12 @@ def inject_trace_headers(headers: dict[str, str]) -> None:
 
 def encode_json(body: Mapping[str, object]) -> bytes:
     """The request body as compact UTF-8 JSON (the exact bytes that are sent and, for Bedrock, signed)."""
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return _COMPACT_UTF8(body).encode("utf-8")
+
+
+_COMPACT_UTF8 = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+"""``json.dumps(value, separators=(",", ":"), ensure_ascii=False)``, its encoder made once (``dumps``
+makes one per call when given arguments)."""
 
 
 @functools.lru_cache(maxsize=256)
