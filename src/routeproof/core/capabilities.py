@@ -308,7 +308,11 @@ def fit_request(req: ChatRequest, caps: ModelCapabilities, extras: WireExtras | 
     Kept stop sequences are the first ``max_stop_sequences`` (a dropped tail is named
     ``stop_sequences[N:]``); a rejected ``temperature`` or ``top_p`` is left out whole.
     """
-    return _fit(req, caps, extras if extras is not None else WireExtras())
+    return _fit(req, caps, extras if extras is not None else _NO_EXTRAS)
+
+
+_NO_EXTRAS = WireExtras()
+"""The extras of a request that came with none (a frozen value: one for every such call)."""
 
 
 # --- loading ---------------------------------------------------------------------------------------
