@@ -37,6 +37,28 @@ def test_depth_limit_is_exact() -> None:
         read_json(b"[" * 65 + b'"\\ud83d\\ude00"' + b"]" * 65)
 
 
+@pytest.mark.parametrize("pad", [0, 5_000, 100_000])
+def test_depth_limit_holds_in_a_large_body(pad: int) -> None:
+    """The limit is the same however large the body around the nesting (a large body is walked, a small
+    one only when it has more ``[`` and ``{`` than the limit): 64 levels read, 65 refused."""
+    padded = b'{"pad": "' + b"x" * pad + b'", "turns": [' + b'{"role": "user"},' * (pad // 500) + b"%s]}"
+    assert read_json(padded % (b"[" * (MAX_JSON_DEPTH - 2) + b"]" * (MAX_JSON_DEPTH - 2))) is not None
+    with pytest.raises(Refused, match="deeper than 64"):
+        read_json(padded % (b"[" * (MAX_JSON_DEPTH - 1) + b"]" * (MAX_JSON_DEPTH - 1)))
+    with pytest.raises(Refused, match="deeper than 64"):
+        read_json(padded % (b'{"a":' * (MAX_JSON_DEPTH - 1) + b"1" + b"}" * (MAX_JSON_DEPTH - 1)))
+
+
+@pytest.mark.parametrize("where", [0, 50_000, 99_990])
+@pytest.mark.parametrize("surrogate", [b"\\ud800", b"\\uDFFF", b"\xed\xa0\x80"])
+def test_a_lone_surrogate_anywhere_in_a_large_body_is_refused(where: int, surrogate: bytes) -> None:
+    """A lone surrogate, escaped (either case) or as its UTF-8 bytes, is found wherever it sits in 100 KB."""
+    text = b"x" * where + surrogate + b"y" * (100_000 - where)
+    with pytest.raises(Refused, match="surrogate"):
+        read_json(b'{"messages": [{"role": "user", "content": "' + text + b'"}]}')
+    assert read_json(b'{"c": "' + b"x" * where + b"\\ud83d\\ude00 \xed\x9f\xbf" + b'"}') is not None  # a pair, U+D7FF
+
+
 def test_surrogate_in_a_key_or_value_is_refused() -> None:
     """A lone surrogate escaped in a key or in a nested value is refused; a real astral character is not."""
     with pytest.raises(Refused, match="surrogate"):

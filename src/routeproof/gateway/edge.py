@@ -131,30 +131,56 @@ def read_json(body: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> object:
         raise _bad(f"body nests deeper than {max_depth} levels") from exc
     except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, NaN, an int past the digit limit
         raise _bad(f"body is not JSON: {exc}") from exc
-    if _MAY_HOLD_SURROGATE.search(body) is not None:
+    if _may_hold_surrogate(body):
         _check_value(value, max_depth)
-    elif body.count(b"{") + body.count(b"[") > max_depth:  # else no value can nest deeper
-        _check_depth(value, max_depth)
+    elif len(body) > _COUNTED_BYTES or body.count(b"{") + body.count(b"[") > max_depth:
+        _check_depth(value, max_depth)  # (a small body with no more openers than the limit cannot nest deeper)
     return value
 
 
-_MAY_HOLD_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]|\x00")
-"""Where a decoded string can get a lone surrogate from: a ``\\uD800``-``\\uDFFF`` escape, UTF-8's
-encoding of one (``json.loads`` decodes bytes with ``surrogatepass``), or a UTF-16/32 body (JSON's
-structure is ASCII, so such a body has NUL bytes). A body with none of them holds no surrogate:
-:func:`read_json` then walks it for depth only, and not at all when it has no more ``{`` and ``[``
-than the depth limit. A match only means "walk it all"."""
+def _may_hold_surrogate(body: bytes) -> bool:
+    """Whether a decoded string of ``body`` can hold a lone surrogate: it has a ``\\uD800``-``\\uDFFF``
+    escape, UTF-8's encoding of one (``json.loads`` decodes bytes with ``surrogatepass``), or NUL
+    bytes (a UTF-16/32 body: JSON's structure is ASCII). A body with none of them holds no surrogate:
+    :func:`read_json` then walks it for depth only. True only means "walk it all".
+
+    One search per pattern, the byte ones first (``in`` on one byte is ``memchr``): the three as one
+    alternation scanned a 100 KB body in 195 us, these in 37 (``\\u`` has no faster search than its regex).
+    """
+    return (
+        b"\x00" in body
+        or (b"\xed" in body and _UTF8_SURROGATE.search(body) is not None)
+        or _ESCAPED_SURROGATE.search(body) is not None
+    )
+
+
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_UTF8_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")
+_COUNTED_BYTES = 4096
+"""Up to this size a body's ``{`` and ``[`` are counted before its value is walked for depth (a count
+of a few KB is cheaper than a walk); past it the walk, which visits only arrays and objects, is the
+cheaper of the two (100 KB of chat turns: 17 us, counting its bytes 51)."""
 
 
 def _check_depth(value: object, max_depth: int) -> None:
-    """:func:`_check_value`'s depth rule alone (a body that cannot hold a surrogate)."""
-    stack: list[tuple[object, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > max_depth:
-                raise _bad(f"body nests deeper than {max_depth} levels")
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    """:func:`_check_value`'s depth rule alone (a body that cannot hold a surrogate), level by level,
+    visiting only arrays and objects (``json.loads`` makes exactly ``dict`` and ``list``)."""
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 1
+    while level:
+        if depth > max_depth:
+            raise _bad(f"body nests deeper than {max_depth} levels")
+        below: list[object] = []
+        add = below.append
+        for item in level:
+            for child in item.values() if type(item) is dict else item:  # type: ignore[attr-defined]
+                if type(child) in _CONTAINERS:
+                    add(child)
+        level = below
+        depth += 1
+
+
+_CONTAINERS = (dict, list)
 
 
 def _check_value(value: object, max_depth: int) -> None:
