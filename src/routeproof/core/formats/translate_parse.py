@@ -466,14 +466,28 @@ def _openai_messages(request: dict[str, Any], sink: list[str]) -> tuple[list[Mes
             system = tuple(p for p in parts if isinstance(p, TextBlock))
         elif role == "user":
             _extra_keys(message, _KEYS_ROLE_CONTENT, where, sink)
-            blocks = _openai_parts(message.get("content"), f"{where}.content", sink)
+            content = message.get("content")
+            # a plain text turn (most of a long conversation) made here, without _openai_parts' call and path
+            blocks = (
+                (TextBlock(text=content),) if type(content) is str else _openai_parts(content, f"{where}.content", sink)
+            )
             if blocks:
                 messages.append(Message(role=Role.USER, content=blocks))
         elif role == "assistant":
             _extra_keys(message, _KEYS_OPENAI_ASSISTANT, where, sink)
             content = message.get("content")
-            text = () if content is None else _openai_parts(content, f"{where}.content", sink, text_only=True)
-            calls = _openai_tool_calls(message.get("tool_calls", []), index, f"{where}.tool_calls", sink)
+            text = (
+                ()
+                if content is None
+                else (TextBlock(text=content),)
+                if type(content) is str
+                else _openai_parts(content, f"{where}.content", sink, text_only=True)
+            )
+            calls = (
+                _openai_tool_calls(message["tool_calls"], index, f"{where}.tool_calls", sink)
+                if "tool_calls" in message  # (a null one is refused there, as before)
+                else ()
+            )
             if text + calls:
                 messages.append(Message(role=Role.ASSISTANT, content=text + calls))
         elif role == "tool":
