@@ -506,7 +506,7 @@ def test_read_then_build_is_the_parse_and_given_fields_are_set_in_the_one_build(
     req, extras = parse(body)
     parts = read(body)
     assert (parts.build(), parts.extras) == (req, extras)
-    given_fields = {"alias": "chat", "max_tokens": 777, "cache_affinity_key": "k", "tool_choice": None}
+    given_fields: dict[str, Any] = {"alias": "chat", "max_tokens": 777, "cache_affinity_key": "k", "tool_choice": None}
     assert parts.build(**given_fields) == dataclasses.replace(req, **given_fields)
     assert parts.build() == req  # building with fields left the parts as they were
 
