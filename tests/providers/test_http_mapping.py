@@ -197,6 +197,7 @@ async def test_hung_server_bounded_by_timeout_at(
     start = loop.time()
     failure = (await _fail(case, client, timeout_s=7.0)).failure
     assert failure.kind is AttemptFailureKind.ATTEMPT_TIMEOUT
+    assert failure.message == "attempt timed out after 7.000s"  # the time the exchange had, said once it ran out
     assert loop.time() - start == pytest.approx(7.0, abs=0.01)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import ssl
 
@@ -127,6 +128,7 @@ async def test_no_first_event_by_timeout_at(shape: Shape, step: Scripted, tls_co
         failure = await fail(mock, timeout_s=0.2)
         elapsed_s = loop.time() - started
     assert failure.kind is AttemptFailureKind.ATTEMPT_TIMEOUT
+    assert re.fullmatch(r"no first event within 0\.\d{3}s", failure.message), failure.message  # the time it had
     assert 0.2 <= elapsed_s < 0.6
 
 

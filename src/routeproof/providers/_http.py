@@ -241,18 +241,20 @@ def transport_failure(exc: httpx.HTTPError, secrets: Iterable[str]) -> ProviderC
 class _ExchangeFailures:
     """:func:`exchange_failures`' block (a class, not a generator: it is entered on every attempt)."""
 
-    __slots__ = ("_secrets", "_timed_out")
+    __slots__ = ("_remaining_s", "_secrets", "_timed_out")
 
-    def __init__(self, secrets: tuple[str, ...], timed_out: str) -> None:
+    def __init__(self, secrets: tuple[str, ...], timed_out: str, remaining_s: float) -> None:
         self._secrets = secrets
         self._timed_out = timed_out
+        self._remaining_s = remaining_s
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if isinstance(exc, TimeoutError):  # only asyncio.timeout_at raises it; httpx errors are not TimeoutError
-            raise failure(AttemptFailureKind.ATTEMPT_TIMEOUT, self._timed_out, secrets=self._secrets) from exc
+            message = f"{self._timed_out} {self._remaining_s:.3f}s"  # formatted only when it is said
+            raise failure(AttemptFailureKind.ATTEMPT_TIMEOUT, message, secrets=self._secrets) from exc
         if isinstance(exc, httpx.HTTPError):
             mapped = transport_failure(exc, self._secrets)
             if mapped is None:
@@ -263,12 +265,15 @@ class _ExchangeFailures:
         # anything else (CancelledError above all) propagates untouched
 
 
-def exchange_failures(secrets: tuple[str, ...], timed_out: str) -> contextlib.AbstractContextManager[None]:
+def exchange_failures(
+    secrets: tuple[str, ...], timed_out: str, remaining_s: float
+) -> contextlib.AbstractContextManager[None]:
     """The one mapping of what an HTTP exchange raises, for plain and streamed calls alike: the
-    attempt's own ``asyncio.timeout_at`` (``TimeoutError``) is ATTEMPT_TIMEOUT with ``timed_out`` as
-    its message; an httpx error is its :data:`EXCEPTION_TABLE` row (or ``LocalCongestion``), or a
+    attempt's own ``asyncio.timeout_at`` (``TimeoutError``) is ATTEMPT_TIMEOUT, its message
+    ``timed_out`` and the ``remaining_s`` the exchange had ("attempt timed out after 1.500s", made
+    only then); an httpx error is its :data:`EXCEPTION_TABLE` row (or ``LocalCongestion``), or a
     ConfigError (:func:`unsendable`) when the request cannot be sent as configured."""
-    return _ExchangeFailures(secrets, timed_out)
+    return _ExchangeFailures(secrets, timed_out, remaining_s)
 
 
 def unsendable(exc: Exception) -> ConfigError:
@@ -410,7 +415,7 @@ async def _send(
     if remaining_s <= 0:
         raise failure(AttemptFailureKind.ATTEMPT_TIMEOUT, "no time left for the attempt", secrets=secrets)
     bound = attempt_bound()  # the router's driver already cancels the attempt at ``bound``: no second timer
-    with exchange_failures(secrets, f"attempt timed out after {remaining_s:.3f}s"):
+    with exchange_failures(secrets, "attempt timed out after", remaining_s):
         # Two bounds: httpx's per-phase timeouts give the precise kind (connect vs read), and
         # asyncio.timeout_at bounds the whole exchange even if a server trickles bytes forever.
         async with asyncio.timeout_at(timeout_at) if bound is None or bound > timeout_at else _CALLER_BOUNDS:

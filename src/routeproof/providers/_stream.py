@@ -242,7 +242,7 @@ async def stream_events(
     chunks: AsyncIterator[bytes] | None = None
     completed = False  # a MessageStop was yielded: the rest of the body is read so the connection is reused
     try:
-        with exchange_failures(secret_values, f"no first event within {remaining_s:.3f}s"):
+        with exchange_failures(secret_values, "no first event within", remaining_s):
             # the router's driver already cancels the attempt at attempt_bound(): then no second timer
             bound = attempt_bound()
             async with asyncio.timeout_at(timeout_at) if bound is None or bound > timeout_at else _CALLER_BOUNDS:
