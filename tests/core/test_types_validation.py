@@ -130,3 +130,23 @@ def test_validation_survives_python_dash_o() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[True, True, True, True, True]"
+
+
+def test_a_message_and_its_text_block_normalise_or_refuse_what_they_are_given() -> None:
+    """A role given by name becomes the Role, content given as a list becomes a tuple, a Role and a tuple
+    are kept as they are; a text block's cache marker is a CacheControl or nothing, anything else refused."""
+    from routeproof.core.blocks import CacheControl
+
+    block = TextBlock(text="hi", cache_control=CacheControl())
+    given = (block,)
+    message = Message(role=Role.USER, content=given)
+    assert message.role is Role.USER
+    assert message.content is given
+    named = Message(role="assistant", content=[block])  # type: ignore[arg-type]  # what the check normalises
+    assert named.role is Role.ASSISTANT
+    assert named.content == given
+    assert type(named.content) is tuple
+    with pytest.raises(TypeError, match=r"TextBlock\.cache_control"):
+        TextBlock(text="hi", cache_control={"type": "ephemeral"})  # type: ignore[arg-type]  # what it refuses
+    with pytest.raises(TypeError, match=r"Message\.content\[1\]"):
+        Message(role=Role.USER, content=(block, "text"))  # type: ignore[arg-type]  # what it refuses

@@ -39,6 +39,12 @@ def as_enum(cls: type[_E], value: object, where: str) -> _E:
 
 def as_tuple(value: object, item: type | tuple[type, ...], where: str) -> tuple[object, ...]:
     """A tuple (or list, copied) whose items are all ``item``; a str is refused, not split."""
+    if type(value) is tuple:  # the usual case, checked in one pass: the tuple itself when every item is one
+        for element in value:
+            if not isinstance(element, item):
+                break
+        else:
+            return value
     if isinstance(value, str | bytes) or not isinstance(value, tuple | list):
         raise TypeError(f"{where} must be a tuple, got {value!r} ({type(value).__name__})")
     for index, element in enumerate(value):

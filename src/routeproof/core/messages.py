@@ -113,7 +113,8 @@ class TextBlock:
 
     def __post_init__(self) -> None:
         require_str(self.text, "TextBlock.text")
-        check_cache_control(self.cache_control, "TextBlock.cache_control")
+        if self.cache_control is not None:
+            check_cache_control(self.cache_control, "TextBlock.cache_control")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,8 +172,11 @@ class Message:
     content: tuple[ContentBlock, ...]
 
     def __post_init__(self) -> None:
-        set_field(self, "role", as_enum(Role, self.role, "Message.role"))
-        set_field(self, "content", as_tuple(self.content, _BLOCK_TYPES, "Message.content"))
+        if type(self.role) is not Role:  # a Role already: nothing to normalise (one per turn of a conversation)
+            set_field(self, "role", as_enum(Role, self.role, "Message.role"))
+        content = as_tuple(self.content, _BLOCK_TYPES, "Message.content")
+        if content is not self.content:
+            set_field(self, "content", content)
 
     @classmethod
     def user(cls, text: str) -> Message:
