@@ -9,6 +9,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from routeproof.core.pricing import (
     FREE,
@@ -238,3 +240,19 @@ def test_json_is_bounded_per_character_by_its_longest_re_serialisation() -> None
     for schema, extra in (('"\x7f"', 3), ('"\x80"', 14), ('"X"', 3), ('",:"', 6)):
         req = ChatRequest(messages=(Message.user("abc"),), tools=(ToolDefinition(name="", input_schema_json=schema),))
         assert worst_case_prompt_tokens(req) == base + 1024 + 32 + extra, schema
+
+
+@given(st.text(st.sampled_from(["a", ",", ":", "\x7f", "\x80", "é", "\u4e00", "\U0001f600", "\ud800", '"'])))
+def test_the_counts_are_their_per_character_definitions(text: str) -> None:
+    """The JSON bound is 12 per non-ASCII character, 2 per ',' or ':', 1 per other; a text's UTF-8 size is
+    its encoded length (a lone surrogate, which UTF-8 cannot encode, is refused as the encoder refuses it)."""
+    from routeproof.core.pricing import _json_bytes_bound, _utf8
+
+    assert _json_bytes_bound(text) == sum(12 if ord(ch) > 0x7F else 2 if ch in ",:" else 1 for ch in text)
+    try:
+        expected = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        with pytest.raises(UnicodeEncodeError):
+            _utf8(text)
+    else:
+        assert _utf8(text) == expected

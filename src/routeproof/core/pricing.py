@@ -429,12 +429,16 @@ TOOL_USE_SYSTEM_PROMPT_TOKENS = 1024
 def _json_bytes_bound(text: str) -> int:
     # JSON text may be re-serialised on the way to the provider: ensure_ascii turns one non-ASCII
     # code point (<= 4 UTF-8 bytes) into at most 12 bytes (a surrogate pair of \uXXXX), and the
-    # default separators add one space after each ',' and ':'. Bound every character by that.
-    return sum(12 if ord(ch) > 0x7F else 2 if ch in ",:" else 1 for ch in text)
+    # default separators add one space after each ',' and ':'. Bound every character by that: 12
+    # bytes per non-ASCII character, 2 per ',' or ':', 1 per other, counted by str methods (a tool's
+    # 10 KB result was a Python-level loop of 10,000 steps per call).
+    non_ascii = 0 if text.isascii() else len(text) - len(text.encode("ascii", "ignore"))
+    return len(text) + text.count(",") + text.count(":") + 11 * non_ascii
 
 
 def _utf8(text: str) -> int:
-    return len(text.encode("utf-8"))
+    # an ASCII text (most prompts) is as many bytes as characters: no encoded copy made to count them
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def _worst_case_prompt_tokens(req: ChatRequest) -> int:
