@@ -238,13 +238,8 @@ class Admission:
         """:meth:`admit`'s answer when each of ``action``'s slots is free now (no waiter ahead), as
         plain code (no coroutine: this runs per attempt); None, taking nothing, when one would queue
         (then :meth:`admit` queues for them all, in the same order)."""
-        limiters = self._limiters(action.entry.provider)
-        for limiter in limiters:
-            if limiter._free <= 0 or limiter._waiters:  # try_acquire would refuse
-                return None
-        for limiter in limiters:
-            limiter._free -= 1  # try_acquire's take
-        return self._admitted(state, action, Slot(limiters), loop_now_ms(asyncio.get_running_loop()))
+        slot = self.try_admit(action.entry.provider)  # every slot or none, as a hedge takes them
+        return None if slot is None else self._admitted(state, action, slot, loop_now_ms(asyncio.get_running_loop()))
 
     def _admitted(
         self, state: KernelState, action: CallProvider, slot: Slot, now_ms: int
