@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 from routeproof.admission import TenantAdmission, TenantRateLimit, TenantRateLimited, TenantSaturated
+from routeproof.core.formats.wire import decode_json
 from routeproof.gateway.failures import Api, Failure, error_body
 from routeproof.gateway.settings import GatewaySettings
 
@@ -111,22 +112,15 @@ def check_content_type(raw: str | None) -> None:
     raise _bad(f"content-type {shown!r} is not JSON; send application/json", 415, "unsupported_media_type")
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
-"""``json.dumps(value, separators=(",", ":"))``'s encoder, made once: ``COMPACT_JSON.encode(value)``."""
-
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-"""``json.loads(body, parse_constant=...)``'s decoder, made once (``json.loads`` makes one per call
-when given an argument)."""
+"""``json.dumps(value, separators=(",", ":"))``'s encoder (ASCII, as a header value must be), made once:
+``COMPACT_JSON.encode(value)``."""
 
 
 def read_json(body: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> object:
     """The body as a JSON value, no deeper than ``max_depth``, with no lone surrogate in any string."""
     try:
-        value = _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))  # json.loads' own steps
+        value = decode_json(body.decode(json.detect_encoding(body), "surrogatepass"))  # json.loads' own steps
     except RecursionError as exc:
         raise _bad(f"body nests deeper than {max_depth} levels") from exc
     except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, NaN, an int past the digit limit

@@ -50,6 +50,7 @@ import httpx
 from opentelemetry import propagate
 
 from routeproof.clock import attempt_bound, wall_ms
+from routeproof.core.formats.wire import compact_json
 from routeproof.core.kernel import RETRY_AFTER_STATUSES  # the statuses whose wait hint the kernel honours
 from routeproof.core.provider_variants import error_object, wait_hint_ms
 from routeproof.core.types import AttemptFailure, AttemptFailureKind, ProviderKind, ProviderResponse
@@ -188,12 +189,7 @@ def inject_trace_headers(headers: dict[str, str]) -> None:
 
 def encode_json(body: Mapping[str, object]) -> bytes:
     """The request body as compact UTF-8 JSON (the exact bytes that are sent and, for Bedrock, signed)."""
-    return _COMPACT_UTF8(body).encode("utf-8")
-
-
-_COMPACT_UTF8 = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-"""``json.dumps(value, separators=(",", ":"), ensure_ascii=False)``, its encoder made once (``dumps``
-makes one per call when given arguments)."""
+    return compact_json(body).encode("utf-8")  # the one encoder (core/formats/wire.py); NaN is no JSON
 
 
 @functools.lru_cache(maxsize=256)

@@ -25,6 +25,7 @@ __all__ = [
     "STOP_REASON_TO_FINISH",
     "as_json_object",
     "compact_json",
+    "decode_json",
     "deterministic_tool_id",
     "finish_reason_for",
 ]
@@ -122,6 +123,12 @@ def _deterministic_tool_id(provider_id: str, message_index: int, tool_index: int
 def deterministic_tool_id(provider_id: str, message_index: int, tool_index: int) -> str:
     """A tool-call id made where the wire gave none: blake3 over (provider id, message idx, tool idx)."""
     return _deterministic_tool_id(provider_id, message_index, tool_index)
+
+
+def decode_json(text: str) -> Any:
+    """``text`` as a JSON value, with the one decoder (``json.loads`` with options builds one per call);
+    ValueError on NaN/Infinity, as on any text that is not JSON."""
+    return _DECODER.decode(text)
 
 
 def as_json_object(text: str) -> dict[str, Any] | None:
