@@ -226,7 +226,7 @@ async def begin_admitted(
     """
     traffic = ports.traffic
     planned = begin(ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id)
-    if not traffic.config.limits:
+    if not may_queue(ports):
         return planned
     call, state, _ = planned
     if not traffic.waiters.locked():  # nobody queued ahead: try at once
@@ -251,6 +251,12 @@ async def begin_admitted(
                 limited = ", ".join(e.provider.value for e in call.chain_plan.chain)
                 raise NoEligibleProvider(f"every deployment is at its declared rate limit ({limited})")
             await asyncio.sleep((verdict.until_ms - now_wall) / 1000)
+
+
+def may_queue(ports: Ports) -> bool:
+    """Whether :func:`begin_admitted` may queue a call: some deployment declares rate limits. When
+    none does it is :func:`begin` itself, and a caller may call that without its coroutine (issue 25)."""
+    return bool(ports.traffic.config.limits)
 
 
 def _end_wall_ms(ports: Ports, state: KernelState) -> int:
@@ -501,7 +507,7 @@ async def complete(
     session_id: str,
 ) -> ProviderResponse:
     """One plain call: the driver loop, then the response with its history."""
-    if ports.traffic.config.limits:  # some deployment declares rate limits: admission may queue the call
+    if may_queue(ports):
         call, state, action = await begin_admitted(
             ports, req, resolved, deadline=deadline, policy=policy, session_id=session_id
         )
