@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 from routeproof.core.blocks import (
     CacheControl,
@@ -52,12 +55,16 @@ class WireOrigin:
     from); ``headers`` are the feature headers the gateway let through, names lower-case;
     ``untranslated`` the paths its parse did not carry (``WireExtras.untranslated``), kept so a
     cross-protocol provider judges them without parsing the body again (None: not recorded).
+    ``parsed`` is ``body_json`` as the gateway parsed it (read-only; None: not kept), so a
+    same-protocol provider starts from it instead of decoding the body again (a 100 KB body: 84 us);
+    it is no part of the origin's value (not compared, not shown).
     """
 
     protocol: WireFormat
     body_json: str
     headers: tuple[tuple[str, str], ...] = ()
     untranslated: tuple[str, ...] | None = None
+    parsed: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         set_field(self, "protocol", as_enum(WireFormat, self.protocol, "WireOrigin.protocol"))
@@ -70,6 +77,10 @@ class WireOrigin:
                 raise ValueError(f"WireOrigin.headers[{index}] name must be lower-case, got {pair[0]!r}")
         if self.untranslated is not None:
             set_field(self, "untranslated", as_tuple(self.untranslated, str, "WireOrigin.untranslated"))
+        if type(self.parsed) is dict:  # read-only from here: every provider of the chain starts from it
+            set_field(self, "parsed", MappingProxyType(self.parsed))
+        elif self.parsed is not None and not isinstance(self.parsed, Mapping):
+            raise TypeError(f"WireOrigin.parsed must be a mapping or None, got {type(self.parsed).__name__}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

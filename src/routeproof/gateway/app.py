@@ -536,7 +536,11 @@ def _parse(
             "alias": extras.model,  # the alias the route resolves (core/routing.resolve keeps it): no rebuild there
             # judged per cross-protocol provider
             "origin": WireOrigin(
-                protocol=_ORIGIN[api], body_json=body.decode(), headers=forward, untranslated=extras.untranslated
+                protocol=_ORIGIN[api],
+                body_json=body.decode(),
+                headers=forward,
+                untranslated=extras.untranslated,
+                parsed=data,
             ),
         }
         if parts.fields["tool_choice"] is not None and not parts.fields["tools"]:

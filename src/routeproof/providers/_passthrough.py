@@ -16,8 +16,8 @@ Every drop is logged (``router_parameters_dropped``) and returned, so the provid
 from __future__ import annotations
 
 import functools
-import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,6 +32,7 @@ from routeproof.core.formats.passthrough import (
     passthrough_body,
 )
 from routeproof.core.formats.responses_api import ResponsesRefused
+from routeproof.core.formats.wire import decode_json
 from routeproof.core.messages import WireFormat, WireOrigin
 from routeproof.core.responses_route import ResponsesPath, responses_path_for
 from routeproof.core.types import ChatRequest, ProviderKind
@@ -114,8 +115,9 @@ def outgoing_body(
     origin = request.origin
     if origin is None:
         return Outgoing(body=None, headers=(), dropped=fitted.dropped)
-    caller_body = json.loads(origin.body_json)
-    if not isinstance(caller_body, dict):  # pragma: no cover - the gateway parsed it as a request object
+    # the gateway's own parse when it kept one (not decoded twice); else the text, NaN refused as at the edge
+    caller_body = origin.parsed if origin.parsed is not None else decode_json(origin.body_json)
+    if not isinstance(caller_body, Mapping):  # pragma: no cover - the gateway parsed it as a request object
         raise TranslationError(f"the caller's body is not a JSON object: {origin.body_json[:80]!r}")
     if origin.protocol is target:
         cap_field = "max_tokens" if target is WireFormat.ANTHROPIC_MESSAGES else caps.max_tokens_field

@@ -201,10 +201,13 @@ def caller_fields_plan(request: ChatRequest, fitted: ChatRequest, target: WireFo
     origin = request.origin
     if origin is None or origin.protocol is target:
         return CrossPlan(dropped=emitted if origin is None else (), refused=())
-    body = json.loads(origin.body_json)
+    # the gateway's parse when it kept one (a plain dict again: the walk below reads dicts), else the text's
+    body = dict(origin.parsed) if origin.parsed is not None else json.loads(origin.body_json)
     if not isinstance(body, dict):
         raise TranslationError(f"the caller's body is not a JSON object: {origin.body_json[:80]!r}")
-    untranslated = origin.untranslated if origin.untranslated is not None else _untranslated(origin.protocol, body)
+    untranslated = origin.untranslated
+    if untranslated is None:
+        untranslated = _untranslated(origin.protocol, body)
     plan = judge_caller_fields(origin.protocol, target, body, untranslated)
     return CrossPlan(dropped=with_emitter_drops(origin.protocol, plan.dropped, emitted), refused=plan.refused)
 
