@@ -19,6 +19,7 @@ from routeproof.core.types import (
     Role,
     TenantPolicy,
     TextBlock,
+    ToolDefinition,
 )
 
 HELLO = (Message.user("hello"),)
@@ -150,3 +151,63 @@ def test_a_message_and_its_text_block_normalise_or_refuse_what_they_are_given() 
         TextBlock(text="hi", cache_control={"type": "ephemeral"})  # type: ignore[arg-type]  # what it refuses
     with pytest.raises(TypeError, match=r"Message\.content\[1\]"):
         Message(role=Role.USER, content=(block, "text"))  # type: ignore[arg-type]  # what it refuses
+
+
+_OPTIONS_REFUSED = [
+    ("response_format", "json", TypeError),
+    ("reasoning", "high", TypeError),
+    ("user", 7, TypeError),
+    ("service_tier", 1, TypeError),
+    ("cache_affinity_key", "", ValueError),
+    ("cache_affinity_key", 3, TypeError),
+    ("seed", 2**64, ValueError),
+    ("seed", 1.5, TypeError),
+    ("n", 0, ValueError),
+    ("n", True, TypeError),
+    ("top_logprobs", 21, ValueError),
+    ("top_k", 0, ValueError),
+    ("parallel_tool_calls", 1, TypeError),
+    ("logprobs", "yes", TypeError),
+    ("frequency_penalty", 2.5, ValueError),
+    ("presence_penalty", math.nan, TypeError),
+    ("top_p", 1.5, ValueError),
+    ("tool_choice", ("tool", ""), ValueError),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error"), _OPTIONS_REFUSED, ids=[f"{n}={v!r}" for n, v, _ in _OPTIONS_REFUSED]
+)
+def test_each_option_is_checked_when_it_alone_is_set(name: str, value: object, error: type[Exception]) -> None:
+    """Every option is checked even when it is the only one set (ChatRequest skips the checks of a
+    request that sets none, the usual case: each must still count as set)."""
+    with pytest.raises(error, match=rf"ChatRequest\.{name}"):
+        ChatRequest(messages=HELLO, **{name: value})  # type: ignore[arg-type]
+
+
+def test_the_options_accept_their_values() -> None:
+    req = ChatRequest(
+        messages=HELLO, user="u", service_tier="flex", cache_affinity_key="k", seed=-1, n=2, top_logprobs=20,
+        top_k=1, parallel_tool_calls=False, logprobs=True, frequency_penalty=-2, presence_penalty=2.0, top_p=0,
+        tool_choice=("auto", ""),
+    )  # fmt: skip
+    assert (req.seed, req.n, req.top_k, req.tool_choice) == (-1, 2, 1, ("auto", ""))
+
+
+def test_lists_become_tuples_and_tuples_are_kept() -> None:
+    """A list given for a tuple field is made a tuple; a tuple already of its items is kept as given."""
+    blocks = (TextBlock(text="be brief"),)
+    req = ChatRequest(messages=list(HELLO), tools=[], stop_sequences=["END"], system_blocks=list(blocks))  # type: ignore[arg-type]
+    assert (req.messages, req.tools, req.stop_sequences, req.system_blocks) == (HELLO, (), ("END",), blocks)
+    assert req.system == "be brief"
+    stops = ("END", "STOP")
+    kept = ChatRequest(messages=HELLO, stop_sequences=stops, system_blocks=blocks)
+    assert kept.messages is HELLO
+    assert kept.stop_sequences is stops
+    assert kept.system_blocks is blocks
+    tool = ToolDefinition(name="search")
+    assert ChatRequest(messages=HELLO, tools=[tool]).tools == (tool,)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"ChatRequest.tools\[0\]"):
+        ChatRequest(messages=HELLO, tools=["search"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"ChatRequest\.tools"):
+        ChatRequest(messages=HELLO, tools=None)  # type: ignore[arg-type]

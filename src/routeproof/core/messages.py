@@ -238,8 +238,13 @@ class ChatRequest:
     cache_affinity_key: str | None = None
 
     def __post_init__(self) -> None:
-        set_field(self, "messages", as_tuple(self.messages, Message, "ChatRequest.messages"))
-        if not self.messages:
+        # A field already in its normal form (a tuple of the right items, the usual case) is not set
+        # again, and the options nobody set are not checked one by one (issue 25: every gateway call
+        # builds one request).
+        messages = as_tuple(self.messages, Message, "ChatRequest.messages")
+        if messages is not self.messages:
+            set_field(self, "messages", messages)
+        if not messages:
             raise ValueError("ChatRequest.messages must not be empty")
         for index, message in enumerate(self.messages):
             if not message.content:
@@ -250,24 +255,58 @@ class ChatRequest:
             raise ValueError(f"ChatRequest.max_tokens must be > 0, got {self.max_tokens!r}")
         if self.system is not None:
             require_str(self.system, "ChatRequest.system")
-        set_field(self, "tools", as_tuple(self.tools, ToolDefinition, "ChatRequest.tools"))
+        if self.tools:
+            tools = as_tuple(self.tools, ToolDefinition, "ChatRequest.tools")
+            if tools is not self.tools:
+                set_field(self, "tools", tools)
+        elif self.tools != ():
+            set_field(self, "tools", as_tuple(self.tools, ToolDefinition, "ChatRequest.tools"))
         _check_temperature(self.temperature)
-        if isinstance(self.stop_sequences, str):
-            raise TypeError(
-                f"ChatRequest.stop_sequences must be a tuple of str, got the str {self.stop_sequences!r} "
-                f"(it would be split into characters); pass ({self.stop_sequences!r},)"
-            )
-        set_field(self, "stop_sequences", as_tuple(self.stop_sequences, str, "ChatRequest.stop_sequences"))
+        if self.stop_sequences != ():
+            _check_stops(self)
         require_str(self.alias, "ChatRequest.alias")
-        _check_sampling_extras(self.top_p, self.tool_choice)
-        _check_system_blocks(self)
-        _check_options(self)
+        if self.top_p is not None or self.tool_choice is not None:
+            _check_sampling_extras(self.top_p, self.tool_choice)
+        if self.system_blocks != ():
+            _check_system_blocks(self)
+        if not _no_options(self):
+            _check_options(self)
         if self.origin is not None and not isinstance(self.origin, WireOrigin):
             raise TypeError(f"ChatRequest.origin must be a WireOrigin or None, got {self.origin!r}")
 
 
 SYSTEM_JOINER = "\n\n"
 """What joins ``ChatRequest.system_blocks`` into the ``system`` text."""
+
+
+def _check_stops(req: ChatRequest) -> None:
+    if isinstance(req.stop_sequences, str):
+        raise TypeError(
+            f"ChatRequest.stop_sequences must be a tuple of str, got the str {req.stop_sequences!r} "
+            f"(it would be split into characters); pass ({req.stop_sequences!r},)"
+        )
+    stops = as_tuple(req.stop_sequences, str, "ChatRequest.stop_sequences")
+    if stops is not req.stop_sequences:
+        set_field(req, "stop_sequences", stops)
+
+
+def _no_options(req: ChatRequest) -> bool:
+    """Whether every field :func:`_check_options` checks is unset (None): then there is nothing to check."""
+    return (
+        req.response_format is None
+        and req.reasoning is None
+        and req.user is None
+        and req.service_tier is None
+        and req.cache_affinity_key is None
+        and req.seed is None
+        and req.n is None
+        and req.top_logprobs is None
+        and req.top_k is None
+        and req.parallel_tool_calls is None
+        and req.logprobs is None
+        and req.frequency_penalty is None
+        and req.presence_penalty is None
+    )
 
 
 def _check_system_blocks(req: ChatRequest) -> None:
