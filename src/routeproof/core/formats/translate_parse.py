@@ -580,25 +580,38 @@ def _openai_request_parts(body: object) -> RequestParts:
         "system": system[0].text if system is not None and single_system else None,
         "system_blocks": system if system is not None and not single_system else (),
         "tools": tuple(tools),
-        "temperature": _opt_num(request.get("temperature"), "temperature"),
-        "stop_sequences": _openai_stops(request.get("stop")),
         "top_p": top_p,
         "tool_choice": tool_choice,
-        "parallel_tool_calls": _opt_bool(request.get("parallel_tool_calls"), "parallel_tool_calls"),
         "reasoning": reasoning,
-        "response_format": _openai_response_format(request.get("response_format"), sink),
-        "user": _opt_str(request.get("user"), "user"),
-        "seed": _opt_int(request.get("seed"), "seed"),
-        "n": _opt_int(request.get("n"), "n"),
-        "logprobs": _opt_bool(request.get("logprobs"), "logprobs"),
-        "top_logprobs": _opt_int(request.get("top_logprobs"), "top_logprobs"),
-        "frequency_penalty": _opt_num(request.get("frequency_penalty"), "frequency_penalty"),
-        "presence_penalty": _opt_num(request.get("presence_penalty"), "presence_penalty"),
-        "service_tier": _opt_str(request.get("service_tier"), "service_tier"),
     }
+    for name, read in _OPENAI_SCALARS:  # only what the body sets: an unset one keeps ChatRequest's None
+        value = request.get(name)
+        if value is not None:
+            fields[name] = read(value, name)
+    stop = request.get("stop")
+    if stop is not None:
+        fields["stop_sequences"] = _openai_stops(stop)
+    response_format = request.get("response_format")
+    if response_format is not None:
+        fields["response_format"] = _openai_response_format(response_format, sink)
     if max_tokens is not None:
         fields["max_tokens"] = _int(max_tokens, "max_tokens")
     return RequestParts(messages, fields, extras)
+
+
+_OPENAI_SCALARS: tuple[tuple[str, Callable[[object, str], object]], ...] = (
+    ("temperature", _opt_num),
+    ("parallel_tool_calls", _opt_bool),
+    ("user", _opt_str),
+    ("seed", _opt_int),
+    ("n", _opt_int),
+    ("logprobs", _opt_bool),
+    ("top_logprobs", _opt_int),
+    ("frequency_penalty", _opt_num),
+    ("presence_penalty", _opt_num),
+    ("service_tier", _opt_str),
+)
+"""The Chat Completions fields read as one scalar each (their ChatRequest field has their name)."""
 
 
 def _openai_tool(raw: object, where: str, sink: list[str]) -> ToolDefinition | None:
