@@ -585,9 +585,9 @@ def _openai_request_parts(body: object) -> RequestParts:
         "reasoning": reasoning,
     }
     for name, read in _OPENAI_SCALARS:  # only what the body sets: an unset one keeps ChatRequest's None
-        value = request.get(name)
-        if value is not None:
-            fields[name] = read(value, name)
+        given = request.get(name)
+        if given is not None:
+            fields[name] = read(given, name)
     stop = request.get("stop")
     if stop is not None:
         fields["stop_sequences"] = _openai_stops(stop)
