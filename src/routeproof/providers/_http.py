@@ -353,6 +353,13 @@ async def _capped(
     return b"".join(parts)
 
 
+def _declared_within(headers: Mapping[str, str], max_bytes: int) -> bool:
+    """Whether ``headers`` declare a ``content-length`` of at most ``max_bytes``: then the body is read
+    whole at once (the cap cannot be passed), without :func:`_capped`'s chunk loop."""
+    declared = headers.get("content-length", "")
+    return declared.isascii() and declared.isdigit() and int(declared) <= max_bytes
+
+
 def _loads(content: bytes) -> object:
     """JSON, with a body nested too deep to decode reported like any other non-JSON body."""
     try:
@@ -487,6 +494,8 @@ async def _send_direct(  # noqa: PLR0917 - _send's own arguments, passed on
         if answer_headers.get("content-encoding"):
             encoded = httpx.Response(status, headers=answer.raw_headers, content=answer.content.iter_any())
             body = await read_capped(encoded, max_response_bytes, secrets)
+        elif _declared_within(answer_headers, max_response_bytes):  # aiohttp reads no byte past the length
+            body = await answer.read()
         else:
             body = await _capped(status, answer_headers, answer.content.iter_any(), max_response_bytes, secrets)
         if not 200 <= status < 300:
