@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -12,6 +13,7 @@ from routeproof.gateway.edge import (
     MAX_JSON_DEPTH,
     Refused,
     _check_value,
+    _read_standard,
     check_content_type,
     deadline_ms,
     read_headers,
@@ -163,3 +165,54 @@ def test_the_byte_level_shortcut_refuses_and_reads_what_the_full_walk_does(
     except Refused as refused:
         got = refused.failure.message
     assert got == _walked(body)
+
+
+# orjson reads first; the standard decoder reads whatever orjson would read otherwise (edge._read_fast)
+_NUMBER = (
+    st.integers()
+    | st.integers(min_value=2**63 - 4, max_value=2**64 + 4).map(lambda n: n if n % 2 else -n)  # the 64-bit edges
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
+_NUMBERS_JSON = st.recursive(
+    st.none() | st.booleans() | _NUMBER | _TEXT, lambda c: st.lists(c, max_size=3) | st.dictionaries(_TEXT, c)
+)
+
+
+def _exact(read: Callable[[bytes, int], object], body: bytes) -> str:
+    """What ``read`` gives, exactly (``repr``: 1, 1.0 and a 2**64 read as a float all differ), or its refusal."""
+    try:
+        return repr(read(body, MAX_JSON_DEPTH))
+    except Refused as refused:
+        return f"refused: {refused.failure.message}"
+
+
+@given(value=_NUMBERS_JSON, large=st.booleans())
+def test_read_json_reads_what_the_standard_decoder_reads(value: object, large: bool) -> None:
+    """Any value (ints of any size, floats, lone surrogates), in a small body or one past 4 KB: the
+    same value, of the same types, or the same refusal."""
+    text = json.dumps(value)
+    body = (f'{{"pad": "{"x" * 5000}", "v": {text}}}' if large else text).encode()
+    assert _exact(lambda b, depth: read_json(b, max_depth=depth), body) == _exact(_read_standard, body)
+
+
+_EDGES = [
+    b'{"seed": 18446744073709551616}',  # 2**64: past orjson's unsigned 64 bits
+    b"[-9223372036854775809]",  # -2**63 - 1: past its signed 64 bits (19 digits)
+    b'{"n": 123456789012345678901234567890}',
+    b'{"n": 1e19, "m": -9.3e18, "k": 18446744073709551615}',
+    b'{"text": "1234567890123456789012"}',  # a run of digits in a string: read again, the same value
+    b"[1e400]",
+    b"[NaN]",
+    b'{"a": 1, "b": 2, "a": 3}',
+    b'"\\udc00"',
+    b"\xef\xbb\xbf{}",
+    b"",
+]
+
+
+@pytest.mark.parametrize("large", [False, True], ids=["small", "past 4 KB"])
+@pytest.mark.parametrize("body", _EDGES)
+def test_the_edges_of_orjson_are_read_as_the_standard_decoder_reads_them(body: bytes, large: bool) -> None:
+    if large and body[:1] in (b"{", b"["):  # the same value deeper in a large body: the walk finds the float
+        body = b'{"pad": "' + b"x" * 5000 + b'", "v": ' + body + b"}"
+    assert _exact(lambda b, depth: read_json(b, max_depth=depth), body) == _exact(_read_standard, body)

@@ -35,6 +35,8 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
+import orjson
+
 from routeproof.admission import TenantAdmission, TenantRateLimit, TenantRateLimited, TenantSaturated
 from routeproof.core.formats.wire import decode_json
 from routeproof.gateway.failures import Api, Failure, error_body
@@ -118,7 +120,50 @@ COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
 
 
 def read_json(body: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> object:
-    """The body as a JSON value, no deeper than ``max_depth``, with no lone surrogate in any string."""
+    """The body as a JSON value, no deeper than ``max_depth``, with no lone surrogate in any string.
+
+    orjson reads it first (a 100 KB body in about a third of the standard decoder's time, with the
+    surrogate screen it makes unneeded); whatever orjson does not read exactly as the standard decoder
+    does, the standard decoder reads (:func:`_read_standard`), and its answer or refusal is the one
+    given: see :func:`_read_fast`."""
+    value = _read_fast(body, max_depth)
+    return _read_standard(body, max_depth) if value is _UNREAD else value
+
+
+_UNREAD = object()
+""":func:`_read_fast`'s answer when the standard decoder must read the body."""
+
+
+def _read_fast(body: bytes, max_depth: int) -> object:
+    """The body as orjson reads it, or :data:`_UNREAD`.
+
+    orjson refuses whatever JSON the standard decoder would read otherwise or refuse with its own
+    message: any text that is not strict UTF-8 JSON (a UTF-16/32 body, a BOM, bytes that are no UTF-8),
+    a lone surrogate (escaped or encoded), NaN and the infinities, a number past a double's range,
+    nesting past 1,024 levels. One difference is left: an integer past 64 bits comes back as a float.
+    A body that may hold one (a run of 19 digits; past :data:`_COUNTED_BYTES`, a float of 2**63 or
+    more in the value) is read again by the standard decoder. Then the depth rule, as there."""
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return _UNREAD
+    if len(body) > _COUNTED_BYTES:  # the walk visits every value anyway: it looks for the float
+        return value if _check_depth(value, max_depth) is None else _UNREAD
+    if _DIGIT_RUN in body.translate(_DIGITS_AS_ONE):
+        return _UNREAD
+    if body.count(b"{") + body.count(b"[") > max_depth:
+        _check_depth(value, max_depth)  # (a small body with no more openers than the limit cannot nest deeper)
+    return value
+
+
+_DIGITS_AS_ONE = bytes.maketrans(b"0123456789", b"\x00" * 10)
+_DIGIT_RUN = b"\x00" * 19  # (a body orjson reads holds no NUL byte: JSON text has none outside its escapes)
+_FLOAT_OF_A_BIG_INT = float(2**63)
+
+
+def _read_standard(body: bytes, max_depth: int) -> object:
+    """:func:`read_json` with the standard decoder: ``json.loads``' own steps, the lone-surrogate screen
+    and the depth rule."""
     try:
         value = decode_json(body.decode(json.detect_encoding(body), "surrogatepass"))  # json.loads' own steps
     except RecursionError as exc:
@@ -156,9 +201,13 @@ of a few KB is cheaper than a walk); past it the walk, which visits only arrays 
 cheaper of the two (100 KB of chat turns: 17 us, counting its bytes 51)."""
 
 
-def _check_depth(value: object, max_depth: int) -> None:
+def _check_depth(value: object, max_depth: int) -> float | None:
     """:func:`_check_value`'s depth rule alone (a body that cannot hold a surrogate), level by level,
-    visiting only arrays and objects (``json.loads`` makes exactly ``dict`` and ``list``)."""
+    visiting only arrays and objects (both decoders make exactly ``dict`` and ``list``); returns the
+    first float of ``2**63`` or more (either sign) it passes, else None: orjson's reading of an
+    integer past 64 bits (or a number written that large)."""
+    if type(value) is float:
+        return value if abs(value) >= _FLOAT_OF_A_BIG_INT else None
     level = [value] if type(value) in _CONTAINERS else []
     depth = 1
     while level:
@@ -168,10 +217,14 @@ def _check_depth(value: object, max_depth: int) -> None:
         add = below.append
         for item in level:
             for child in item.values() if type(item) is dict else item:  # type: ignore[attr-defined]
-                if type(child) in _CONTAINERS:
+                kind = type(child)
+                if kind is dict or kind is list:
                     add(child)
+                elif kind is float and abs(child) >= _FLOAT_OF_A_BIG_INT:
+                    return float(child)
         level = below
         depth += 1
+    return None
 
 
 _CONTAINERS = (dict, list)
