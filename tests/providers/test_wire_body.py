@@ -1,6 +1,7 @@
-"""The body a provider sends: ``encode_json`` writes what core's one encoder writes (orjson where it
-writes the same, ``compact_json`` for the rest), and a same-protocol body starts from the gateway's own
-parse of the caller's body (``WireOrigin.parsed``) instead of decoding its text again."""
+"""The bodies a provider sends and reads: ``encode_json`` writes what core's one encoder writes (orjson
+where it writes the same, ``compact_json`` for the rest), a same-protocol body starts from the gateway's
+own parse of the caller's body (``WireOrigin.parsed``) instead of decoding its text again, and an answer
+is read as ``json.loads`` reads it (``json_bytes.loads``: orjson where it reads the same)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import dataclasses
 import datetime
 import enum
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from routeproof import json_bytes
 from routeproof.core.capabilities import FittedRequest, ModelCapabilities
 from routeproof.core.formats.translate import parse_openai_request
 from routeproof.core.formats.wire import compact_json
@@ -124,3 +127,46 @@ def test_the_gateway_keeps_its_parse_of_the_caller_body(api: Api) -> None:
     req, *_ = _parse(api, body, (), lambda alias: 1024)
     assert req.origin is not None
     assert req.origin.parsed == json.loads(body)
+
+
+_ANSWER_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=2**63 - 4, max_value=2**64 + 4).map(lambda n: n if n % 2 else -n)  # the 64-bit edges
+    | st.floats()  # NaN and the infinities too: json.loads reads them
+    | st.text(st.sampled_from(["a", "\u00e9", "\U0001f600", "\ud800", "\udc00", "\\", '"', "7"]), max_size=25),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
+)
+
+
+def _read(loads: Callable[[bytes], object], text: bytes) -> str:
+    try:
+        return repr(loads(text))  # exact: 1, 1.0 and 2**64 read as a float all differ
+    except (ValueError, RecursionError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+@given(value=_ANSWER_JSON, ascii_only=st.booleans())
+def test_json_bytes_loads_is_json_loads(value: object, ascii_only: bool) -> None:
+    """A provider's answer is read as ``json.loads`` reads it: same types, same error."""
+    text = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", errors="surrogatepass")
+    assert _read(json_bytes.loads, text) == _read(json.loads, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"usage": {"prompt_tokens": 18446744073709551616}}',
+        b"[-9223372036854775809]",
+        b"[1e400, NaN, -Infinity]",
+        b'"\\udc00"',
+        b"\xef\xbb\xbf{}",
+        json.dumps({"x": 1}).encode("utf-16"),
+        b"[" * 2000 + b"]" * 2000,
+        b"",
+        b"{,}",
+    ],
+)
+def test_json_bytes_reads_the_edges_as_json_loads(text: bytes) -> None:
+    assert _read(json_bytes.loads, text) == _read(json.loads, text)

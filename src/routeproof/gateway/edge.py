@@ -41,6 +41,7 @@ from routeproof.admission import TenantAdmission, TenantRateLimit, TenantRateLim
 from routeproof.core.formats.wire import decode_json
 from routeproof.gateway.failures import Api, Failure, error_body
 from routeproof.gateway.settings import GatewaySettings
+from routeproof.json_bytes import may_hold_a_long_int
 
 __all__ = [
     "COMPACT_JSON",
@@ -138,26 +139,23 @@ def _read_fast(body: bytes, max_depth: int) -> object:
     """The body as orjson reads it, or :data:`_UNREAD`.
 
     orjson refuses whatever JSON the standard decoder would read otherwise or refuse with its own
-    message: any text that is not strict UTF-8 JSON (a UTF-16/32 body, a BOM, bytes that are no UTF-8),
-    a lone surrogate (escaped or encoded), NaN and the infinities, a number past a double's range,
-    nesting past 1,024 levels. One difference is left: an integer past 64 bits comes back as a float.
-    A body that may hold one (a run of 19 digits; past :data:`_COUNTED_BYTES`, a float of 2**63 or
-    more in the value) is read again by the standard decoder. Then the depth rule, as there."""
+    message (:mod:`routeproof.json_bytes`), a lone surrogate among them. The one difference left, an
+    integer past 64 bits read as a float: a body that may hold one (a run of 19 digits; past
+    :data:`_COUNTED_BYTES`, a float of 2**63 or more in the value) is read by the standard decoder.
+    Then the depth rule, as there."""
     try:
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
         return _UNREAD
     if len(body) > _COUNTED_BYTES:  # the walk visits every value anyway: it looks for the float
         return value if _check_depth(value, max_depth) is None else _UNREAD
-    if _DIGIT_RUN in body.translate(_DIGITS_AS_ONE):
+    if may_hold_a_long_int(body):
         return _UNREAD
     if body.count(b"{") + body.count(b"[") > max_depth:
         _check_depth(value, max_depth)  # (a small body with no more openers than the limit cannot nest deeper)
     return value
 
 
-_DIGITS_AS_ONE = bytes.maketrans(b"0123456789", b"\x00" * 10)
-_DIGIT_RUN = b"\x00" * 19  # (a body orjson reads holds no NUL byte: JSON text has none outside its escapes)
 _FLOAT_OF_A_BIG_INT = float(2**63)
 
 

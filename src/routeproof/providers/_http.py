@@ -50,6 +50,7 @@ import httpx
 import orjson
 from opentelemetry import propagate
 
+from routeproof import json_bytes
 from routeproof.clock import attempt_bound, wall_ms
 from routeproof.core.formats.wire import compact_json
 from routeproof.core.kernel import RETRY_AFTER_STATUSES  # the statuses whose wait hint the kernel honours
@@ -361,9 +362,10 @@ def _declared_within(headers: Mapping[str, str], max_bytes: int) -> bool:
 
 
 def _loads(content: bytes) -> object:
-    """JSON, with a body nested too deep to decode reported like any other non-JSON body."""
+    """JSON (``json.loads``' reading: orjson's where it is the same, ``json_bytes``), with a body nested
+    too deep to decode reported like any other non-JSON body."""
     try:
-        return json.loads(content)
+        return json_bytes.loads(content)
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply to decode") from exc
 
