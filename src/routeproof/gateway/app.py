@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
+import orjson
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -190,7 +191,11 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 
 def _attempts_header(attempts: tuple[AttemptRecord, ...]) -> tuple[bytes, bytes]:
-    return _ATTEMPTS, COMPACT_JSON.encode([attempt_json(a) for a in attempts]).encode()
+    """The attempts as compact ASCII JSON (a header value): orjson's bytes when they are ASCII (labels,
+    models, statuses, numbers: nearly always), else the standard encoder's, which escapes the rest."""
+    records = [attempt_json(a) for a in attempts]
+    value = orjson.dumps(records)
+    return _ATTEMPTS, value if value.isascii() else COMPACT_JSON.encode(records).encode()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
