@@ -24,7 +24,11 @@ _RECORDS = (
 )  # fmt: skip
 
 
-@pytest.mark.parametrize("model", ["gpt-4o", "modèle-\u4e00", 'a"b\\c\u2028'], ids=["ascii", "non-ascii", "escapes"])
+@pytest.mark.parametrize(
+    "model",
+    ["gpt-4o", "modèle-\u4e00", 'a"b\\c\u2028', "".join(map(chr, range(128)))],
+    ids=["ascii", "non-ascii", "escapes", "every ascii character"],
+)
 def test_the_header_is_the_standard_encoders_ascii_text(model: str) -> None:
     records = (*_RECORDS[:1], dataclasses.replace(_RECORDS[1], model=model))
     name, value = _attempts_header(records)

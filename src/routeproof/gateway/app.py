@@ -191,11 +191,12 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 
 def _attempts_header(attempts: tuple[AttemptRecord, ...]) -> tuple[bytes, bytes]:
-    """The attempts as compact ASCII JSON (a header value): orjson's bytes when they are ASCII (labels,
-    models, statuses, numbers: nearly always), else the standard encoder's, which escapes the rest."""
+    """The attempts as compact ASCII JSON (a header value): orjson's bytes when they are printable ASCII
+    (labels, models, statuses, numbers: nearly always), else the standard encoder's, which escapes the
+    rest (orjson writes a DEL as it is, the standard encoder as ``\u007f``; every other byte alike)."""
     records = [attempt_json(a) for a in attempts]
     value = orjson.dumps(records)
-    return _ATTEMPTS, value if value.isascii() else COMPACT_JSON.encode(records).encode()
+    return _ATTEMPTS, value if value.isascii() and b"\x7f" not in value else COMPACT_JSON.encode(records).encode()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
