@@ -3,12 +3,15 @@ refused with a clear error, strings are accepted for enums, and all of it surviv
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
 import textwrap
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from routeproof.core.types import (
     ChatRequest,
@@ -211,3 +214,28 @@ def test_lists_become_tuples_and_tuples_are_kept() -> None:
         ChatRequest(messages=HELLO, tools=["search"])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"ChatRequest\.tools"):
         ChatRequest(messages=HELLO, tools=None)  # type: ignore[arg-type]
+
+
+class _Subclassed(str):
+    """A str subclass: Message.user takes the checked construction for it."""
+
+
+@given(text=st.text(), subclassed=st.booleans())
+def test_a_text_turn_made_fast_is_the_checked_one(text: str, subclassed: bool) -> None:
+    """Message.user / .assistant make a plain turn without re-running its checks: the same value,
+    every field of both types set (a field added to either without the fast make fails here)."""
+    given_text = _Subclassed(text) if subclassed else text
+    for fast, role in ((Message.user(given_text), Role.USER), (Message.assistant(given_text), Role.ASSISTANT)):
+        checked = Message(role=role, content=(TextBlock(text=given_text),))
+        assert fast == checked
+        for made, model in ((fast, checked), (fast.content[0], checked.content[0])):
+            assert {f.name: getattr(made, f.name) for f in dataclasses.fields(made)} == {
+                f.name: getattr(model, f.name) for f in dataclasses.fields(model)
+            }
+
+
+def test_a_text_turn_still_refuses_what_is_no_text() -> None:
+    with pytest.raises(TypeError, match=r"TextBlock\.text"):
+        Message.user(3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"TextBlock\.text"):
+        Message.assistant(None)  # type: ignore[arg-type]

@@ -192,12 +192,32 @@ class Message:
     @classmethod
     def user(cls, text: str) -> Message:
         """A user turn with one text block."""
-        return cls(role=Role.USER, content=(TextBlock(text=text),))
+        return _text_turn(cls, Role.USER, text)
 
     @classmethod
     def assistant(cls, text: str) -> Message:
         """An assistant turn with one text block."""
-        return cls(role=Role.ASSISTANT, content=(TextBlock(text=text),))
+        return _text_turn(cls, Role.ASSISTANT, text)
+
+
+def _text_turn(cls: type[Message], role: Role, text: str) -> Message:
+    """``cls(role=role, content=(TextBlock(text=text),))``. For a plain ``Message`` and a ``text`` that
+    is exactly a str (the parsers' plain turns, most of a long conversation) both are made without
+    running the checks they pass by construction: 0.44 us a turn instead of 1.02 (issue 25). Held
+    equal to the checked construction, field for field, by tests/core/test_types_validation.py."""
+    if cls is not Message or type(text) is not str:
+        return cls(role=role, content=(TextBlock(text=text),))
+    block = _NEW(TextBlock)
+    _SET(block, "text", text)
+    _SET(block, "cache_control", None)
+    turn = _NEW(Message)
+    _SET(turn, "role", role)
+    _SET(turn, "content", (block,))
+    return turn
+
+
+_NEW = object.__new__
+_SET = object.__setattr__
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

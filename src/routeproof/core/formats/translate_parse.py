@@ -225,6 +225,9 @@ def _anthropic_messages(request: dict[str, Any], sink: list[str]) -> list[Messag
             raise TranslationError(f"{where}.role {role_name!r} is not user or assistant")
         role = Role(role_name)
         content = message.get("content")
+        if type(content) is str:  # a plain text turn (most of a long conversation): the fast make
+            messages.append(Message.user(content) if role is Role.USER else Message.assistant(content))
+            continue
         if isinstance(content, str):
             blocks: tuple[ContentBlock, ...] = (TextBlock(text=content),)
         else:
@@ -467,15 +470,18 @@ def _openai_messages(request: dict[str, Any], sink: list[str]) -> tuple[list[Mes
         elif role == "user":
             _extra_keys(message, _KEYS_ROLE_CONTENT, where, sink)
             content = message.get("content")
-            # a plain text turn (most of a long conversation) made here, without _openai_parts' call and path
-            blocks = (
-                (TextBlock(text=content),) if type(content) is str else _openai_parts(content, f"{where}.content", sink)
-            )
+            if type(content) is str:  # a plain text turn (most of a long conversation): Message.user's fast make
+                messages.append(Message.user(content))
+                continue
+            blocks = _openai_parts(content, f"{where}.content", sink)
             if blocks:
                 messages.append(Message(role=Role.USER, content=blocks))
         elif role == "assistant":
             _extra_keys(message, _KEYS_OPENAI_ASSISTANT, where, sink)
             content = message.get("content")
+            if type(content) is str and "tool_calls" not in message:  # a plain text turn
+                messages.append(Message.assistant(content))
+                continue
             text = (
                 ()
                 if content is None
