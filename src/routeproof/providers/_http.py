@@ -50,13 +50,13 @@ import httpx
 import orjson
 from opentelemetry import propagate
 
-from routeproof import json_bytes
 from routeproof.clock import attempt_bound, wall_ms
 from routeproof.core.formats.wire import compact_json
 from routeproof.core.kernel import RETRY_AFTER_STATUSES  # the statuses whose wait hint the kernel honours
 from routeproof.core.provider_variants import error_object, wait_hint_ms
 from routeproof.core.types import AttemptFailure, AttemptFailureKind, ProviderKind, ProviderResponse
 from routeproof.errors import ConfigError, InvalidResponse, LocalCongestion, ProviderCallFailed
+from routeproof.json_bytes import loads as json_loads
 from routeproof.traffic_store.answer_headers import capture as capture_rate_headers
 from routeproof.transport import DirectPost, direct_post
 
@@ -365,7 +365,7 @@ def _loads(content: bytes) -> object:
     """JSON (``json.loads``' reading: orjson's where it is the same, ``json_bytes``), with a body nested
     too deep to decode reported like any other non-JSON body."""
     try:
-        return json_bytes.loads(content)
+        return json_loads(content)
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply to decode") from exc
 
