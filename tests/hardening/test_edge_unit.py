@@ -35,8 +35,12 @@ def test_depth_limit_is_exact() -> None:
         read_json(b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1))
     with pytest.raises(Refused):
         read_json(b'{"a":' * 65 + b"1" + b"}" * 65)
-    with pytest.raises(Refused, match="deeper than 64"):  # a surrogate-pair escape: the whole walk
+    with pytest.raises(Refused, match="deeper than 64"):  # a surrogate-pair escape (orjson reads it)
         read_json(b"[" * 65 + b'"\\ud83d\\ude00"' + b"]" * 65)
+    for encoding in ("utf-16", "utf-32-le"):  # left to the standard decoder, walked whole for surrogates
+        with pytest.raises(Refused, match="deeper than 64"):
+            read_json(("[" * 65 + '"\\ud83d\\ude00"' + "]" * 65).encode(encoding))
+        assert read_json(("[" * 64 + '"\\ud83d\\ude00"' + "]" * 64).encode(encoding)) is not None
 
 
 @pytest.mark.parametrize("pad", [0, 5_000, 100_000])
