@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from routeproof.admission import Slot
 from routeproof.call import Call
-from routeproof.clock import bounding_attempt, deadline_ms, loop_ms, sleep_until, timeout_at_ms
+from routeproof.clock import deadline_ms, loop_ms, sleep_until, timeout_at_ms
 from routeproof.core import kernel
 from routeproof.core.capabilities import (
     CapabilityTable,
@@ -341,16 +341,14 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
             with (
                 attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context) as span,
                 HeaderSink() as sink,  # the answer's rate-limit headers (core/ratelimit_headers.py)
+                at_s,  # the attempt's one timer (short final wake-up) and bound: a built-in provider starts none
             ):
-                async with at_s:  # the final wake-up is short
-                    if events is not None:
-                        with bounding_attempt(at_s.when):  # up to the first event, as the provider's own bound
-                            first = await _first_event(events)
-                        handed = span.hand_on()  # its usage comes at the stream's end (streaming.py)
-                    else:
-                        with bounding_attempt(at_s.when):  # the built-in providers need no second timer
-                            response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)
-                        span.answered(response.usage, response.model or entry.model)
+                if events is not None:
+                    first = await _first_event(events)  # up to the first event
+                    handed = span.hand_on()  # its usage comes at the stream's end (streaming.py)
+                else:
+                    response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)
+                    span.answered(response.usage, response.model or entry.model)
         except ProviderCallFailed as exc:
             failure = exc.failure
         except TimeoutError:
