@@ -391,17 +391,20 @@ class _NoSdkAttemptSpan(AttemptSpan):
         """Nothing to record: the span drops attributes."""
 
 
-class _ChildSpan:
+class _ChildSpan(_NoSdkAttemptSpan):
     """The attempt span when no SDK is installed: a non-recording child of the parent with a fresh
     span id, current while the attempt runs (what the no-op tracer's branch made, without the tracer).
     In the call's own trace its ids are known (no root span is made); in the caller's, the span
-    current when the attempt starts is the parent."""
+    current when the attempt starts is the parent. The block is its own attempt span (its ``span``
+    made on entry): one object per attempt, not a block and a span (issue 25)."""
 
     __slots__ = ("_call", "_token")
 
     def __init__(self, call: CallTrace | None) -> None:
         self._call = call
         self._token: object = None
+        self.handed_on = False  # AttemptSpan's fields; its span is made on entry
+        self.ended = False
 
     def __enter__(self) -> AttemptSpan:
         trace_id = None if self._call is None else self._call.trace_id
@@ -411,8 +414,9 @@ class _ChildSpan:
             child = NonRecordingSpan(
                 SpanContext(trace_id=trace_id, span_id=_IDS.generate_span_id(), is_remote=False, trace_flags=_NO_FLAGS)
             )
+        self.span = child
         self._token = otel_context.attach(trace.set_span_in_context(child))  # as trace.use_span does
-        return _NoSdkAttemptSpan(child)
+        return self
 
     def __exit__(self, *exc: object) -> None:
         otel_context.detach(self._token)  # type: ignore[arg-type]  # the token attach returned
@@ -469,9 +473,9 @@ class _DroppedSpan(_ChildSpan):
                     trace_flags=TraceFlags(outer.trace_flags & _RANDOM_TRACE_ID),
                     trace_state=outer.trace_state,
                 )
-        child = NonRecordingSpan(made)
+        self.span = child = NonRecordingSpan(made)
         self._token = otel_context.attach(trace.set_span_in_context(child))  # as trace.use_span does
-        return _NoSdkAttemptSpan(child)
+        return self
 
     def __exit__(self, *exc: object) -> None:
         if self._real is not None:
