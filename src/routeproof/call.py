@@ -222,7 +222,7 @@ class Call:
     def _pin_answered(self, action: CallProvider) -> bool:
         """A success's cache pin (affinity); whether its provider's retry budget is then refunded
         (``Traffic.succeeded``: a refund needs a bucket). Plain code, not a coroutine: per call."""
-        self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms())  # cache affinity
+        self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms)  # cache affinity
         return self.ports.traffic.config.retry_budget is not None
 
     async def release_preset(self) -> None:

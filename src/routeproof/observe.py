@@ -244,7 +244,7 @@ class RouterMetrics:
         """One attempt finished: its latency, and a retry when it was retried."""
         provider = record.provider.as_metric_label()
         self.latency.record(record.elapsed_ms, {"provider": provider, "model": record.model})
-        if record.status in _RETRIED and record.retry_reason is not None:
+        if record.retry_reason is not None and record.status in _RETRIED:  # no status hashed for a success
             self.retries.add(1, {"provider": provider, "reason": record.retry_reason.value})
         genai = dict(_genai_items(provider, record.model))  # _genai_attributes, its label read once
         if record.first_token_ms is not None:

@@ -160,14 +160,16 @@ class Traffic:
         by = dict(self.config.affinity_ttl_ms_by_deployment)
         return Pin(deployment=deployment, pinned_at_ms=now_ms, ttl_ms=pin_ttl_ms(ttl_ms, by, deployment, marker_ttl_ms))
 
-    def confirm_pin(self, req: ChatRequest, provider: ProviderId, now_ms: int) -> None:
+    def confirm_pin(self, req: ChatRequest, provider: ProviderId, clock: Callable[[], int]) -> None:
         """Reserve-then-confirm: the deployment that answered is the prefix's pin from now on, for a
-        whole lifetime from ``now_ms``. A pin taken at ordering for a deployment that was then skipped
-        (cooling, at a limit) moves to the one whose cache now holds the prefix; a pin to the
-        deployment that answered restarts its lifetime, as the provider's cache does when it is used."""
+        whole lifetime from ``clock()`` (read only with cache affinity on: a success per call). A pin
+        taken at ordering for a deployment that was then skipped (cooling, at a limit) moves to the one
+        whose cache now holds the prefix; a pin to the deployment that answered restarts its lifetime,
+        as the provider's cache does when it is used."""
         ttl_ms = self.config.affinity_ttl_ms
         if ttl_ms is None:
             return
+        now_ms = clock()
         for key, marker_ttl_ms in _prefix_keys(req):
             self._pins[key] = self._pin(provider.value, ttl_ms, marker_ttl_ms, now_ms)
 
