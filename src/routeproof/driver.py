@@ -144,10 +144,14 @@ def _lacking(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> d
 _PROVIDER = operator.attrgetter("provider")
 
 
-def _bound(entry: ChainEntry, ids: Mapping[str, ProviderId]) -> ChainEntry:
-    """``entry`` with its provider bound to the registered instance (itself when it already is)."""
-    bound = ids.get(entry.provider, entry.provider)
-    return entry if bound is entry.provider else replace(entry, provider=bound)
+def _bound_chain(chain: tuple[ChainEntry, ...], ids: Mapping[str, ProviderId]) -> tuple[ChainEntry, ...]:
+    """Each entry of ``chain`` with its provider bound to the registered instance (the entry itself when
+    it already is). A loop, not a comprehension calling a function per entry: it runs per call."""
+    bound_chain = []
+    for entry in chain:
+        bound = ids.get(entry.provider, entry.provider)
+        bound_chain.append(entry if bound is entry.provider else replace(entry, provider=bound))
+    return tuple(bound_chain)
 
 
 def _misfits(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> dict[ProviderId, str]:
@@ -161,9 +165,7 @@ def _misfits(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> d
 
 def _plan(ports: Ports, req: ChatRequest, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
     planning = ports.planning
-    # each configured name bound to its registered instance (its kind known)
-    ids = planning.ids
-    chain = tuple([_bound(e, ids) for e in build_chain(resolved, policy)])
+    chain = _bound_chain(build_chain(resolved, policy), planning.ids)  # each name's instance: its kind known
     # core/balance.py (groups' order) and core/affinity.py (a cacheable prefix's pinned deployment)
     chain = ports.traffic.order(chain, ports.traffic.draws(ports.draw, chain), req, now_ms)
     return plan_chain(
@@ -202,7 +204,7 @@ def begin(
         deadline_at_ms=deadline_ms(deadline),
         backoff=planning.backoff,
         attempt_timeout_ms=planning.attempt_timeout_ms,
-        provider_timeouts_ms=dict(planning.provider_timeouts_ms),
+        provider_timeouts_ms=planning.provider_timeouts_ms,  # read into the plan's tuple there: no copy first
         max_attempts_per_provider=planning.max_attempts_per_provider,
     )
     state, action = kernel.start(plan, started_ms)
