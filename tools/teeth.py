@@ -1068,7 +1068,7 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/traffic/test_tenant_limits.py::test_a_tenant_hammering_gets_429s_and_the_other_tenant_all_succeeds",),
           why="every tenant counts in one window: one tenant's burst spends the others' limits"),
     Break(row="TRAFFIC-AFFINITY", file="src/routeproof/call.py",
-          old="        self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms())",
+          old="        self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms)",
           new="        pass  # planted",
           targets=("tests/traffic/test_header_limits.py::test_an_affinity_pin_moves_to_the_deployment_that_answered",),
           why="the pin reserved at ordering is never confirmed: a prefix stays pinned to one that never served it"),
