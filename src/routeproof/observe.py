@@ -141,6 +141,14 @@ def _genai_items(label: str, model: str) -> tuple[tuple[str, str], ...]:
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _token_items(label: str, model: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """The attributes of :meth:`RouterMetrics.usage`'s two observations (input, then output tokens) of a
+    provider labelled ``label``, as items: built once per label and model, as :func:`_genai_items`."""
+    base = _genai_items(label, model)
+    return (*base, ("gen_ai.token.type", "input")), (*base, ("gen_ai.token.type", "output"))
+
+
 def _input_tokens(usage: Usage) -> int:
     return usage.prompt_tokens + usage.cached_input_tokens + usage.cache_creation_tokens
 
@@ -278,9 +286,9 @@ class RouterMetrics:
     def usage(self, provider: ProviderId, model: str, usage: Usage) -> None:
         """The usage a provider reported for one attempt: its input and output tokens, each one
         ``gen_ai.client.token.usage`` observation (the conventions' ``gen_ai.token.type``)."""
-        base = _genai_attributes(provider, model)
-        self.token_usage.record(_input_tokens(usage), {**base, "gen_ai.token.type": "input"})
-        self.token_usage.record(usage.completion_tokens, {**base, "gen_ai.token.type": "output"})
+        input_items, output_items = _token_items(provider.as_metric_label(), model)  # a new dict per observation
+        self.token_usage.record(_input_tokens(usage), dict(input_items))
+        self.token_usage.record(usage.completion_tokens, dict(output_items))
 
     def turn_warning(self, provider: ProviderId) -> None:
         """An attempt's worst case exceeded the per-turn warning threshold (sent anyway)."""
