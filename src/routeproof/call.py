@@ -75,6 +75,12 @@ _SUCCEEDED = CallOutcome.SUCCEEDED.value  # read once: an Enum's .value is two P
 class Call:
     """The mutable bookkeeping of one call in the shell: the response, the refusal, the skips."""
 
+    __slots__ = (  # one per call, its fields read and set throughout: no instance dict
+        "chain_plan", "config_error", "cost_pico_usd", "hedge_earned", "hedged", "last_kind", "last_position",
+        "loop", "now_ms", "ports", "preset", "racing", "refusal", "req", "response", "session_id", "skipped",
+        "ticket", "trace_context", "turn_warning",
+    )  # fmt: skip
+
     def __init__(self, ports: Ports, req: ChatRequest, session_id: str, chain_plan: ChainPlan) -> None:
         self.ports = ports
         self.req = req
@@ -222,7 +228,7 @@ class Call:
     def _pin_answered(self, action: CallProvider) -> bool:
         """A success's cache pin (affinity); whether its provider's retry budget is then refunded
         (``Traffic.succeeded``: a refund needs a bucket). Plain code, not a coroutine: per call."""
-        self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms())  # cache affinity
+        self.ports.traffic.confirm_pin(self.req, action.entry.provider, self.now_ms)  # cache affinity
         return self.ports.traffic.config.retry_budget is not None
 
     async def release_preset(self) -> None:

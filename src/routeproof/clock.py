@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
 from types import TracebackType
 
@@ -25,7 +24,6 @@ __all__ = [
     "LAST_LEG_S",
     "PreciseTimeout",
     "attempt_bound",
-    "bounding_attempt",
     "deadline_ms",
     "loop_ms",
     "loop_now_ms",
@@ -65,16 +63,23 @@ class PreciseTimeout:
     rather than wrapped: at the deadline the task is cancelled, and leaving the block turns that
     cancellation (and no other: ``uncancel`` counts them) into ``TimeoutError``. Wrapping it cost a
     Timeout, its entry and exit and its reschedule on every attempt (issue 25).
+
+    Entering and leaving await nothing, so the block is also a plain ``with`` (the driver's, per
+    attempt: no coroutine to enter or leave it). ``bounds_attempt``: the block also declares, while it
+    runs, that it bounds the attempt run inside it (:func:`attempt_bound`): an attempt's one timer
+    and its declaration, one object (issue 25).
     """
 
-    __slots__ = ("_cancelling", "_expired", "_handle", "_task", "when")
+    __slots__ = ("_bound", "_bounds_attempt", "_cancelling", "_expired", "_handle", "_task", "when")
 
-    def __init__(self, when: float) -> None:
+    def __init__(self, when: float, *, bounds_attempt: bool = False) -> None:
         self.when = when  # the deadline, in loop time (seconds); an attribute, not a property: read per attempt
         self._handle: asyncio.TimerHandle | asyncio.Handle | None = None
         self._task: asyncio.Task[object] | None = None
         self._cancelling = 0
         self._expired = False
+        self._bounds_attempt = bounds_attempt
+        self._bound: Token[float | None] | None = None  # the declaration made on entry, undone on exit
 
     def _arm(self) -> None:
         _wake()
@@ -86,7 +91,7 @@ class PreciseTimeout:
         self._expired = True
         self._handle = None
 
-    async def __aenter__(self) -> PreciseTimeout:
+    def __enter__(self) -> PreciseTimeout:
         task = asyncio.current_task()
         if task is None:
             raise RuntimeError("Timeout should be used inside a task")
@@ -97,17 +102,29 @@ class PreciseTimeout:
             self._handle = _at(loop, self.when, self._on_timeout)
         else:  # the deadline's timer is armed at the waypoint (_arm)
             self._handle = loop.call_at(self.when - LAST_LEG_S, self._arm)
+        if self._bounds_attempt:
+            self._bound = _ATTEMPT_BOUND.set(self.when)
         return self
 
-    async def __aexit__(
+    def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if self._bound is not None:  # declared on entry: undone first, as an inner block's would be
+            _ATTEMPT_BOUND.reset(self._bound)
         if self._handle is not None:
             self._handle.cancel()
         if self._expired:
             assert self._task is not None  # set on entry
             if self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
                 raise TimeoutError from exc  # no other cancellation is pending: it was ours
+
+    async def __aenter__(self) -> PreciseTimeout:
+        return self.__enter__()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.__exit__(exc_type, exc, tb)
 
 
 def _at(
@@ -162,8 +179,9 @@ def wall_ms(wall_s: float) -> int:
 
 
 def timeout_at_ms(at_ms: int) -> PreciseTimeout:
-    """:func:`timeout_at` for the kernel instant ``at_ms`` (a ``CallProvider.timeout_at_ms``)."""
-    return PreciseTimeout(at_ms / 1000)  # loop_s(at_ms), without its call: this runs per attempt
+    """An attempt's :func:`timeout_at` for the kernel instant ``at_ms`` (a ``CallProvider.timeout_at_ms``),
+    declaring for its block that it bounds the attempt (:func:`attempt_bound`)."""
+    return PreciseTimeout(at_ms / 1000, bounds_attempt=True)  # loop_s(at_ms), without its call: per attempt
 
 
 async def sleep_until(at_ms: int) -> None:
@@ -180,25 +198,3 @@ def attempt_bound() -> float | None:
     outside one (a provider used on its own): a built-in provider whose own ``timeout_at`` is not
     earlier needs no timer of its own (one timer per attempt, not two; issue 25)."""
     return _ATTEMPT_BOUND.get()
-
-
-class _Bounding:
-    """The block of :func:`bounding_attempt` (a class, not a generator: it runs on every attempt)."""
-
-    __slots__ = ("_token", "_when")
-
-    def __init__(self, when: float) -> None:
-        self._when = when
-        self._token: Token[float | None] | None = None
-
-    def __enter__(self) -> None:
-        self._token = _ATTEMPT_BOUND.set(self._when)
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._token is not None  # set on entry
-        _ATTEMPT_BOUND.reset(self._token)
-
-
-def bounding_attempt(when: float) -> AbstractContextManager[None]:
-    """Declare, for the block, that an enclosing :class:`PreciseTimeout` at ``when`` bounds the attempt."""
-    return _Bounding(when)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from routeproof.admission import Slot
 from routeproof.call import Call
-from routeproof.clock import bounding_attempt, deadline_ms, loop_ms, sleep_until, timeout_at_ms
+from routeproof.clock import deadline_ms, loop_ms, sleep_until, timeout_at_ms
 from routeproof.core import kernel
 from routeproof.core.capabilities import (
     CapabilityTable,
@@ -144,10 +144,14 @@ def _lacking(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> d
 _PROVIDER = operator.attrgetter("provider")
 
 
-def _bound(entry: ChainEntry, ids: Mapping[str, ProviderId]) -> ChainEntry:
-    """``entry`` with its provider bound to the registered instance (itself when it already is)."""
-    bound = ids.get(entry.provider, entry.provider)
-    return entry if bound is entry.provider else replace(entry, provider=bound)
+def _bound_chain(chain: tuple[ChainEntry, ...], ids: Mapping[str, ProviderId]) -> tuple[ChainEntry, ...]:
+    """Each entry of ``chain`` with its provider bound to the registered instance (the entry itself when
+    it already is). A loop, not a comprehension calling a function per entry: it runs per call."""
+    bound_chain = []
+    for entry in chain:
+        bound = ids.get(entry.provider, entry.provider)
+        bound_chain.append(entry if bound is entry.provider else replace(entry, provider=bound))
+    return tuple(bound_chain)
 
 
 def _misfits(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> dict[ProviderId, str]:
@@ -161,9 +165,7 @@ def _misfits(ports: Ports, req: ChatRequest, chain: tuple[ChainEntry, ...]) -> d
 
 def _plan(ports: Ports, req: ChatRequest, resolved: ResolvedModel, policy: TenantPolicy, now_ms: int) -> ChainPlan:
     planning = ports.planning
-    # each configured name bound to its registered instance (its kind known)
-    ids = planning.ids
-    chain = tuple([_bound(e, ids) for e in build_chain(resolved, policy)])
+    chain = _bound_chain(build_chain(resolved, policy), planning.ids)  # each name's instance: its kind known
     # core/balance.py (groups' order) and core/affinity.py (a cacheable prefix's pinned deployment)
     chain = ports.traffic.order(chain, ports.traffic.draws(ports.draw, chain), req, now_ms)
     return plan_chain(
@@ -202,7 +204,7 @@ def begin(
         deadline_at_ms=deadline_ms(deadline),
         backoff=planning.backoff,
         attempt_timeout_ms=planning.attempt_timeout_ms,
-        provider_timeouts_ms=dict(planning.provider_timeouts_ms),
+        provider_timeouts_ms=planning.provider_timeouts_ms,  # read into the plan's tuple there: no copy first
         max_attempts_per_provider=planning.max_attempts_per_provider,
     )
     state, action = kernel.start(plan, started_ms)
@@ -341,16 +343,14 @@ async def perform(ports: Ports, call: Call, action: CallProvider, mode: Mode) ->
             with (
                 attempt_span(entry.provider, entry.model, action.attempt_num, parent=call.trace_context) as span,
                 HeaderSink() as sink,  # the answer's rate-limit headers (core/ratelimit_headers.py)
+                at_s,  # the attempt's one timer (short final wake-up) and bound: a built-in provider starts none
             ):
-                async with at_s:  # the final wake-up is short
-                    if events is not None:
-                        with bounding_attempt(at_s.when):  # up to the first event, as the provider's own bound
-                            first = await _first_event(events)
-                        handed = span.hand_on()  # its usage comes at the stream's end (streaming.py)
-                    else:
-                        with bounding_attempt(at_s.when):  # the built-in providers need no second timer
-                            response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)
-                        span.answered(response.usage, response.model or entry.model)
+                if events is not None:
+                    first = await _first_event(events)  # up to the first event
+                    handed = span.hand_on()  # its usage comes at the stream's end (streaming.py)
+                else:
+                    response = await provider.complete(call.req, entry.model, timeout_at=at_s.when)
+                    span.answered(response.usage, response.model or entry.model)
         except ProviderCallFailed as exc:
             failure = exc.failure
         except TimeoutError:

@@ -141,6 +141,14 @@ def _genai_items(label: str, model: str) -> tuple[tuple[str, str], ...]:
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _token_items(label: str, model: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """The attributes of :meth:`RouterMetrics.usage`'s two observations (input, then output tokens) of a
+    provider labelled ``label``, as items: built once per label and model, as :func:`_genai_items`."""
+    base = _genai_items(label, model)
+    return (*base, ("gen_ai.token.type", "input")), (*base, ("gen_ai.token.type", "output"))
+
+
 def _input_tokens(usage: Usage) -> int:
     return usage.prompt_tokens + usage.cached_input_tokens + usage.cache_creation_tokens
 
@@ -244,7 +252,7 @@ class RouterMetrics:
         """One attempt finished: its latency, and a retry when it was retried."""
         provider = record.provider.as_metric_label()
         self.latency.record(record.elapsed_ms, {"provider": provider, "model": record.model})
-        if record.status in _RETRIED and record.retry_reason is not None:
+        if record.retry_reason is not None and record.status in _RETRIED:  # no status hashed for a success
             self.retries.add(1, {"provider": provider, "reason": record.retry_reason.value})
         genai = dict(_genai_items(provider, record.model))  # _genai_attributes, its label read once
         if record.first_token_ms is not None:
@@ -278,9 +286,9 @@ class RouterMetrics:
     def usage(self, provider: ProviderId, model: str, usage: Usage) -> None:
         """The usage a provider reported for one attempt: its input and output tokens, each one
         ``gen_ai.client.token.usage`` observation (the conventions' ``gen_ai.token.type``)."""
-        base = _genai_attributes(provider, model)
-        self.token_usage.record(_input_tokens(usage), {**base, "gen_ai.token.type": "input"})
-        self.token_usage.record(usage.completion_tokens, {**base, "gen_ai.token.type": "output"})
+        input_items, output_items = _token_items(provider.as_metric_label(), model)  # a new dict per observation
+        self.token_usage.record(_input_tokens(usage), dict(input_items))
+        self.token_usage.record(usage.completion_tokens, dict(output_items))
 
     def turn_warning(self, provider: ProviderId) -> None:
         """An attempt's worst case exceeded the per-turn warning threshold (sent anyway)."""
@@ -391,17 +399,20 @@ class _NoSdkAttemptSpan(AttemptSpan):
         """Nothing to record: the span drops attributes."""
 
 
-class _ChildSpan:
+class _ChildSpan(_NoSdkAttemptSpan):
     """The attempt span when no SDK is installed: a non-recording child of the parent with a fresh
     span id, current while the attempt runs (what the no-op tracer's branch made, without the tracer).
     In the call's own trace its ids are known (no root span is made); in the caller's, the span
-    current when the attempt starts is the parent."""
+    current when the attempt starts is the parent. The block is its own attempt span (its ``span``
+    made on entry): one object per attempt, not a block and a span (issue 25)."""
 
     __slots__ = ("_call", "_token")
 
     def __init__(self, call: CallTrace | None) -> None:
         self._call = call
         self._token: object = None
+        self.handed_on = False  # AttemptSpan's fields; its span is made on entry
+        self.ended = False
 
     def __enter__(self) -> AttemptSpan:
         trace_id = None if self._call is None else self._call.trace_id
@@ -411,8 +422,9 @@ class _ChildSpan:
             child = NonRecordingSpan(
                 SpanContext(trace_id=trace_id, span_id=_IDS.generate_span_id(), is_remote=False, trace_flags=_NO_FLAGS)
             )
+        self.span = child
         self._token = otel_context.attach(trace.set_span_in_context(child))  # as trace.use_span does
-        return _NoSdkAttemptSpan(child)
+        return self
 
     def __exit__(self, *exc: object) -> None:
         otel_context.detach(self._token)  # type: ignore[arg-type]  # the token attach returned
@@ -469,9 +481,9 @@ class _DroppedSpan(_ChildSpan):
                     trace_flags=TraceFlags(outer.trace_flags & _RANDOM_TRACE_ID),
                     trace_state=outer.trace_state,
                 )
-        child = NonRecordingSpan(made)
+        self.span = child = NonRecordingSpan(made)
         self._token = otel_context.attach(trace.set_span_in_context(child))  # as trace.use_span does
-        return _NoSdkAttemptSpan(child)
+        return self
 
     def __exit__(self, *exc: object) -> None:
         if self._real is not None:

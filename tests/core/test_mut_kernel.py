@@ -368,3 +368,23 @@ def test_issuing_and_succeeding_keep_every_other_field_of_the_state() -> None:
     done, succeed = kernel.step(failed, kernel.AttemptSucceeded(now_ms=20))
     assert isinstance(succeed, kernel.Succeed)
     assert done == replace(failed, records=succeed.records, pending=None, done=True)
+
+
+@pytest.mark.parametrize(
+    ("entries", "now_ms", "kind"),
+    [
+        ((), 0, CallFailureKind.NO_ELIGIBLE),
+        ((A,), 120_000, CallFailureKind.DEADLINE),
+        ((A,), 30_000, CallFailureKind.ALL_FAILED),
+    ],
+    ids=["empty-chain", "deadline-passed", "budget-spent"],
+)
+def test_a_call_that_cannot_start_ends_in_its_plans_first_state(
+    entries: tuple[ProviderKind, ...], now_ms: int, kind: CallFailureKind
+) -> None:
+    """start's Fail (an empty chain, the deadline or the budget already over) leaves the plan's first
+    state, done: no position moved, nothing recorded, used or issued (no other field set by the way)."""
+    p = plan(chain(*entries))
+    state, action = kernel.start(p, now_ms)
+    assert action == Fail(kind=kind, records=())
+    assert state == KernelState(plan=p, done=True)

@@ -261,3 +261,22 @@ def test_genai_attributes_are_a_new_dict_per_observation_named_by_each_providers
     assert {(p["gen_ai.provider.name"], p["gen_ai.token.type"]) for p in points["gen_ai.client.token.usage"]} == {
         ("openai", "input"), ("openai", "output"), ("aws.bedrock", "input"), ("aws.bedrock", "output"),
     }  # fmt: skip
+
+
+def test_token_usage_counts_each_token_type_under_its_own_label() -> None:
+    """gen_ai.client.token.usage observes the input tokens (prompt, cache reads and writes) under
+    ``gen_ai.token.type=input`` and the completion tokens under ``output``, with the provider's name and
+    the request's model, for every call of the same provider and model."""
+    metrics, reader = _sdk()
+    for _ in range(2):
+        usage = Usage(prompt_tokens=30, completion_tokens=7, cached_input_tokens=5, cache_creation_tokens=2)
+        metrics.usage(ProviderKind.OPENAI, "gpt-4o", usage)
+    points = {
+        (p.attributes or {}).get("gen_ai.token.type"): (dict(p.attributes or {}), p.sum, p.count)
+        for p in histogram_points(reader, "gen_ai.client.token.usage")
+    }
+    base = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o"}
+    assert points == {
+        "input": ({**base, "gen_ai.token.type": "input"}, 2 * 37, 2),
+        "output": ({**base, "gen_ai.token.type": "output"}, 2 * 7, 2),
+    }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 
 import pytest
 
@@ -53,9 +53,15 @@ async def test_loop_now_ms_is_loop_ms_of_the_loops_time() -> None:
         assert clock.loop_now_ms(loop) == round(loop.time() * 1000)
 
 
-async def _outcome(limit: Callable[[float], AbstractAsyncContextManager[object]], body: str) -> tuple[str, float, int]:
+async def _outcome(
+    limit: Callable[[float], AbstractAsyncContextManager[object]],
+    body: str,
+    *,
+    plain: Callable[[float], AbstractContextManager[object]] | None = None,
+) -> tuple[str, float, int]:
     """What ``body`` run under ``limit`` (a deadline 1 s or 30 s ahead, or past) ends as: the
-    exception type leaving the block, the virtual time taken, the task's pending cancellations."""
+    exception type leaving the block, the virtual time taken, the task's pending cancellations.
+    ``plain``: run under that plain ``with`` block instead (the driver's form)."""
     loop = asyncio.get_running_loop()
     start = loop.time()
     task = asyncio.current_task()
@@ -64,23 +70,30 @@ async def _outcome(limit: Callable[[float], AbstractAsyncContextManager[object]]
 
     async def run() -> None:
         when = start + (-1.0 if body == "past" else 1.0 if body.startswith("short") else 30.0)
-        async with limit(when):
-            if body.endswith("swallow"):
-                with contextlib.suppress(asyncio.CancelledError):  # the block swallows the cancellation
-                    await asyncio.sleep(60)
-            elif body.endswith("cancelled-then-expired"):
-                loop.call_later(0.5, task.cancel)  # another cancellation, caught; then the deadline
-                try:
-                    await asyncio.sleep(60)
-                except asyncio.CancelledError:
-                    await asyncio.sleep(60)
-            elif body.endswith("cancelled"):
-                loop.call_later(0.5, task.cancel)  # another cancellation, before the deadline
+        if plain is not None:
+            with plain(when):
+                await work()
+        else:
+            async with limit(when):
+                await work()
+
+    async def work() -> None:
+        if body.endswith("swallow"):
+            with contextlib.suppress(asyncio.CancelledError):  # the block swallows the cancellation
                 await asyncio.sleep(60)
-            elif body.endswith("early"):
-                await asyncio.sleep(0.1)
-            else:
+        elif body.endswith("cancelled-then-expired"):
+            loop.call_later(0.5, task.cancel)  # another cancellation, caught; then the deadline
+            try:
                 await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                await asyncio.sleep(60)
+        elif body.endswith("cancelled"):
+            loop.call_later(0.5, task.cancel)  # another cancellation, before the deadline
+            await asyncio.sleep(60)
+        elif body.endswith("early"):
+            await asyncio.sleep(0.1)
+        else:
+            await asyncio.sleep(60)
 
     try:
         await run()
@@ -118,3 +131,30 @@ async def test_timeout_at_ends_every_block_as_asyncio_timeout_at_does(body: str)
     ours = await _outcome(clock.timeout_at, body)
     assert ours == await _outcome(asyncio.timeout_at, body)
     assert ours[0] == EXPECTED[body]
+
+
+@pytest.mark.parametrize("body", list(EXPECTED))
+async def test_the_plain_with_block_ends_every_block_as_async_with_does(body: str) -> None:
+    """The driver enters an attempt's timeout with a plain ``with`` (no coroutine): it ends every
+    block as ``async with`` does (and so as asyncio.timeout_at does), at the same time."""
+    assert await _outcome(clock.timeout_at, body, plain=clock.timeout_at) == await _outcome(clock.timeout_at, body)
+
+
+@pytest.mark.parametrize("body", ["early", "expires", "raises"])
+async def test_an_attempts_timeout_declares_its_bound_for_its_block_only(body: str) -> None:
+    """timeout_at_ms's block (an attempt's) is the attempt's bound while it runs (clock.attempt_bound:
+    its instant, in loop seconds); before it, after it (left early, expired or raising) and in a plain
+    timeout_at block there is none."""
+    loop = asyncio.get_running_loop()
+    at_ms = round(loop.time() * 1000) + 1000
+    seen: list[float | None] = [clock.attempt_bound()]
+    with contextlib.suppress(TimeoutError, ValueError), clock.timeout_at_ms(at_ms):
+        seen.append(clock.attempt_bound())
+        if body == "expires":
+            await asyncio.sleep(5)
+        elif body == "raises":
+            raise ValueError(body)
+    seen.append(clock.attempt_bound())
+    async with clock.timeout_at(loop.time() + 1):
+        seen.append(clock.attempt_bound())
+    assert seen == [None, at_ms / 1000, None, None]

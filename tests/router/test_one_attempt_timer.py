@@ -106,7 +106,7 @@ async def test_inside_the_router_a_stalled_attempt_still_ends_at_the_deadline() 
 async def test_a_bound_later_than_the_providers_own_keeps_the_providers_timer(http_timers: list[float]) -> None:
     """Only a bound at or before the provider's timeout_at replaces its timer."""
     when = asyncio.get_running_loop().time() + 5
-    with clock.bounding_attempt(when + 1):
+    with clock.timeout_at_ms(round(when * 1000) + 1000):  # an attempt's bound about 1 s later
         await _provider(_answer).complete(REQUEST, "gpt-4o", timeout_at=when)
     assert http_timers == [when]
 

@@ -21,6 +21,7 @@ from routeproof.core.balance import (
     order_chain,
 )
 from routeproof.core.types import ChainEntry, ProviderName
+from routeproof.traffic_store.port import Traffic, TrafficConfig
 
 EMPTY = BalanceSnapshot(in_flight={}, ewma_ms={})
 
@@ -165,3 +166,43 @@ async def test_a_router_spreads_calls_by_weight_and_fails_over_within_the_group(
             answer = await r.call_provider(request(), resolved(tenant), asyncio.get_running_loop().time() + 20, tenant)
             assert answer.provider is not None
             assert answer.provider.value in {"b", "c"}
+
+
+def test_the_port_keeps_latency_samples_for_a_latency_group_and_orders_by_them() -> None:
+    """Traffic keeps each answered attempt's latency for a LATENCY group and its order follows them:
+    the fastest deployment first, whichever was recorded first (no exploration draw)."""
+    members = {n: Member(priority=0) for n in "ab"}
+    traffic = Traffic(TrafficConfig(strategy=Strategy.LATENCY, members=members))
+    for name, latency_ms in (("b", 900), ("a", 100), ("b", 900)):
+        traffic.record_latency(ProviderName(name), latency_ms)
+    assert names(traffic.order(chain("b", "a"), (0.9, 0.0)))[0] == "a"
+    traffic.record_latency(ProviderName("a"), 5_000)  # a slows down: b is the faster one now
+    traffic.record_latency(ProviderName("a"), 5_000)
+    assert names(traffic.order(chain("a", "b"), (0.9, 0.0)))[0] == "b"
+
+
+@pytest.mark.parametrize(
+    ("strategy", "members"),
+    [
+        (Strategy.ORDERED, {}),
+        (Strategy.LATENCY, {}),
+        (Strategy.ORDERED, {n: Member(priority=0) for n in "ab"}),
+    ],
+    ids=["ordered", "latency-without-members", "ordered-with-members"],
+)
+def test_an_unbalanced_port_draws_nothing_and_keeps_the_chains_order(
+    strategy: Strategy, members: dict[str, Member]
+) -> None:
+    """ORDERED (the default), with members or not, or any strategy without members: no draw is taken
+    from the router's random sequence (it seeds the kernel's jitter) and the chain keeps its order."""
+    traffic = Traffic(TrafficConfig(strategy=strategy, members=members))
+    traffic.record_latency(ProviderName("b"), 1)
+    taken: list[float] = []
+
+    def draw() -> float:
+        taken.append(0.5)
+        return 0.5
+
+    assert traffic.draws(draw, chain("a", "b")) == ()
+    assert not taken
+    assert names(traffic.order(chain("a", "b"), ())) == ["a", "b"]

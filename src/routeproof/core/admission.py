@@ -90,7 +90,7 @@ def readmit(state: KernelState, admitted_at_ms: int) -> tuple[KernelState, Actio
     unissued = replace(
         state, pending=None, used=_unbump(state.used, pending.entry), calls_issued=state.calls_issued - 1
     )
-    return _issue(unissued, pending.position, admitted_at_ms)
+    return _issue(unissued.plan, unissued, pending.position, admitted_at_ms)
 
 
 # --- per-tenant shares at the gateway -----------------------------------------------------------------

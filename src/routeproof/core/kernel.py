@@ -226,25 +226,32 @@ _LIMIT_MS = operator.itemgetter(0)
 _COUNT = operator.itemgetter(1)
 
 
-def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState, Action]:
-    """Issue the next attempt at ``position`` or later, or end the call if none may be issued."""
-    plan = state.plan
+def _issue(plan: CallPlan, after: KernelState | None, position: int, now_ms: int) -> tuple[KernelState, Action]:
+    """Issue the next attempt of ``plan`` at ``position`` or later, or end the call if none may be
+    issued. ``after``: the state it follows (its pending action is replaced), None for the call's first
+    (nothing recorded or used yet: no state is made only to be replaced; issue 25)."""
+    records: tuple[AttemptRecord, ...]
+    used: tuple[tuple[tuple[str, str], int], ...]
+    if after is None:
+        records, used, calls_issued, done = (), (), 0, False
+    else:
+        records, used, calls_issued, done = after.records, after.used, after.calls_issued, after.done
     chain = plan.chain
     made = 0  # the attempts already made on the entry at ``position`` (counted once per entry)
     while position < len(chain):
-        made = state.attempts_on(chain[position])
+        made = 0 if after is None else after.attempts_on(chain[position])
         if made < plan.max_attempts_per_provider:
             break
         position += 1  # this provider already had its attempts in this call: failover never resets them
     if position >= len(chain):
-        return _fail(state, CallFailureKind.ALL_FAILED if chain else CallFailureKind.NO_ELIGIBLE)
+        return _unissued(plan, after, CallFailureKind.ALL_FAILED if chain else CallFailureKind.NO_ELIGIBLE)
     budget_end_ms = plan.budget_end_ms
     if now_ms >= plan.deadline_at_ms:
-        return _fail(state, CallFailureKind.DEADLINE)
+        return _unissued(plan, after, CallFailureKind.DEADLINE)
     if now_ms >= budget_end_ms:
-        return _fail(state, CallFailureKind.ALL_FAILED)
-    if len(state.records) >= plan.attempts_cap:
-        return _fail(state, CallFailureKind.ATTEMPTS_CAP)
+        return _unissued(plan, after, CallFailureKind.ALL_FAILED)
+    if len(records) >= plan.attempts_cap:
+        return _unissued(plan, after, CallFailureKind.ATTEMPTS_CAP)
     entry = chain[position]
     limits = (
         (plan.deadline_at_ms - now_ms, Bound.DEADLINE),
@@ -264,13 +271,18 @@ def _issue(state: KernelState, position: int, now_ms: int) -> tuple[KernelState,
     new_state = KernelState(  # every field named (not dataclasses.replace: its field loop runs per call)
         plan=plan,
         position=position,
-        records=state.records,
-        used=_bump(state.used, entry),
+        records=records,
+        used=_bump(used, entry),
         pending=action,
-        done=state.done,
-        calls_issued=state.calls_issued + 1,
+        done=done,
+        calls_issued=calls_issued + 1,
     )
     return new_state, action
+
+
+def _unissued(plan: CallPlan, after: KernelState | None, kind: CallFailureKind) -> tuple[KernelState, Action]:
+    """End the call for ``kind`` where :func:`_issue` issues nothing: after ``after``, or at its start."""
+    return _fail(KernelState(plan=plan) if after is None else after, kind)
 
 
 def _fail(
@@ -373,7 +385,7 @@ def _on_failure(state: KernelState, call: CallProvider, event: AttemptFailed) ->
         retry_throttled=throttled,  # the retry budget is spent: fail over instead (gRPC A6)
     )
     next_state, action = _issue(
-        replace(state, records=(*state.records, record), pending=None), call.position + 1, now_ms
+        plan, replace(state, records=(*state.records, record), pending=None), call.position + 1, now_ms
     )
     if isinstance(action, Fail):
         kind = action.kind
@@ -413,8 +425,8 @@ def answers(state: KernelState, event: Event) -> bool:
 
 def _step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
     pending = state.pending
-    if state.phase is Phase.SLEEPING:  # the sleep is over: the same position gets its next attempt
-        return _issue(replace(state, pending=None), state.position, event.now_ms)
+    if isinstance(pending, Sleep) and not state.done:  # SLEEPING (state.phase): the same position's next attempt
+        return _issue(state.plan, state, state.position, event.now_ms)  # its pending Sleep replaced there
     if not isinstance(pending, CallProvider) or isinstance(event, SleepDone):
         raise ValueError(f"event {event!r} does not answer the pending action {pending!r}")
     if isinstance(event, AttemptSucceeded):
@@ -439,7 +451,7 @@ def _step(state: KernelState, event: Event) -> tuple[KernelState, Action]:
     if isinstance(event, AttemptRefused):
         if event.refusal is RefusalEffect.TERMINAL:
             return _fail(replace(state, pending=None), CallFailureKind.BUDGET, None, pending.entry)
-        return _issue(replace(state, pending=None), pending.position + 1, event.now_ms)
+        return _issue(state.plan, state, pending.position + 1, event.now_ms)  # its pending call replaced there
     return _on_failure(state, pending, event)
 
 
@@ -477,7 +489,7 @@ def _action_within_limits(state: KernelState, action: Action) -> bool:
 )  # one condition, not two: each costs icontract about ten Python calls per call (issue 25)
 def start(plan: CallPlan, now_ms: int) -> tuple[KernelState, Action]:
     """Begin a call at ``now_ms``: the first attempt on the primary, or a failure if none may start."""
-    return _issue(KernelState(plan=plan), 0, now_ms)
+    return _issue(plan, None, 0, now_ms)
 
 
 def step_accepts(state: KernelState, event: Event) -> bool:

@@ -249,14 +249,15 @@ def record_latency(state: LatencyState, provider: ProviderId, at_ms: int, latenc
     # ... and, with the new sample, at most max_samples: the newest. One copy of the kept ones, not two
     # (kept, then the cap's slice of kept + new): it is up to max_samples long, per routed call.
     start = max(0, min(keep_newest, in_window), len(previous) + 1 - state.config.max_samples)
-    samples = (*previous[start:], (at_ms, latency_ms))
+    samples = previous[start:] + ((at_ms, latency_ms),)  # noqa: RUF005  # one copy of the kept (unpacking: two)
     listed = state.samples  # the provider listed last already (and once: well_formed), as after its last call
     others = listed[:-1] if listed and listed[-1][0] == provider else tuple((k, s) for k, s in listed if k != provider)
     # the tally of samples over the SLA: the old one less the samples dropped plus the new one (each a
     # suffix: samples[:-1] is the newest of previous), so no pass over all of them per call
     sla_ms = state.config.sla_ms
-    dropped = previous[: len(previous) - (len(samples) - 1)]
-    over = over_sla(state, previous) - _count_over(dropped, sla_ms) + (latency_ms > sla_ms)
+    over = over_sla(state, previous) + (latency_ms > sla_ms)
+    for _, dropped_ms in previous[:start]:  # the samples dropped (none or one per call): a plain loop
+        over -= dropped_ms > sla_ms
     kept_tallies = (t for t in state.tallies if any(t[0] is s for _, s in others)) if others else ()
     tallies = (*kept_tallies, (samples, sla_ms, over))
     return LatencyState(  # every field named (not dataclasses.replace: its field loop runs per call)

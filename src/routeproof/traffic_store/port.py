@@ -108,10 +108,14 @@ def _stopped_at(now_ms: int) -> Callable[[], int]:
 class Traffic:
     """The traffic port of one Router (see the module docstring)."""
 
-    __slots__ = ("_blocks", "_ewma", "_hedge_tokens", "_in_flight", "_pins", "_store", "_waiters", "config")
+    __slots__ = (
+        "_balanced", "_blocks", "_ewma", "_hedge_tokens", "_in_flight", "_pins", "_store", "_waiters", "config",
+    )  # fmt: skip
 
     def __init__(self, config: TrafficConfig | None = None, store: TrafficStore | None = None) -> None:
         self.config = config or TrafficConfig()
+        # whether groups are ordered by a strategy (core/balance.py) at all: read per call, decided once
+        self._balanced = self.config.strategy is not Strategy.ORDERED and bool(self.config.members)
         self._store: TrafficStore = store or MemoryTrafficStore()
         self._in_flight: dict[str, int] = {}
         self._ewma: dict[str, int] = {}
@@ -138,7 +142,7 @@ class Traffic:
         with cache affinity on, the deployment its longest pinned prefix is pinned to first in its
         group (core/affinity.py). A request none of whose prefixes has a live pin pins them all here,
         before anything is sent."""
-        if self.config.strategy is not Strategy.ORDERED and self.config.members:
+        if self._balanced:
             snapshot = BalanceSnapshot(in_flight=dict(self._in_flight), ewma_ms=dict(self._ewma))
             chain = order_chain(chain, self.config.members, self.config.strategy, snapshot, draws)
         ttl_ms = self.config.affinity_ttl_ms
@@ -160,21 +164,23 @@ class Traffic:
         by = dict(self.config.affinity_ttl_ms_by_deployment)
         return Pin(deployment=deployment, pinned_at_ms=now_ms, ttl_ms=pin_ttl_ms(ttl_ms, by, deployment, marker_ttl_ms))
 
-    def confirm_pin(self, req: ChatRequest, provider: ProviderId, now_ms: int) -> None:
+    def confirm_pin(self, req: ChatRequest, provider: ProviderId, clock: Callable[[], int]) -> None:
         """Reserve-then-confirm: the deployment that answered is the prefix's pin from now on, for a
-        whole lifetime from ``now_ms``. A pin taken at ordering for a deployment that was then skipped
-        (cooling, at a limit) moves to the one whose cache now holds the prefix; a pin to the
-        deployment that answered restarts its lifetime, as the provider's cache does when it is used."""
+        whole lifetime from ``clock()`` (read only with cache affinity on: a success per call). A pin
+        taken at ordering for a deployment that was then skipped (cooling, at a limit) moves to the one
+        whose cache now holds the prefix; a pin to the deployment that answered restarts its lifetime,
+        as the provider's cache does when it is used."""
         ttl_ms = self.config.affinity_ttl_ms
         if ttl_ms is None:
             return
+        now_ms = clock()
         for key, marker_ttl_ms in _prefix_keys(req):
             self._pins[key] = self._pin(provider.value, ttl_ms, marker_ttl_ms, now_ms)
 
     def draws(self, draw: Callable[[], float], chain: tuple[ChainEntry, ...]) -> tuple[float, ...]:
         """The draws ``order`` needs for ``chain`` (none when nothing is balanced: the router's
         random sequence, which seeds the kernel's jitter, is left untouched)."""
-        if self.config.strategy is Strategy.ORDERED or not self.config.members:
+        if not self._balanced:
             return ()
         return tuple(draw() for _ in range(draws_needed(chain)))
 
@@ -193,7 +199,10 @@ class Traffic:
         return dict(self._in_flight)
 
     def record_latency(self, provider: ProviderId, latency_ms: int) -> None:
-        """One answered attempt's time to first token (or to answer): the latency EWMA's sample."""
+        """One answered attempt's time to first token (or to answer): the latency EWMA's sample. Kept
+        only when groups are balanced: only their ordering (:meth:`order`) reads the EWMAs."""
+        if not self._balanced:
+            return
         name = name_of(provider)
         self._ewma[name] = ewma_ms(self._ewma.get(name), max(0, latency_ms))
 
