@@ -304,6 +304,11 @@ class TenantAdmission:
         self._tenants = {name: _TenantState(max_in_flight=n, max_queued=q) for name, (n, q) in limits.items()}
         self._rate_limit = rate_limit
 
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether :meth:`acquire` reads its ``tokens`` (a rate limit is set): else a caller need not estimate them."""
+        return self._rate_limit is not None
+
     def snapshot(self) -> dict[str, dict[str, int]]:
         """Per tenant: in_flight, its limit, queued, the queue's limit (for ``/readyz``)."""
         return {

@@ -88,6 +88,28 @@ async def test_a_tenant_hammering_gets_429s_and_the_other_tenant_all_succeeds(tm
 
 
 @pytest.mark.asyncio
+async def test_a_tenants_tpm_counts_each_requests_own_estimate(tmp_path: Path) -> None:
+    """tpm 2,000 at the gateway: a call reserving 1,500 output tokens is served, the next one of the same
+    size is refused 429 naming tpm, and team-b (no tpm) is served: the gateway estimates each request."""
+    async with MockProviderServer(Shape.OPENAI) as provider:
+        path = tmp_path / "agent.toml"
+        path.write_text(agent(provider.base_url).replace(f"rpm = {A_RPM}", "tpm = 2000"), encoding="utf-8")
+        backend = Backend.load(path, environ={**ENVIRON, "GW_KEY_B": OTHER_KEY})
+        async with (
+            serve(backend, None) as (url, _app, _stop),
+            openai.AsyncOpenAI(base_url=f"{url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=15) as sdk_a,
+            openai.AsyncOpenAI(base_url=f"{url}/v1", api_key=OTHER_KEY, max_retries=0, timeout=15) as sdk_b,
+        ):
+            hello: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
+            await sdk_a.chat.completions.create(model="chat", messages=hello, max_tokens=1500)
+            with pytest.raises(openai.RateLimitError) as refused:
+                await sdk_a.chat.completions.create(model="chat", messages=hello, max_tokens=1500)
+            await sdk_b.chat.completions.create(model="chat", messages=hello, max_tokens=1500)
+    assert "tpm" in refused.value.message
+    assert len(provider.journal) == 2
+
+
+@pytest.mark.asyncio
 async def test_replicas_on_one_redis_share_a_tenants_window(redis_server: RedisServer) -> None:
     """Two gateways' hooks over one Redis: 5 rpm in total, not 5 each."""
     namespace = f"tenants-{id(redis_server)}"

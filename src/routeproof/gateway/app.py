@@ -351,7 +351,8 @@ class GatewayApp:
         self, tenant: Tenant, job: _Job, answer_for: Callable[[_Job], Coroutine[Any, Any, None]]
     ) -> None:
         """Answer ``job`` within one of ``tenant``'s slots (edge.py's ``admitted``), its deadline less the wait."""
-        async with admitted(self.tenancy, tenant.name, job.timeout_s, Traffic.estimate_tokens(job.req)) as timeout_s:
+        tokens = Traffic.estimate_tokens(job.req) if self.tenancy.counts_tokens else 0  # (it walks every turn)
+        async with admitted(self.tenancy, tenant.name, job.timeout_s, tokens) as timeout_s:
             await answer_for(job.within(timeout_s))
 
     def _fit_to_route(self, route: Route, req: ChatRequest, caller: dict[str, Any] | None) -> None:
