@@ -36,6 +36,7 @@ __all__ = [
     "BalanceSnapshot",
     "Member",
     "Strategy",
+    "balances",
     "draws_needed",
     "ewma_ms",
     "groups_of",
@@ -214,6 +215,14 @@ def order_chain(
     ``draws`` supplies the randomness (``draws_needed(chain)`` of them; missing draws count as 0).
     """
     return _order_chain(chain, members, strategy, snapshot, draws)
+
+
+@icontract.ensure(lambda strategy, result: not result or strategy is not Strategy.ORDERED)
+@icontract.ensure(lambda members, result: not result or bool(members))
+def balances(strategy: Strategy, members: Mapping[str, Member]) -> bool:
+    """Whether ``order_chain`` can move anything: a strategy other than ``ORDERED`` over some members.
+    When it cannot, a router takes no draw and keeps no latency sample for it (traffic port)."""
+    return strategy is not Strategy.ORDERED and bool(members)
 
 
 @icontract.ensure(lambda chain, result: result == 2 * len(chain))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from routeproof.core.affinity import Pin, cache_prefixes, pin_first, pin_live, pin_ttl_ms, pinned_deployment
-from routeproof.core.balance import BalanceSnapshot, Member, Strategy, draws_needed, ewma_ms, order_chain
+from routeproof.core.balance import BalanceSnapshot, Member, Strategy, balances, draws_needed, ewma_ms, order_chain
 from routeproof.core.hedge import MILLI, HedgePolicy, earn, spend
 from routeproof.core.identity import name_of
 from routeproof.core.pricing import worst_case_prompt_tokens
@@ -114,8 +114,8 @@ class Traffic:
 
     def __init__(self, config: TrafficConfig | None = None, store: TrafficStore | None = None) -> None:
         self.config = config or TrafficConfig()
-        # whether groups are ordered by a strategy (core/balance.py) at all: read per call, decided once
-        self._balanced = self.config.strategy is not Strategy.ORDERED and bool(self.config.members)
+        # whether a strategy can order the groups at all (core/balance.balances): read per call, decided once
+        self._balanced = balances(self.config.strategy, self.config.members)
         self._store: TrafficStore = store or MemoryTrafficStore()
         self._in_flight: dict[str, int] = {}
         self._ewma: dict[str, int] = {}
