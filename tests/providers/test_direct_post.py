@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from routeproof.core.formats.sse import StreamDecoder, WireProtocol
+from routeproof.core.types import AttemptFailure, AttemptFailureKind
 from routeproof.errors import ProviderCallFailed
 from routeproof.providers._http import post_json
 from routeproof.providers._stream import DirectStreamed, stream_events
@@ -280,3 +281,17 @@ async def test_a_stream_on_the_direct_path_may_outlast_its_first_event_bound() -
     assert isinstance(got, list)
     assert not [event for event in got if "interrupted" in repr(event)]
     assert "there" in repr(got)
+
+
+@pytest.mark.parametrize("transport", [Transport.AIOHTTP, Transport.HTTPX], ids=lambda t: t.value)
+async def test_a_declared_length_over_the_cap_is_refused_before_the_body_is_read(transport: Transport) -> None:
+    """``content-length: 10000`` against a 4,096-byte cap: INVALID_RESPONSE at once, naming the declared
+    size, though only 8 bytes of the body ever come (the server then stalls): no byte is waited for."""
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 10000\r\n\r\n"
+    client = make_client(transport)
+    async with _canned((head, b'{"pad": '), stall_s=2.0) as (url, _seen):
+        got = await _outcome(client, url)
+    await client.aclose()
+    assert isinstance(got, AttemptFailure)
+    assert got.kind is AttemptFailureKind.INVALID_RESPONSE
+    assert "body of 10000 bytes is over the 4096-byte cap" in got.message  # refused on the head alone

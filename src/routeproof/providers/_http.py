@@ -331,11 +331,11 @@ async def _capped(
 ) -> bytes:
     """``chunks`` joined; INVALID_RESPONSE once they pass ``max_bytes``, or at once when an unencoded
     body's declared ``content-length`` does."""
-    declared = headers.get("content-length", "")
-    if declared.isascii() and declared.isdigit() and int(declared) > max_bytes and not headers.get("content-encoding"):
+    declared = _declared_length(headers)
+    if declared is not None and declared > max_bytes and not headers.get("content-encoding"):
         raise failure(
             AttemptFailureKind.INVALID_RESPONSE,
-            f"HTTP {status} body of {int(declared)} bytes is over the {max_bytes}-byte cap",
+            f"HTTP {status} body of {declared} bytes is over the {max_bytes}-byte cap",
             secrets=secrets,
             http_status=status,
         )
@@ -354,11 +354,17 @@ async def _capped(
     return b"".join(parts)
 
 
+def _declared_length(headers: Mapping[str, str]) -> int | None:
+    """The ``content-length`` ``headers`` declare (ASCII digits only), else None."""
+    declared = headers.get("content-length", "")
+    return int(declared) if declared.isascii() and declared.isdigit() else None
+
+
 def _declared_within(headers: Mapping[str, str], max_bytes: int) -> bool:
     """Whether ``headers`` declare a ``content-length`` of at most ``max_bytes``: then the body is read
     whole at once (the cap cannot be passed), without :func:`_capped`'s chunk loop."""
-    declared = headers.get("content-length", "")
-    return declared.isascii() and declared.isdigit() and int(declared) <= max_bytes
+    declared = _declared_length(headers)
+    return declared is not None and declared <= max_bytes
 
 
 def _loads(content: bytes) -> object:
