@@ -11,7 +11,10 @@ timed to their first ``data:`` line (TTFT). Printed: the median over rounds of e
 (arm minus direct), and the before/after ratios. ``PYTHONOPTIMIZE=1`` runs every process under
 ``-O``, as ``serve --optimize`` does. ``--floor`` adds a bare uvicorn+aiohttp proxy
 (``benchmarks/proxy_floor.py``): the added time of any gateway on this stack that does nothing else.
-A measurement tool, not a test.
+``--fresh`` starts new server processes every round: one process keeps its speed for its life (its
+memory layout and hash seed), and two processes of the same code differed by up to 12 % in CPU per
+call, round after round, so only new processes per round average that out. A measurement tool, not a
+test.
 """
 
 from __future__ import annotations
@@ -72,6 +75,39 @@ def _p50_ms(
         return statistics.median(samples) * 1000, p99 * 1000, (cpu() - cpu0) / calls * 1000
 
 
+Arm = tuple[str, dict[str, str], int]
+
+
+class _Servers:
+    """The gateways (this checkout's, ``--before``'s) and the floor, started together on a stack."""
+
+    def __init__(self, serve: list[str], env: dict[str, str], before: Path, mock_url: str, *, floor: bool) -> None:
+        self.serve, self.env, self.mock_url, self.floor = serve, env, mock_url, floor
+        self.before_env = {**env, "PYTHONPATH": str(before.resolve())}
+
+    def start(self, stack: ExitStack) -> dict[str, Arm]:
+        """Each server's chat URL, auth header and pid; stopped when ``stack`` closes."""
+        old, old_line = _start(self.serve, self.before_env, stack)
+        new, new_line = _start(self.serve, self.env, stack)
+        gateway_auth = {"authorization": f"Bearer {GATEWAY_KEY}"}
+        arms = {
+            "before": (f"{old_line.split()[3]}/v1/chat/completions", gateway_auth, old.pid),
+            "after": (f"{new_line.split()[3]}/v1/chat/completions", gateway_auth, new.pid),
+        }
+        if self.floor:
+            floor = subprocess.Popen(
+                [sys.executable, "-m", "benchmarks.proxy_floor", self.mock_url],
+                stdout=subprocess.PIPE, text=True, env=self.env,
+            )  # fmt: skip
+            stack.callback(floor.wait)
+            stack.callback(floor.terminate)
+            assert floor.stdout is not None
+            stack.callback(floor.stdout.close)
+            floor_url = floor.stdout.readline().split()[-1]
+            arms["floor"] = (f"{floor_url}/v1/chat/completions", {}, floor.pid)
+        return arms
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the rotated A/B and print medians and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -80,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--stream", action="store_true", help="streamed calls, timed to the first event")
     parser.add_argument("--floor", action="store_true", help="also a bare uvicorn+aiohttp proxy (proxy_floor.py)")
+    parser.add_argument(
+        "--fresh", action="store_true", help="new server processes every round (the process lottery averaged out)"
+    )
     args = parser.parse_args(argv)
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench", "ROUTEPROOF_BENCH_KEY": GATEWAY_KEY}
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
@@ -89,29 +128,18 @@ def main(argv: list[str] | None = None) -> int:
         mock_url = mock_line.split()[-1]
         (work / "agent.toml").write_text(AGENT_TOML.format(mock_url=mock_url))
         serve = ["serve", "--config", str(work / "agent.toml"), "--port", "0"]
-        before_env = {**env, "PYTHONPATH": str(args.before.resolve())}
-        old, old_line = _start(serve, before_env, stack)
-        new, new_line = _start(serve, env, stack)
-        gateway_auth = {"authorization": f"Bearer {GATEWAY_KEY}"}
-        arms: dict[str, tuple[str, dict[str, str], int]] = {
-            "direct": (f"{mock_url}/v1/chat/completions", {"authorization": "Bearer sk"}, mock.pid),
-            "before": (f"{old_line.split()[3]}/v1/chat/completions", gateway_auth, old.pid),
-            "after": (f"{new_line.split()[3]}/v1/chat/completions", gateway_auth, new.pid),
-        }
-        if args.floor:
-            floor = subprocess.Popen(
-                [sys.executable, "-m", "benchmarks.proxy_floor", mock_url], stdout=subprocess.PIPE, text=True, env=env
-            )
-            stack.callback(floor.wait)
-            stack.callback(floor.terminate)
-            assert floor.stdout is not None
-            floor_url = floor.stdout.readline().split()[-1]
-            arms["floor"] = (f"{floor_url}/v1/chat/completions", {}, floor.pid)
-        p50s: dict[str, list[float]] = {name: [] for name in arms}
-        p99s: dict[str, list[float]] = {name: [] for name in arms}
-        cpus: dict[str, list[float]] = {name: [] for name in arms}
-        names = list(arms)
+        servers = _Servers(serve, env, args.before, mock_url, floor=args.floor)
+        direct = (f"{mock_url}/v1/chat/completions", {"authorization": "Bearer sk"}, mock.pid)
+        names = ["direct", "before", "after", *(["floor"] if args.floor else [])]
+        p50s: dict[str, list[float]] = {name: [] for name in names}
+        p99s: dict[str, list[float]] = {name: [] for name in names}
+        cpus: dict[str, list[float]] = {name: [] for name in names}
+        kept = stack.enter_context(ExitStack())  # the servers, kept across rounds unless --fresh
+        arms = {"direct": direct, **servers.start(kept)}
         for r in range(args.rounds):
+            if args.fresh and r > 0:  # new processes: each round draws its own layout
+                kept.close()
+                arms = {"direct": direct, **servers.start(kept)}
             order = names[r % len(names) :] + names[: r % len(names)]
             line = []
             for name in order:

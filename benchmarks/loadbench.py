@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib.util
 import json
+import math
 import os
 import platform
 import statistics
@@ -199,11 +201,36 @@ def _load(meta: dict[str, Any]) -> str:
     return " → ".join(f"{v[0]:.1f}" for v in (load.get("start"), load.get("end")) if v) or "?"
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Probe:
+    number: int
+    name: str
+
+
+def interpreter_ms(loops: int = 100_000, best_of: int = 5) -> float:
+    """The best of ``best_of`` runs of a fixed pure-Python loop (a frozen dataclass made, a dict made,
+    attributes read), in ms: how fast this interpreter build runs the kind of code the router is.
+    The same CPython version differs by a third between builds: pyenv's default build (no PGO, no LTO,
+    a shared libpython) against Debian's (docs/performance.md)."""
+    best = math.inf
+    for _ in range(best_of):
+        start = time.perf_counter()
+        total = 0
+        for i in range(loops):
+            probe = _Probe(i, "x")
+            total += probe.number + len(probe.name) + len({"k": i, "v": total})
+        best = min(best, time.perf_counter() - start)
+    return round(best * 1000, 1)
+
+
 def _table(doc: dict[str, Any]) -> str:
+    meta = doc["meta"]
+    build = f"Python {meta['python']} ({meta['executable']}; reference loop {meta['interpreter_ms']} ms)"
     lines = [
         f"routeproof bench {doc['meta']['started_at']} · {doc['meta']['rounds']} rotated rounds, median per cell · "
         f"{doc['meta']['cpus']} CPUs (shared: read the ratios, not the times) · load average "
         f"{_load(doc['meta'])}",
+        build if "interpreter_ms" in meta else "",
         "",
         f"{'arm':<21}{'in flight':>10}{'p50 ms':>10}{'p99 ms':>10}{'calls/s':>10}{'CPU ms/call':>12}"
         f"{'RSS MB':>8}{'fail':>7}{'p50 ×httpx':>11}{'calls/s ×httpx':>15}{'×aiohttp':>10}",
@@ -337,6 +364,8 @@ def run(
         "meta": {
             "started_at": started,
             "python": platform.python_version(),
+            "executable": sys.executable,
+            "interpreter_ms": interpreter_ms(),  # the same Python code on another build: compare these first
             "cpus": os.cpu_count(),
             "rounds": rounds,
             "levels": list(levels),

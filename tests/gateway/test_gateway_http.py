@@ -72,12 +72,28 @@ async def test_limits_and_bad_headers(stack: Stack) -> None:
 
 
 async def test_tenant_policy_follows_the_key(stack: Stack) -> None:
-    """team-b's key is Sovereign: no remote provider may take its call (503), none is contacted."""
+    """team-b's key is Sovereign: no remote provider may take its call (503), none is contacted, even
+    right after team-a's call to the same alias was routed (each tenant's route is its own)."""
     async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
+        first = await client.post("/v1/chat/completions", json=BODY, headers={"x-api-key": OTHER_KEY})
+        team_a = await client.post("/v1/chat/completions", json=BODY, headers=AUTH)
         answer = await client.post("/v1/chat/completions", json=BODY, headers={"x-api-key": OTHER_KEY})
-    assert answer.status_code == 503
-    assert answer.json()["routeproof"]["code"] == "no_eligible_provider"
-    assert stack.provider_requests() == 0
+    assert team_a.status_code == 200
+    for refused in (first, answer):
+        assert refused.status_code == 503
+        assert refused.json()["routeproof"]["code"] == "no_eligible_provider"
+    assert stack.provider_requests() == 1  # team-a's only
+
+
+async def test_unknown_aliases_are_not_kept(stack: Stack) -> None:
+    """A route is made once per tenant and configured alias; a client's made-up model names are
+    answered 404 and never kept, however many it sends."""
+    async with httpx.AsyncClient(base_url=stack.url, timeout=10) as client:
+        for n in range(50):
+            answer = await client.post("/v1/chat/completions", json={**BODY, "model": f"made-up-{n}"}, headers=AUTH)
+            assert answer.status_code == 404
+        assert (await client.post("/v1/chat/completions", json=BODY, headers=AUTH)).status_code == 200
+    assert len(stack.app.backend._routes) == 1  # team-a's route for its one alias
 
 
 async def test_graceful_shutdown_finishes_in_flight_calls(make_stack: StackFactory) -> None:

@@ -173,3 +173,29 @@ async def test_gateway_answers_504_when_the_deadline_passes_while_queued(make_st
     assert late.json()["routeproof"]["code"] == "deadline_exceeded"
     assert "queued" in late.json()["error"]["message"]
     assert all(answer.status_code == 200 for answer in answers)
+
+
+@pytest.mark.asyncio
+async def test_time_queued_comes_off_the_calls_deadline(make_stack: StackFactory) -> None:
+    """A call that waited in its tenant's queue is routed with its deadline less the wait, not a fresh
+    one: with a 1,000 ms deadline, about 600 ms queued behind team-a's 50 held slots and an upstream
+    that answers after 600 ms, it is answered 504 within its deadline, not 200 at 1.2 s."""
+    limits = httpx.Limits(max_connections=200)
+    async with make_stack() as stack, httpx.AsyncClient(base_url=stack.url, timeout=30, limits=limits) as client:
+        stack.anthropic.script(*[Scripted(delay_before_headers_s=0.6)] * (SHARE * 10 + 1))
+        body = {"model": "chat", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+        a = {"x-api-key": GATEWAY_KEY}
+        slow = [asyncio.create_task(client.post("/v1/messages", json=body, headers=a)) for _ in range(50)]
+        for _ in range(200):  # until team-a's share is full
+            if stack.app.tenancy.snapshot()["team-a"]["in_flight"] == 50:
+                break
+            await asyncio.sleep(0.02)
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        late = await client.post("/v1/messages", json=body, headers={**a, DEADLINE_HEADER: "1000"})
+        took_s = loop.time() - start
+        answers = await asyncio.gather(*slow)
+    assert late.status_code == 504, late.text
+    assert late.json()["routeproof"]["code"] == "deadline_exceeded"
+    assert took_s < 1.15  # its deadline, from its arrival (generous: the test's own client adds a little)
+    assert all(answer.status_code == 200 for answer in answers)

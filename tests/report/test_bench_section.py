@@ -87,3 +87,13 @@ def test_a_bench_json_without_its_parts_is_named_as_a_problem(tmp_path: Path) ->
     report = build_report(tmp_path)
     assert report.problems
     assert "bench.json" in report.problems[0]
+
+
+def test_the_interpreter_build_is_named_when_recorded(tmp_path: Path) -> None:
+    """The Python build that ran the arms, and its reference loop, head the table when loadbench
+    recorded them; an older bench.json without them still renders, without the line."""
+    recorded = {**BENCH, "meta": {**BENCH["meta"], "executable": "/usr/bin/python3.11", "interpreter_ms": 61.2}}  # type: ignore[dict-item]
+    (tmp_path / "bench.json").write_text(json.dumps(recorded))
+    assert "Python 3.11.7 (/usr/bin/python3.11), reference loop 61.2 ms" in build_report(tmp_path).html
+    (tmp_path / "bench.json").write_text(json.dumps(BENCH))
+    assert "reference loop" not in build_report(tmp_path).html

@@ -156,7 +156,8 @@ async def _run_until_disconnect(receive: Receive, work: Coroutine[Any, Any, T]) 
     second task and two ``asyncio.wait`` calls were a fifth of the app's CPU per request). Another
     cancellation of this task (shutdown past the grace period) propagates.
     """
-    current = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    current = asyncio.current_task(loop)
     assert current is not None  # an ASGI app runs in a task
     gone = finished = False
     watcher: asyncio.Future[None] | None = None
@@ -172,7 +173,7 @@ async def _run_until_disconnect(receive: Receive, work: Coroutine[Any, Any, T]) 
         watcher = asyncio.ensure_future(_until_disconnect(receive))
         watcher.add_done_callback(on_disconnect)
 
-    timer = asyncio.get_running_loop().call_later(DISCONNECT_WATCH_AFTER_S, watch)
+    timer = loop.call_later(DISCONNECT_WATCH_AFTER_S, watch)
     try:
         return await work
     except asyncio.CancelledError:
@@ -353,13 +354,15 @@ class GatewayApp:
         """Answer ``job`` within one of ``tenant``'s slots (edge.py's ``admitted``), its deadline less the wait."""
         tokens = Traffic.estimate_tokens(job.req) if self.tenancy.counts_tokens else 0  # (it walks every turn)
         async with admitted(self.tenancy, tenant.name, job.timeout_s, tokens) as timeout_s:
-            await answer_for(job.within(timeout_s))
+            await answer_for(job if timeout_s == job.timeout_s else job.within(timeout_s))
 
     def _fit_to_route(self, route: Route, req: ChatRequest, caller: dict[str, Any] | None) -> None:
         """A 400 when no provider of ``route`` can carry a field of ``req``. ``caller``: the origin's
         body as parsed already (None: parsed here)."""
         origin = req.origin
         assert origin is not None  # the gateway always keeps the caller's request
+        if self.backend.carries_as_is(route, origin.protocol):  # the body goes as it is: no field to judge
+            return
         if caller is None:
             caller = json.loads(origin.body_json)
         fields = untranslated_fields(origin.protocol, caller)

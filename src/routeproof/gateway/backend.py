@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from routeproof.config import RoutingConfig, load_config
 from routeproof.core.formats.cross_fields import bedrock_refusals, caller_fields_plan
@@ -85,6 +85,9 @@ class Route:
 
     policy: TenantPolicy
     resolved: ResolvedModel
+    targets: tuple[tuple[ProviderKind, str], ...] = field(default=(), compare=False, repr=False)
+    """The kind and model of each chain entry, in order, when :meth:`Backend.route` made it (else
+    empty, and :meth:`Backend.chain_targets` works them out): a chain has at least one entry."""
 
 
 class Backend:
@@ -100,6 +103,7 @@ class Backend:
             )
             for tenant in settings.tenants
         }
+        self._routes: dict[tuple[str, str], Route] = {}
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Backend:
@@ -113,16 +117,28 @@ class Backend:
         return self.settings.aliases
 
     def route(self, tenant: Tenant, alias: str) -> Route | None:
-        """Where ``alias`` goes for ``tenant``; None when the alias is not configured."""
+        """Where ``alias`` goes for ``tenant``; None when the alias is not configured.
+
+        Made once per tenant and alias, with its chain's targets: policies and the configuration are
+        fixed at load, and this runs twice per request. An unknown alias is not kept (a client's
+        made-up names never grow the table)."""
+        key = (tenant.name, alias)
+        known = self._routes.get(key)
+        if known is not None:
+            return known
         policy = self._policies[tenant.name]
         try:
             resolved = resolve(alias, policy)
         except UnknownAlias:
             return None
-        return Route(policy=policy, resolved=resolved)
+        made = Route(policy=policy, resolved=resolved)
+        made = self._routes[key] = replace(made, targets=self.chain_targets(made))
+        return made
 
     def chain_targets(self, route: Route) -> tuple[tuple[ProviderKind, str], ...]:
         """The kind and model of each entry of ``route``'s chain, in order."""
+        if route.targets:
+            return route.targets
         out = []
         for entry in build_chain(route.resolved, route.policy):
             kind = entry.provider.kind
@@ -141,6 +157,15 @@ class Backend:
             caps = table.lookup(kind, model)
             sizes.append(caps.max_output_tokens or caps.context_window_tokens or NO_DOCUMENTED_OUTPUT_TOKENS)
         return max(sizes, default=NO_DOCUMENTED_OUTPUT_TOKENS)
+
+    def carries_as_is(self, route: Route, source: WireFormat) -> bool:
+        """Whether a provider of ``route``'s chain speaks ``source`` (or is Local, with no wire to judge):
+        then :meth:`refused_everywhere` refuses nothing, whatever the request sets, and is not asked."""
+        for kind, _ in self.chain_targets(route):
+            target = protocol_of(kind)
+            if target is None or target is source:
+                return True
+        return False
 
     def refused_everywhere(
         self, route: Route, source: WireFormat, fields: tuple[str, ...], request: ChatRequest | None = None

@@ -84,7 +84,7 @@ def _loadbench(document: dict[str, object], draw: bool) -> tuple[str, list[str]]
                "p50 ×httpx", "calls/s ×httpx"]  # fmt: skip
     body = (
         f'<p class="meta">{esc(meta.get("started_at"))} · {esc(meta.get("rounds"))} rotated rounds, median per '
-        f"cell · {esc(meta.get('cpus'))} CPUs · {esc(meta.get('note'))}</p>" + table(headers, cells)
+        f"cell · {esc(meta.get('cpus'))} CPUs · {esc(meta.get('note'))}{_interpreter(meta)}</p>" + table(headers, cells)
     )
     ours = [a for a in arms if a.startswith("routeproof")]
     figures = []
@@ -194,3 +194,11 @@ def render(document: object, *, draw: bool) -> tuple[str, list[str]]:
     columns = list(dict.fromkeys(k for r in rows for k in r))
     cells = [[_cell(r.get(c, "")) for c in columns] for r in rows]
     return f'<p class="meta">{len(rows)} results.</p>' + table(columns, cells), []
+
+
+def _interpreter(meta: dict[str, object]) -> str:
+    """The Python build that ran the arms and its reference loop (loadbench.interpreter_ms), when recorded."""
+    if "interpreter_ms" not in meta:
+        return ""
+    python, executable, loop_ms = esc(meta.get("python")), esc(meta.get("executable")), esc(meta["interpreter_ms"])
+    return f" · Python {python} ({executable}), reference loop {loop_ms} ms"
