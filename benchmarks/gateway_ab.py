@@ -11,10 +11,11 @@ timed to their first ``data:`` line (TTFT). Printed: the median over rounds of e
 (arm minus direct), and the before/after ratios. ``PYTHONOPTIMIZE=1`` runs every process under
 ``-O``, as ``serve --optimize`` does. ``--floor`` adds a bare uvicorn+aiohttp proxy
 (``benchmarks/proxy_floor.py``): the added time of any gateway on this stack that does nothing else.
-``--fresh`` starts new server processes every round: one process keeps its speed for its life (its
-memory layout and hash seed), and two processes of the same code differed by up to 12 % in CPU per
-call, round after round, so only new processes per round average that out. A measurement tool, not a
-test.
+``--before-python`` runs the before arm on another interpreter (``--before src`` then compares two
+builds of Python on the same code). ``--fresh`` starts new server processes every round: one process
+keeps its speed for its life (its memory layout and hash seed), and two processes of the same code
+differed by up to 12 % in CPU per call, round after round, so only new processes per round average
+that out. A measurement tool, not a test.
 """
 
 from __future__ import annotations
@@ -81,13 +82,16 @@ Arm = tuple[str, dict[str, str], int]
 class _Servers:
     """The gateways (this checkout's, ``--before``'s) and the floor, started together on a stack."""
 
-    def __init__(self, serve: list[str], env: dict[str, str], before: Path, mock_url: str, *, floor: bool) -> None:
+    def __init__(
+        self, serve: list[str], env: dict[str, str], before: Path, mock_url: str, *, floor: bool, before_python: str
+    ) -> None:
         self.serve, self.env, self.mock_url, self.floor = serve, env, mock_url, floor
         self.before_env = {**env, "PYTHONPATH": str(before.resolve())}
+        self.before_python = before_python
 
     def start(self, stack: ExitStack) -> dict[str, Arm]:
         """Each server's chat URL, auth header and pid; stopped when ``stack`` closes."""
-        old, old_line = _start(self.serve, self.before_env, stack)
+        old, old_line = _start(self.serve, self.before_env, stack, python=self.before_python)
         new, new_line = _start(self.serve, self.env, stack)
         gateway_auth = {"authorization": f"Bearer {GATEWAY_KEY}"}
         arms = {
@@ -117,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stream", action="store_true", help="streamed calls, timed to the first event")
     parser.add_argument("--floor", action="store_true", help="also a bare uvicorn+aiohttp proxy (proxy_floor.py)")
     parser.add_argument(
+        "--before-python", default=sys.executable, help="the interpreter of the before arm (another build of Python)"
+    )
+    parser.add_argument(
         "--fresh", action="store_true", help="new server processes every round (the process lottery averaged out)"
     )
     args = parser.parse_args(argv)
@@ -128,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         mock_url = mock_line.split()[-1]
         (work / "agent.toml").write_text(AGENT_TOML.format(mock_url=mock_url))
         serve = ["serve", "--config", str(work / "agent.toml"), "--port", "0"]
-        servers = _Servers(serve, env, args.before, mock_url, floor=args.floor)
+        servers = _Servers(serve, env, args.before, mock_url, floor=args.floor, before_python=args.before_python)
         direct = (f"{mock_url}/v1/chat/completions", {"authorization": "Bearer sk"}, mock.pid)
         names = ["direct", "before", "after", *(["floor"] if args.floor else [])]
         p50s: dict[str, list[float]] = {name: [] for name in names}

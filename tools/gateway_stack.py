@@ -63,8 +63,10 @@ class GatewayStack:
         return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("nonvoluntary_ctxt"))
 
 
-def _start(args: list[str], env: dict[str, str], stack: ExitStack) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-c", _ENTRY, *args], stdout=subprocess.PIPE, text=True, env=env)
+def _start(
+    args: list[str], env: dict[str, str], stack: ExitStack, *, python: str = sys.executable
+) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([python, "-c", _ENTRY, *args], stdout=subprocess.PIPE, text=True, env=env)
 
     def stop() -> None:
         proc.terminate()
