@@ -10,8 +10,9 @@ is installed, and the gateways of ``benchmarks._gateways`` (``routeproof serve -
 Portkey gateway and the LiteLLM proxy when installed), driven by the aiohttp client, whose CPU per
 call column is the gateway process's own (``client_cpu_ms_per_call`` is the load generator's).
 Rounds are rotated (round r starts with arm r) and each cell is the median over rounds: the machine
-is shared, so the ratios to the direct clients are the result, not the absolute times. Nothing is
-asserted.
+is shared, so the ratios to the direct clients are the result, not the absolute times. The gateways
+run as one process each for the whole run unless ``--fresh`` starts them again every round (a
+process keeps its speed for its life: compare two trees with ``--fresh``). Nothing is asserted.
 
 Prints one table per run and writes ``reports/bench.json`` (shape: :data:`SCHEMA`, documented in
 ``routeproof.report.bench``).
@@ -311,10 +312,12 @@ def run(
     burst_calls: tuple[int, ...] = (1_000, 10_000),
     before: str | None = None,
     with_gateways: bool = True,
+    fresh: bool = False,
 ) -> dict[str, Any]:
     """Start the mock, run every arm at every level for ``rounds`` rotated rounds, and return bench.json.
 
-    With ``before`` (an older tree's ``src``), routeproof's arms also run over that package."""
+    With ``before`` (an older tree's ``src``), routeproof's arms also run over that package. ``fresh``:
+    the gateways are started again every round (one process keeps its speed for its life)."""
     arms = _arms(before)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     load0 = os.getloadavg()
@@ -326,13 +329,17 @@ def run(
         base_url = mock.stdout.readline().strip()
         stack.callback(_stop_mock, mock)
         gateways: dict[str, Endpoint] = {}
+        running = stack.enter_context(contextlib.ExitStack())  # the gateways (started again per round: fresh)
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="routeproof-bench-")))
         if with_gateways:
-            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="routeproof-bench-")))
-            gateways = {e.name: e for e in stack.enter_context(endpoints(base_url, workdir, before=before))}
+            gateways = {e.name: e for e in running.enter_context(endpoints(base_url, workdir, before=before))}
             arms += list(gateways)
         raw: dict[tuple[str, int], list[dict[str, Any]]] = {}
         streams: dict[str, list[dict[str, Any]]] = {}
         for r in range(rounds):
+            if fresh and gateways and r > 0:
+                running.close()
+                gateways = {e.name: e for e in running.enter_context(endpoints(base_url, workdir, before=before))}
             order = arms[r % len(arms) :] + arms[: r % len(arms)]
             for level in levels:
                 for arm in order:
@@ -381,6 +388,7 @@ def run(
             "calls_per_level": {str(level): max(200, level) for level in levels},
             "note": "shared machine: cells are medians over rotated rounds; compare ratios, not times",
             "before": before,
+            "fresh_gateways": fresh,
             "load_average": {"start": list(load0), "end": list(os.getloadavg())},
             "gateways": list(gateways),  # their rows' cpu_ms_per_call is the gateway process's own
         },
@@ -411,6 +419,9 @@ def main(argv: list[str] | None = None) -> int:
         "--no-gateways", action="store_true", help="skip the gateway arms (routeproof serve, Portkey, LiteLLM proxy)"
     )
     parser.add_argument(
+        "--fresh", action="store_true", help="start the gateways again every round (the process lottery averaged out)"
+    )
+    parser.add_argument(
         "--out", type=Path, default=Path(os.environ.get("ROUTEPROOF_REPORT_DIR", "reports")) / "bench.json"
     )
     args = parser.parse_args(argv)
@@ -425,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         burst_calls=bursts,
         before=args.before,
         with_gateways=not args.no_gateways,
+        fresh=args.fresh,
     )
     print(_table(doc))
     args.out.parent.mkdir(parents=True, exist_ok=True)
