@@ -16,7 +16,7 @@ from routeproof.errors import ConfigError
 from routeproof.gateway.app import DEADLINE_HEADER
 from routeproof.gateway.settings import parse_gateway_settings
 from routeproof.mock import Scripted
-from tests.gateway.conftest import GATEWAY_KEY, OTHER_KEY, StackFactory
+from tests.gateway.conftest import GATEWAY_KEY, OTHER_KEY, Stack, StackFactory
 
 SHARE = 5
 NOISY = 10 * SHARE  # the noisy tenant sends 10x its share at once
@@ -152,6 +152,20 @@ def test_settings_split_max_in_flight_by_weight() -> None:
         parse_gateway_settings({"gateway": {"tenants": many, "max_in_flight": 10}}, environ={})
 
 
+_BODY = {"model": "chat", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+_TEAM_A = {"x-api-key": GATEWAY_KEY}
+
+
+async def _hold_team_a(stack: Stack, client: httpx.AsyncClient) -> list[asyncio.Task[httpx.Response]]:
+    """team-a's 50 slots, each held by a call to the (scripted, slow) Anthropic mock, once all are held."""
+    slow = [asyncio.create_task(client.post("/v1/messages", json=_BODY, headers=_TEAM_A)) for _ in range(50)]
+    for _ in range(200):  # until team-a's share is full
+        if stack.app.tenancy.snapshot()["team-a"]["in_flight"] == 50:
+            break
+        await asyncio.sleep(0.02)
+    return slow
+
+
 @pytest.mark.asyncio
 async def test_gateway_answers_504_when_the_deadline_passes_while_queued(make_stack: StackFactory) -> None:
     """team-a's 50 slots held by slow calls, one more call with a 300 ms deadline waits in the queue
@@ -160,14 +174,8 @@ async def test_gateway_answers_504_when_the_deadline_passes_while_queued(make_st
     limits = httpx.Limits(max_connections=200)
     async with make_stack() as stack, httpx.AsyncClient(base_url=stack.url, timeout=30, limits=limits) as client:
         stack.anthropic.script(*[Scripted(delay_before_headers_s=1.5)] * SHARE * 10)
-        body = {"model": "chat", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
-        a = {"x-api-key": GATEWAY_KEY}
-        slow = [asyncio.create_task(client.post("/v1/messages", json=body, headers=a)) for _ in range(50)]
-        for _ in range(200):  # until team-a's share is full
-            if stack.app.tenancy.snapshot()["team-a"]["in_flight"] == 50:
-                break
-            await asyncio.sleep(0.02)
-        late = await client.post("/v1/messages", json=body, headers={**a, DEADLINE_HEADER: "300"})
+        slow = await _hold_team_a(stack, client)
+        late = await client.post("/v1/messages", json=_BODY, headers={**_TEAM_A, DEADLINE_HEADER: "300"})
         answers = await asyncio.gather(*slow)
     assert late.status_code == 504
     assert late.json()["routeproof"]["code"] == "deadline_exceeded"
@@ -183,16 +191,10 @@ async def test_time_queued_comes_off_the_calls_deadline(make_stack: StackFactory
     limits = httpx.Limits(max_connections=200)
     async with make_stack() as stack, httpx.AsyncClient(base_url=stack.url, timeout=30, limits=limits) as client:
         stack.anthropic.script(*[Scripted(delay_before_headers_s=0.6)] * (SHARE * 10 + 1))
-        body = {"model": "chat", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
-        a = {"x-api-key": GATEWAY_KEY}
-        slow = [asyncio.create_task(client.post("/v1/messages", json=body, headers=a)) for _ in range(50)]
-        for _ in range(200):  # until team-a's share is full
-            if stack.app.tenancy.snapshot()["team-a"]["in_flight"] == 50:
-                break
-            await asyncio.sleep(0.02)
+        slow = await _hold_team_a(stack, client)
         loop = asyncio.get_running_loop()
         start = loop.time()
-        late = await client.post("/v1/messages", json=body, headers={**a, DEADLINE_HEADER: "1000"})
+        late = await client.post("/v1/messages", json=_BODY, headers={**_TEAM_A, DEADLINE_HEADER: "1000"})
         took_s = loop.time() - start
         answers = await asyncio.gather(*slow)
     assert late.status_code == 504, late.text
