@@ -276,6 +276,16 @@ def _mapped_aiohttp_transport(connections: int) -> httpx.AsyncBaseTransport:
             response.stream = _Stream(response.stream)
             return response
 
+        def get_client(self) -> aiohttp.ClientSession:
+            """httpx-aiohttp's session (its connector, with these limits), with a cookie jar that keeps
+            nothing: aiohttp's own jar keeps a provider's Set-Cookie for its host (not for an IP address)
+            and sends it on every later request there, one tenant's cookie on another's call. httpx's
+            client above keeps none (:func:`_cookieless`); the session below must not either."""
+            connector = aiohttp.TCPConnector(
+                limit=connections, keepalive_timeout=KEEPALIVE_EXPIRY_S, ssl=self.ssl_context
+            )
+            return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+
         def session(self) -> aiohttp.ClientSession:
             """The aiohttp session ``handle_async_request`` sends through (made on first use, as there)."""
             if not isinstance(self.client, aiohttp.ClientSession):

@@ -153,20 +153,26 @@ async def test_the_direct_path_sends_and_reaches_what_client_send_does(answer: s
     assert _normalised(seen[0]) == _normalised(seen[1])
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
 @pytest.mark.parametrize("transport", [Transport.AIOHTTP, Transport.HTTPX], ids=lambda t: t.value)
-async def test_routeproofs_own_clients_keep_no_cookie(transport: Transport) -> None:
-    """A provider's Set-Cookie (Cloudflare's on OpenAI's API) is neither kept nor sent back: one client
-    serves every tenant, and a kept cookie would turn the direct path off for good."""
+async def test_routeproofs_own_clients_keep_no_cookie(transport: Transport, host: str) -> None:
+    """A provider's Set-Cookie (Cloudflare's on OpenAI's API) is neither kept nor sent back, through
+    httpx's client or on the direct path: one client serves every tenant, and a kept cookie would turn
+    the direct path off for good. A host by name, too: aiohttp's own cookie jar keeps no cookie for an
+    IP address, so a loopback URL alone would hide a jar that keeps api.openai.com's."""
     answer = _response("200 OK", ANSWER, "set-cookie: __cf_bm=tenant-a; path=/; HttpOnly", "connection: close")
     client = make_client(transport)
-    async with _canned(answer) as (url, seen):
-        await client.post(url, content=b"{}")  # through httpx's client: it extracts cookies
-        await client.post(url, content=b"{}")
+    async with _canned(answer) as (loopback, seen):
+        named = loopback.replace("127.0.0.1", host)
+        await client.post(named, content=b"{}")  # through httpx's client: it extracts cookies
+        await client.post(named, content=b"{}")
+        await _outcome(client, named)  # the direct path, on the aiohttp transport
     kept = list(client.cookies.jar)
     still_direct = direct_post(client, URL) is not None
     await client.aclose()
     assert kept == []
-    assert b"cookie" not in seen[1].lower().split(b"\r\n\r\n", 1)[0].replace(b"set-cookie", b"")
+    for request in seen[1:]:
+        assert b"cookie" not in request.lower().split(b"\r\n\r\n", 1)[0].replace(b"set-cookie", b"")
     assert still_direct is (transport is Transport.AIOHTTP)
 
 
