@@ -42,6 +42,7 @@ from typing import Any
 
 import httpcore
 import httpx
+from httpx._utils import get_environment_proxies  # what httpx.AsyncClient reads itself (no public name)
 
 from routeproof._pool import IndexedPool, indexed_pool_supported
 from routeproof.admission import DEFAULT_MAX_IN_FLIGHT_PER_PROVIDER
@@ -151,7 +152,25 @@ def make_client(
         return client
     if network_backend is not None:
         raise ConfigError("network_backend is httpcore's: it applies to the httpx transport only")
-    return httpx.AsyncClient(transport=_mapped_aiohttp_transport(connections), cookies=_cookieless())
+    return httpx.AsyncClient(
+        transport=_mapped_aiohttp_transport(connections),
+        mounts=_environment_proxies(connections),
+        cookies=_cookieless(),
+    )
+
+
+def _environment_proxies(connections: int) -> dict[str, httpx.AsyncBaseTransport | None]:
+    """The proxies the environment names (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``),
+    mounted as httpx's own client mounts them when it builds its transport itself: httpx reads none of
+    them once a transport is passed in, and the aiohttp session reads none either (``trust_env`` off),
+    so without these mounts the default transport sent every call around the egress proxy a
+    deployment names. A proxied URL goes through httpx's transport with that proxy (never the direct
+    path: :func:`direct_post` sees a transport without ``direct``); a ``NO_PROXY`` host (None) through
+    the aiohttp transport, as before."""
+    return {
+        pattern: None if url is None else httpx.AsyncHTTPTransport(proxy=httpx.Proxy(url), limits=_limits(connections))
+        for pattern, url in get_environment_proxies().items()
+    }
 
 
 class _KeepNone(http.cookiejar.DefaultCookiePolicy):
