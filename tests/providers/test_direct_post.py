@@ -13,12 +13,10 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 
-from routeproof.core.formats.sse import StreamDecoder, WireProtocol
 from routeproof.core.types import AttemptFailure, AttemptFailureKind
-from routeproof.errors import ProviderCallFailed
-from routeproof.providers._http import post_json
-from routeproof.providers._stream import DirectStreamed, stream_events
+from routeproof.providers._stream import DirectStreamed
 from routeproof.transport import Transport, direct_post, make_client
+from tests.providers.direct_calls import _outcome, _streamed
 
 pytestmark = pytest.mark.asyncio
 URL = httpx.URL("http://127.0.0.1:9/v1/chat/completions")
@@ -114,20 +112,6 @@ ANSWERS = {
 }
 
 
-async def _outcome(client: httpx.AsyncClient, url: str) -> object:
-    """What post_json gives: the reply's status, body and rate headers, or the failure."""
-    loop = asyncio.get_running_loop()
-    try:
-        reply = await post_json(
-            client, url, content=b'{"model":"m"}', headers={"authorization": "Bearer sk-1"},
-            timeout_at=loop.time() + 5, secrets=("sk-1",), max_response_bytes=4096,
-        )  # fmt: skip
-    except ProviderCallFailed as exc:
-        return exc.failure
-    headers = reply.headers
-    return reply.status, reply.body, headers.get("x-request-id"), headers.get("X-Ratelimit-Remaining-Requests")
-
-
 def _normalised(request: bytes) -> tuple[list[bytes], bytes]:
     head, body = request.split(b"\r\n\r\n", 1)
     lines = head.split(b"\r\n")
@@ -217,20 +201,6 @@ STREAMS = {
     "503 latin-1": ANSWERS["503 latin-1"],
     "503 gzip over the cap": _response("503 Service Unavailable", gzip.compress(b"x" * 9000), "content-encoding: gzip"),
 }
-
-
-async def _streamed(client: httpx.AsyncClient, url: str, idle_timeout_s: float = 5.0, within_s: float = 5) -> object:
-    """What stream_events gives: the events, or the failure raised before the first."""
-    loop = asyncio.get_running_loop()
-    events = stream_events(
-        client, url, content=b'{"model":"m","stream":true}', headers={"authorization": "Bearer sk-1"},
-        timeout_at=loop.time() + within_s, decoder=StreamDecoder(WireProtocol.OPENAI), secrets=("sk-1",),
-        idle_timeout_s=idle_timeout_s, max_error_bytes=4096,
-    )  # fmt: skip
-    try:
-        return [event async for event in events]
-    except ProviderCallFailed as exc:
-        return exc.failure
 
 
 @pytest.mark.parametrize("answer", list(STREAMS))

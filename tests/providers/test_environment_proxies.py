@@ -17,12 +17,10 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 
-from routeproof.core.formats.sse import StreamDecoder, WireProtocol
 from routeproof.core.types import ChatRequest, Message, TextDelta
 from routeproof.providers import OpenAIProvider
-from routeproof.providers._http import post_json
-from routeproof.providers._stream import stream_events
 from routeproof.transport import Transport, direct_post, make_client
+from tests.providers.direct_calls import _outcome, _streamed
 
 pytestmark = pytest.mark.asyncio
 UPSTREAM = "http://api.provider.invalid/v1/chat/completions"  # never resolved: only a proxy can answer it
@@ -63,23 +61,6 @@ async def _recording() -> AsyncIterator[tuple[str, list[bytes]]]:
         yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", lines
 
 
-async def _plain(client: httpx.AsyncClient, url: str) -> int:
-    reply = await post_json(
-        client, url, content=b'{"model":"m"}', headers={"authorization": "Bearer sk-1"},
-        timeout_at=asyncio.get_running_loop().time() + 5, secrets=("sk-1",), max_response_bytes=65536,
-    )  # fmt: skip
-    return reply.status
-
-
-async def _streamed(client: httpx.AsyncClient, url: str) -> list[object]:
-    events = stream_events(
-        client, url, content=b'{"model":"m","stream":true}', headers={"authorization": "Bearer sk-1"},
-        timeout_at=asyncio.get_running_loop().time() + 5, decoder=StreamDecoder(WireProtocol.OPENAI),
-        secrets=("sk-1",), idle_timeout_s=5.0, max_error_bytes=4096,
-    )  # fmt: skip
-    return [event async for event in events]
-
-
 @pytest.fixture(autouse=True)
 def _no_inherited_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy"):
@@ -94,10 +75,11 @@ async def test_calls_go_through_the_proxy_the_environment_names(
     async with _recording() as (proxy, lines):
         monkeypatch.setenv("HTTP_PROXY", proxy)
         client = make_client(transport)
-        status = await _plain(client, UPSTREAM)
+        status = (await _outcome(client, UPSTREAM))[0]  # type: ignore[index]
         events = await _streamed(client, UPSTREAM)
         await client.aclose()
     assert status == 200
+    assert isinstance(events, list)
     assert any(isinstance(event, TextDelta) and event.text == "via proxy" for event in events)
     assert lines == [f"POST {UPSTREAM} HTTP/1.1".encode()] * 2
 
@@ -110,7 +92,7 @@ async def test_a_no_proxy_host_is_called_directly(transport: Transport, monkeypa
         client = make_client(transport)
         url = f"{upstream}/v1/chat/completions"
         on_direct_path = direct_post(client, httpx.URL(url)) is not None
-        status = await _plain(client, url)
+        status = (await _outcome(client, url))[0]  # type: ignore[index]
         await _streamed(client, url)
         await client.aclose()
     assert status == 200
