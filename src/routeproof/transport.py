@@ -37,7 +37,7 @@ import enum
 import http.cookiejar
 import importlib.util
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import httpcore
@@ -50,6 +50,8 @@ from routeproof.errors import ConfigError
 
 __all__ = [
     "AIOHTTP_TO_HTTPX",
+    "HEAD_FIELDS",
+    "HEAD_LINE_BYTES",
     "POOL_CONNECTIONS",
     "STREAM_CHUNK_BYTES",
     "DirectAnswer",
@@ -58,6 +60,7 @@ __all__ = [
     "adopt_client",
     "default_transport",
     "direct_post",
+    "headers_of",
     "make_client",
     "parse_transport",
 ]
@@ -303,7 +306,10 @@ def _mapped_aiohttp_transport(connections: int) -> httpx.AsyncBaseTransport:
             connector = aiohttp.TCPConnector(
                 limit=connections, keepalive_timeout=KEEPALIVE_EXPIRY_S, ssl=self.ssl_context
             )
-            return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+            return aiohttp.ClientSession(
+                connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
+                max_line_size=HEAD_LINE_BYTES, max_field_size=HEAD_LINE_BYTES, max_headers=HEAD_FIELDS,
+            )  # fmt: skip
 
         def session(self) -> aiohttp.ClientSession:
             """The aiohttp session ``handle_async_request`` sends through (made on first use, as there)."""
@@ -334,6 +340,31 @@ def direct_post(client: httpx.AsyncClient, url: httpx.URL) -> DirectPost | None:
     if hooks["request"] or hooks["response"]:
         return None
     return direct
+
+
+HEAD_LINE_BYTES = 128 * 1024
+"""The longest status line, header name or header value the aiohttp session reads (aiohttp's own
+bound: 8,190 bytes). httpx's transport reads any head up to 100 KiB (httpcore's
+``MAX_INCOMPLETE_EVENT_SIZE``), and one up to 164 KiB when its 64 KiB reads happen to complete it
+(h11 checks the bound only on a head still incomplete): every header within httpx's sure bound is
+read here too. Past aiohttp's own bound a provider's answer, a 4xx with a long header included, was a
+reset connection (CONN_RESET, retried) where httpx read it whole."""
+
+HEAD_FIELDS = 256
+"""The most header lines the aiohttp session reads in one answer (aiohttp's own bound: 128; httpx has
+none, only the head's size). At :data:`HEAD_LINE_BYTES` each, a head stays within the 32 MiB a body may
+be (``providers._http.DEFAULT_MAX_RESPONSE_BYTES``)."""
+
+
+def headers_of(response: Any) -> Mapping[str, str]:
+    """An aiohttp answer's headers as httpx reads the same bytes. aiohttp decodes each value as UTF-8,
+    a byte that is not as a lone surrogate (``caf\\udce9``); httpx reads the whole head as ASCII, else
+    UTF-8, else Latin-1 (``café``). When every value is ASCII (nearly always: one join and one check)
+    the two agree and aiohttp's headers are kept; otherwise they are httpx's."""
+    headers: Mapping[str, str] = response.headers
+    if "".join(headers.values()).isascii():
+        return headers
+    return httpx.Headers(response.raw_headers)
 
 
 class DirectPost:

@@ -4,19 +4,16 @@ outcome, answer or failure, as ``client.send`` over the same transport does."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import httpx
 import pytest
 
 from routeproof.core.types import AttemptFailure, AttemptFailureKind
-from routeproof.providers._stream import DirectStreamed
+from routeproof.providers._stream import DirectStreamed, _open
 from routeproof.transport import Transport, direct_post, make_client
-from tests.providers.direct_calls import _outcome, _streamed
+from tests.providers.direct_calls import _canned, _outcome, _response, _streamed
 
 pytestmark = pytest.mark.asyncio
 URL = httpx.URL("http://127.0.0.1:9/v1/chat/completions")
@@ -60,41 +57,6 @@ async def test_the_direct_path_is_taken_only_when_httpx_would_add_nothing() -> N
     assert taken == []
 
 
-@asynccontextmanager
-async def _canned(answer: bytes | tuple[bytes, ...], stall_s: float = 0.0) -> AsyncIterator[tuple[str, list[bytes]]]:
-    """A loopback server answering every request with ``answer`` (its pieces ``stall_s`` apart, and
-    ``stall_s`` after the last, closing); yields its URL and the requests it read (head and body)."""
-    seen: list[bytes] = []
-    writers: list[asyncio.StreamWriter] = []
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writers.append(writer)
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.split(b"\r\n")
-        length = next((int(line[15:]) for line in lines if line.lower().startswith(b"content-length:")), 0)
-        seen.append(head + await reader.readexactly(length))
-        for piece in (answer,) if isinstance(answer, bytes) else answer:
-            writer.write(piece)
-            await writer.drain()
-            await asyncio.sleep(stall_s)
-        writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        async with server:
-            yield f"http://127.0.0.1:{port}/v1/chat/completions", seen
-    finally:
-        for writer in writers:  # a handler still pausing (stall_s) is cut off with its connection
-            writer.close()
-        await asyncio.sleep(0)
-
-
-def _response(status: str, body: bytes, *headers: str) -> bytes:
-    head = [f"HTTP/1.1 {status}", "content-type: application/json", f"content-length: {len(body)}", *headers]
-    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
-
-
 ANSWERS = {
     "200": _response("200 OK", ANSWER, "x-request-id: req-1", "x-ratelimit-remaining-requests: 7"),
     "200 gzip": _response("200 OK", gzip.compress(ANSWER), "content-encoding: gzip"),
@@ -109,6 +71,8 @@ ANSWERS = {
         b"caf\xe9"
     ),
     "cut in the body": b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"id": ',
+    # not UTF-8: httpx reads the head as Latin-1 ("café"), aiohttp's own headers hold a surrogate
+    "200 Latin-1 header": _response("200 OK", ANSWER).replace(b"\r\n\r\n", b"\r\nx-request-id: caf\xe9\r\n\r\n", 1),
 }
 
 
@@ -227,6 +191,27 @@ async def test_a_stream_on_the_direct_path_sends_and_yields_what_client_send_doe
     assert sent_direct == [1]  # the first went direct, the second through httpx's client
     assert got == expected
     assert _normalised(seen[0]) == _normalised(seen[1])
+
+
+@pytest.mark.parametrize("value", [b"req-1", b"caf\xc3\xa9", b"caf\xe9"], ids=["ASCII", "UTF-8", "Latin-1"])
+async def test_a_stream_on_the_direct_path_reads_its_headers_as_httpx_does(value: bytes) -> None:
+    """A streamed answer's headers on the direct path read the bytes as ``client.send``'s do."""
+    direct = make_client(Transport.AIOHTTP)
+    through_httpx = make_client(Transport.AIOHTTP)
+    through_httpx.event_hooks = {"request": [_noop_hook]}
+    answer = _sse("200 OK", SSE_BODY, "x-ratelimit-remaining-requests: 7").replace(
+        b"\r\n\r\n", b"\r\nx-request-id: " + value + b"\r\n\r\n", 1
+    )
+    got: list[tuple[object, object]] = []
+    async with _canned(answer) as (url, _):
+        for client in (direct, through_httpx):
+            streamed = await _open(client, url, {}, b"{}", 5.0)
+            got.append((streamed.headers.get("x-request-id"), streamed.headers.get("x-ratelimit-remaining-requests")))
+            await streamed.aclose()
+    await direct.aclose()
+    await through_httpx.aclose()
+    assert got[0] == got[1]
+    assert got[0][1] == "7"
 
 
 async def test_a_stream_that_stalls_on_the_direct_path_ends_as_it_does_through_httpx() -> None:

@@ -58,7 +58,7 @@ from routeproof.core.types import AttemptFailure, AttemptFailureKind, ProviderKi
 from routeproof.errors import ConfigError, InvalidResponse, LocalCongestion, ProviderCallFailed
 from routeproof.json_bytes import loads as json_loads
 from routeproof.traffic_store.answer_headers import capture as capture_rate_headers
-from routeproof.transport import DirectPost, direct_post
+from routeproof.transport import DirectPost, direct_post, headers_of
 
 __all__ = [
     "CONTEXT_OVERFLOW_MARKERS",
@@ -497,7 +497,7 @@ async def _send_direct(  # noqa: PLR0917 - _send's own arguments, passed on
     pool_s = pool_timeout_s(remaining_s)
     async with direct.post(url, sent, content, connect_s=remaining_s, read_s=remaining_s, pool_s=pool_s) as answer:
         status: int = answer.status
-        answer_headers: Mapping[str, str] = answer.headers
+        answer_headers = headers_of(answer)
         capture_rate_headers(answer_headers)  # the traffic port's provider-side limits (issue 32)
         if answer_headers.get("content-encoding"):
             encoded = httpx.Response(status, headers=answer.raw_headers, content=answer.content.iter_any())

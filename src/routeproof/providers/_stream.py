@@ -71,7 +71,7 @@ from routeproof.providers._http import (
     redact,
 )
 from routeproof.traffic_store.answer_headers import capture as capture_rate_headers
-from routeproof.transport import DirectAnswer, direct_post
+from routeproof.transport import DirectAnswer, direct_post, headers_of
 
 __all__ = ["EVENT_STREAM", "SSE", "DirectStreamed", "EventDecoder", "Streamed", "interrupted", "stream_events"]
 
@@ -158,7 +158,7 @@ class DirectStreamed:
     def __init__(self, answer: DirectAnswer, response: Any) -> None:
         self._answer = answer
         self.status_code: int = response.status
-        self.headers: Mapping[str, str] = response.headers
+        self.headers = headers_of(response)
         self._raw_headers: Any = response.raw_headers
 
     def aiter_bytes(self) -> AsyncIterator[bytes]:
