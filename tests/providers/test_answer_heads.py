@@ -5,15 +5,23 @@ kernel retries; httpx's transport (and every SDK on it) read it whole."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from routeproof.core.types import AttemptFailure
+from routeproof.core.errors import AuthError
+from routeproof.core.routing import resolve
+from routeproof.core.types import AttemptFailure, ChatRequest, Message, ProviderKind, TenantPolicy
+from routeproof.providers.openai import OpenAIProvider
+from routeproof.router import Router
 from routeproof.transport import HEAD_FIELDS, HEAD_LINE_BYTES, Transport, make_client
 from tests.providers.direct_calls import _canned, _outcome, _response
 
 pytestmark = pytest.mark.asyncio
 ANSWER = b'{"id": "x", "choices": []}'
 REFUSED = b'{"error": {"message": "blocked by policy"}}'
+REQUEST = ChatRequest(messages=(Message.user("hi"),), max_tokens=4, alias="a")
+TENANT = TenantPolicy(primary={"a": (ProviderKind.OPENAI, "gpt-4o")})
 
 HEADS = {
     "a 10 KB header line": _response("200 OK", ANSWER, "x-request-id: r", "x-trace: " + "a" * 10_000),
@@ -78,3 +86,17 @@ async def test_the_default_transports_bounds_are_its_constants(head: bytes, read
         outcome = await _outcome(client, url)
     await client.aclose()
     assert isinstance(outcome, AttemptFailure) is not read
+
+
+async def test_a_403_with_a_long_header_ends_the_call_after_one_request() -> None:
+    """A provider's 403 is terminal: one request, an AuthError, on the default transport too. Under
+    aiohttp's own bounds its 12 KB policy header made it a reset, retried twice with backoff."""
+    async with _canned(HEADS["a 403 with a 12 KB policy header"]) as (url, seen):
+        provider = OpenAIProvider(api_key="sk-1", base_url=url.removesuffix("/chat/completions"))
+        router = Router([provider])
+        resolved = resolve("a", TENANT)
+        assert resolved is not None
+        with pytest.raises(AuthError):
+            await router.call_provider(REQUEST, resolved, asyncio.get_running_loop().time() + 10, TENANT)
+        await router.aclose()
+    assert len(seen) == 1
