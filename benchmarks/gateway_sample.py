@@ -10,9 +10,9 @@ many small calls (the router's) against code that spends its time in C (a socket
 loop, a parser). py-spy samples the running process without slowing it: its shares are the process's.
 A sample taken inside a C call counts for the Python line that made it (the ``send`` of an answer is
 charged to ``write_batch.py``'s ``flush``; the event loop's own work, polling included, to
-``asyncio/runners.py``). Printed: the sampled share by source file (own time), then the routeproof
-functions above 1 % inclusive. Needs the right to attach (root, or ptrace allowed). A measurement
-tool, not a test.
+``asyncio/runners.py``). Printed: the sampled share by source file and by function (own time), then
+the routeproof functions above 1 % inclusive. Needs the right to attach (root, or ptrace allowed). A
+measurement tool, not a test.
 """
 
 from __future__ import annotations
@@ -46,10 +46,11 @@ def _where(frame: str) -> tuple[str, str]:
     return match["function"], path
 
 
-def shares(raw: str) -> tuple[int, collections.Counter[str], collections.Counter[str]]:
-    """From py-spy's raw (collapsed) output: the sample count, own samples per file, and inclusive
-    samples per routeproof function (each counted once per stack)."""
+def shares(raw: str) -> tuple[int, collections.Counter[str], collections.Counter[str], collections.Counter[str]]:
+    """From py-spy's raw (collapsed) output: the sample count, own samples per file, own samples per
+    function, and inclusive samples per routeproof function (each counted once per stack)."""
     own: collections.Counter[str] = collections.Counter()
+    own_functions: collections.Counter[str] = collections.Counter()
     inclusive: collections.Counter[str] = collections.Counter()
     total = 0
     for line in raw.splitlines():
@@ -60,10 +61,11 @@ def shares(raw: str) -> tuple[int, collections.Counter[str], collections.Counter
         total += samples
         frames = [_where(frame) for frame in stack.split(";")]
         own[frames[-1][1]] += samples
+        own_functions[f"{frames[-1][0]} ({frames[-1][1]})"] += samples
         for function, path in {f"{function} ({path})": (function, path) for function, path in frames}.values():
             if path.startswith("routeproof/") and path not in _ENTRY_FILES:
                 inclusive[f"{function} ({path})"] += samples
-    return total, own, inclusive
+    return total, own, own_functions, inclusive
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,12 +93,15 @@ def main(argv: list[str] | None = None) -> int:
         cpu1 = stack.gateway_cpu_s()
         sampler.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
         sampler.wait(timeout=60)
-        total, own, inclusive = shares(out.read_text())
+        total, own, own_functions, inclusive = shares(out.read_text())
     if cpu0 is not None and cpu1 is not None:
         print(f"gateway CPU per call: {(cpu1 - cpu0) / args.calls * 1000:.3f} ms ({args.calls} {mode} calls)")
     print(f"{total} samples; own share by file:")
     for path, samples in own.most_common(args.top):
         print(f"  {samples / total:6.1%}  {path or '(native)'}")
+    print("functions by own share:")
+    for function, samples in own_functions.most_common(args.top):
+        print(f"  {samples / total:6.1%}  {function}")
     print("routeproof functions, inclusive share (1 % and above):")
     for function, samples in inclusive.most_common():
         if samples / total >= 0.01:
