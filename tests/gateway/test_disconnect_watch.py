@@ -1,5 +1,6 @@
-"""The disconnect watch alone (virtual time, no sockets): a disconnect cancels the work and becomes
-_ClientGone; any other cancellation of the request's task propagates as a cancellation."""
+"""The disconnect watch (a server that sets no ClientLink; virtual time, no sockets): a disconnect
+cancels the work and becomes ClientGone; any other cancellation of the request's task propagates as a
+cancellation."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 
 import pytest
 
-from routeproof.gateway.app import DISCONNECT_WATCH_AFTER_S, _ClientGone, _run_until_disconnect
+from routeproof.gateway.disconnect import DISCONNECT_WATCH_AFTER_S, ClientGone, run_until_disconnect
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.looptime(end=60)]
 
@@ -32,7 +33,7 @@ def _receive_disconnect_after(seconds: float) -> object:
     ids=["while watched", "before the watch starts"],
 )
 async def test_a_disconnect_cancels_the_work_and_is_client_gone(leaves_at: float, cancelled_at: float) -> None:
-    """The client leaves at 1 s: the 10 s work is cancelled there and the caller gets _ClientGone. It
+    """The client leaves at 1 s: the 10 s work is cancelled there and the caller gets ClientGone. It
     leaves at 1 ms: the work is cancelled when the watch starts (10 ms), not later."""
     cancelled: list[float] = []
 
@@ -45,8 +46,8 @@ async def test_a_disconnect_cancels_the_work_and_is_client_gone(leaves_at: float
         return "answered"
 
     start = asyncio.get_running_loop().time()
-    with pytest.raises(_ClientGone):
-        await _run_until_disconnect(_receive_disconnect_after(leaves_at), work())  # type: ignore[arg-type]
+    with pytest.raises(ClientGone):
+        await run_until_disconnect({}, _receive_disconnect_after(leaves_at), work())  # type: ignore[arg-type]
     assert [round(t - start, 3) for t in cancelled] == [cancelled_at]
 
 
@@ -57,7 +58,7 @@ async def test_work_that_finishes_first_is_returned_and_a_later_disconnect_cance
         await asyncio.sleep(1)
         return "answered"
 
-    assert await _run_until_disconnect(_receive_disconnect_after(2), work()) == "answered"  # type: ignore[arg-type]
+    assert await run_until_disconnect({}, _receive_disconnect_after(2), work()) == "answered"  # type: ignore[arg-type]
     await asyncio.sleep(5)  # past the disconnect: a stray cancel would land here
     current = asyncio.current_task()
     assert current is not None
@@ -65,13 +66,13 @@ async def test_work_that_finishes_first_is_returned_and_a_later_disconnect_cance
 
 
 async def test_a_cancellation_from_elsewhere_propagates_as_cancellation() -> None:
-    """Shutdown past the grace period cancels the request's task: CancelledError, not _ClientGone."""
+    """Shutdown past the grace period cancels the request's task: CancelledError, not ClientGone."""
 
     async def work() -> str:
         await asyncio.sleep(10)
         return "answered"
 
-    task = asyncio.create_task(_run_until_disconnect(_receive_disconnect_after(100), work()))  # type: ignore[arg-type]
+    task = asyncio.create_task(run_until_disconnect({}, _receive_disconnect_after(100), work()))  # type: ignore[arg-type]
     await asyncio.sleep(1)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -88,7 +89,7 @@ async def test_a_disconnect_seen_as_the_work_ends_does_not_cancel_the_caller_lat
         await asyncio.sleep(DISCONNECT_WATCH_AFTER_S)
         return "answered"
 
-    assert await _run_until_disconnect(_receive_disconnect_after(0), work()) == "answered"  # type: ignore[arg-type]
+    assert await run_until_disconnect({}, _receive_disconnect_after(0), work()) == "answered"  # type: ignore[arg-type]
     await asyncio.sleep(1)  # the callback has run by now
     current = asyncio.current_task()
     assert current is not None
@@ -105,7 +106,7 @@ async def test_work_shorter_than_the_watch_delay_starts_no_watcher() -> None:
         return "answered"
 
     before = len(asyncio.all_tasks())
-    assert await _run_until_disconnect(_receive_disconnect_after(100), work()) == "answered"  # type: ignore[arg-type]
+    assert await run_until_disconnect({}, _receive_disconnect_after(100), work()) == "answered"  # type: ignore[arg-type]
     await asyncio.sleep(1)
     assert tasks_seen == [before]
     assert len(asyncio.all_tasks()) == before

@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from dataclasses import dataclass, fields, replace
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 from opentelemetry import context as otel_context
@@ -49,6 +49,7 @@ from routeproof.core.types import AttemptRecord, ChatRequest, ProviderResponse, 
 from routeproof.errors import RouterError, TranslationError
 from routeproof.gateway.anthropic_wire import AnthropicStream, message
 from routeproof.gateway.backend import Backend, Route, protocol_of
+from routeproof.gateway.disconnect import ClientGone, run_until_disconnect
 from routeproof.gateway.edge import (
     COMPACT_JSON,
     Refused,
@@ -77,7 +78,6 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-T = TypeVar("T")
 
 DEADLINE_HEADER = "x-routeproof-deadline-ms"
 """The caller's deadline: relative milliseconds from the request's arrival, capped at 30 000."""
@@ -116,10 +116,6 @@ def _tracer(provider: trace.TracerProvider) -> trace.Tracer:
     return provider.get_tracer("routeproof.gateway")
 
 
-class _ClientGone(Exception):
-    """The client disconnected while its call ran; the call was cancelled and nothing is sent."""
-
-
 class _Reject(Exception):
     """A request refused before it reached the router; carries the answer."""
 
@@ -134,57 +130,6 @@ async def _send_json(send: Send, status: int, body: object, headers: tuple[tuple
     length = (b"content-length", str(len(data)).encode())
     await send({"type": "http.response.start", "status": status, "headers": [_JSON, length, *headers]})
     await send({"type": "http.response.body", "body": data})
-
-
-async def _until_disconnect(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-DISCONNECT_WATCH_AFTER_S = 0.010
-"""How long a call runs before its client's disconnect is watched for. A call answered sooner never
-needs to notice (its answer is written anyway); past it a disconnect, even an earlier one, cancels
-the call at once. The watch is a task per request: it was about 40 % of the app's own CPU per
-request (``benchmarks/gateway_app_probe.py``: 108 vs 69 us) for calls that end before it matters."""
-
-
-async def _run_until_disconnect(receive: Receive, work: Coroutine[Any, Any, T]) -> T:
-    """Run ``work`` in this task; if the client disconnects first, cancel it and raise _ClientGone.
-
-    One watcher task, started once the work has run :data:`DISCONNECT_WATCH_AFTER_S`, listens for
-    the disconnect and cancels this task; the work runs inline rather than in a task of its own (a
-    second task and two ``asyncio.wait`` calls were a fifth of the app's CPU per request). Another
-    cancellation of this task (shutdown past the grace period) propagates.
-    """
-    loop = asyncio.get_running_loop()
-    current = asyncio.current_task(loop)
-    assert current is not None  # an ASGI app runs in a task
-    gone = finished = False
-    watcher: asyncio.Future[None] | None = None
-
-    def on_disconnect(done: asyncio.Future[None]) -> None:
-        nonlocal gone
-        if not finished and not done.cancelled() and done.exception() is None:
-            gone = True
-            current.cancel()
-
-    def watch() -> None:
-        nonlocal watcher
-        watcher = asyncio.ensure_future(_until_disconnect(receive))
-        watcher.add_done_callback(on_disconnect)
-
-    timer = loop.call_later(DISCONNECT_WATCH_AFTER_S, watch)
-    try:
-        return await work
-    except asyncio.CancelledError:
-        if gone and current.uncancel() == 0:  # only the disconnect asked: the client is gone
-            raise _ClientGone from None
-        raise
-    finally:
-        finished = True  # a disconnect seen from here on cancels nothing: the work is over
-        timer.cancel()
-        if watcher is not None:
-            watcher.cancel()
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -282,11 +227,11 @@ class GatewayApp:
         else:
             self.in_flight += 1
             try:
-                await self._api(api, path, headers, receive, send)
+                await self._api(api, scope, headers, receive, send)
             except (_Reject, Refused) as reject:
                 failure = reject.failure
                 await _send_json(send, failure.status, error_body(api, failure), failure_headers(failure))
-            except _ClientGone:
+            except ClientGone:
                 pass  # the call was cancelled; there is nobody to answer
             except asyncio.CancelledError:
                 if not self.shutting_down():
@@ -305,8 +250,9 @@ class GatewayApp:
             raise _Reject(Failure(status=401, code="invalid_api_key", message="invalid gateway key"))
         return tenant
 
-    async def _api(self, api: Api, path: str, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _api(self, api: Api, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
         tenant = self._tenant(headers)
+        path = scope["path"]
         if path == "/v1/models":
             await _send_json(send, 200, self._models(api))
             return
@@ -346,7 +292,7 @@ class GatewayApp:
             answer = _in_server_span(path, trace_context(headers), answer)
         # Untraced: no server span. The sampler records no trace the gateway starts itself
         # (ParentBased(ALWAYS_OFF)), so that span did nothing but cost about a tenth of the app's CPU.
-        await _run_until_disconnect(receive, answer)
+        await run_until_disconnect(scope, receive, answer)
 
     async def _admitted(
         self, tenant: Tenant, job: _Job, answer_for: Callable[[_Job], Coroutine[Any, Any, None]]
@@ -402,7 +348,7 @@ class GatewayApp:
         while True:
             event = await receive()
             if event["type"] == "http.disconnect":
-                raise _ClientGone
+                raise ClientGone
             chunk = event.get("body", b"")
             size += len(chunk)
             if size > limit:

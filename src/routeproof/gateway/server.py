@@ -28,6 +28,7 @@ from uvicorn.importer import import_from_string
 from routeproof.clock import s_of_ms
 from routeproof.gateway.app import GatewayApp
 from routeproof.gateway.backend import Backend
+from routeproof.gateway.disconnect import LINK, ClientLink
 from routeproof.gateway.telemetry import MetricsSource
 from routeproof.gateway.write_batch import BatchedWrites
 
@@ -67,8 +68,9 @@ _FULL = (
 
 
 def guarded_protocol(base: type[Any], *, header_timeout_s: float, max_connections: int) -> type[Any]:
-    """``base`` (uvicorn's httptools or h11 protocol) with a header-read timeout, a connection cap, and
-    each loop iteration's writes sent as one (:class:`BatchedWrites`)."""
+    """``base`` (uvicorn's httptools or h11 protocol) with a header-read timeout, a connection cap,
+    each loop iteration's writes sent as one (:class:`BatchedWrites`), and (httptools) a
+    :class:`ClientLink` in each request's scope, lost with its connection (``disconnect.py``)."""
 
     class Guarded(base):  # type: ignore[misc]  # subclassing a class typed Any (uvicorn picks it at import)
         _header_timer: asyncio.TimerHandle | None = None
@@ -107,9 +109,20 @@ def guarded_protocol(base: type[Any], *, header_timeout_s: float, max_connection
             else:
                 self._arm()  # bytes of a next request: its headers must come within the timeout
 
+        if hasattr(base, "on_message_begin"):  # httptools: each request's scope is made here
+
+            def on_message_begin(self) -> None:
+                super().on_message_begin()
+                self.scope[LINK] = ClientLink()  # the app learns of a lost connection at once
+
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            cycle = self.cycle
             super().connection_lost(exc)
+            if cycle is not None and not cycle.response_complete:
+                link = cycle.scope.get(LINK)
+                if link is not None:
+                    link.lose()  # cancels the request's task: no provider request starts after this
 
     Guarded.__name__ = Guarded.__qualname__ = f"Guarded{base.__name__}"
     return Guarded

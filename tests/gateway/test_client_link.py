@@ -1,0 +1,158 @@
+"""The server tells the app of a lost connection (ClientLink): the gateway's protocol puts a link in each
+request's scope and loses it with the connection; the app's work is then cancelled at once, with no
+watcher task, timer or ``receive`` call (virtual time; the protocol over a recording transport)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from uvicorn.config import Config
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
+
+from routeproof.gateway.disconnect import LINK, ClientGone, ClientLink, run_until_disconnect
+from routeproof.gateway.server import guarded_protocol
+from tests.gateway.test_write_batch import Recording
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.looptime(end=60)]
+
+
+async def _never_called() -> dict[str, Any]:
+    raise AssertionError("receive was called: the linked path watches nothing")
+
+
+def _lose_at(link: ClientLink, seconds: float) -> None:
+    asyncio.get_running_loop().call_later(seconds, link.lose)
+
+
+async def test_a_lost_link_cancels_the_work_at_once_with_no_task_or_receive() -> None:
+    """The connection is lost at 1 s: the 10 s work is cancelled at 1 s and the caller gets ClientGone;
+    no task besides this one ran, and ``receive`` was never called."""
+    link = ClientLink()
+    loop = asyncio.get_running_loop()
+    cancelled: list[float] = []
+    tasks: list[int] = []
+
+    async def work() -> str:
+        tasks.append(len(asyncio.all_tasks()))
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.append(loop.time())
+            raise
+        return "answered"
+
+    before, start = len(asyncio.all_tasks()), loop.time()
+    _lose_at(link, 1.0)
+    with pytest.raises(ClientGone):
+        await run_until_disconnect({LINK: link}, _never_called, work())
+    assert [round(t - start, 3) for t in cancelled] == [1.0]
+    assert tasks == [before]
+
+
+async def test_a_link_lost_before_the_work_runs_nothing() -> None:
+    """The client left while its body was read: ClientGone at once, the work never starts (no provider call)."""
+    link = ClientLink()
+    link.lose()
+    started: list[bool] = []
+
+    async def work() -> str:
+        started.append(True)
+        return "answered"
+
+    with pytest.raises(ClientGone):
+        await run_until_disconnect({LINK: link}, _never_called, work())
+    assert started == []
+
+
+async def test_work_that_finishes_first_is_returned_and_a_later_loss_cancels_nothing() -> None:
+    """The work ends at 1 s, the connection is lost at 2 s: the result comes back, the task is never cancelled."""
+    link = ClientLink()
+
+    async def work() -> str:
+        await asyncio.sleep(1)
+        return "answered"
+
+    _lose_at(link, 2.0)
+    assert await run_until_disconnect({LINK: link}, _never_called, work()) == "answered"
+    await asyncio.sleep(5)  # past the loss: a stray cancel would land here
+    current = asyncio.current_task()
+    assert current is not None
+    assert current.cancelling() == 0
+
+
+async def test_a_cancellation_from_elsewhere_propagates_as_cancellation() -> None:
+    """Shutdown past the grace period cancels the request's task: CancelledError, not ClientGone."""
+    link = ClientLink()
+
+    async def work() -> str:
+        await asyncio.sleep(10)
+        return "answered"
+
+    task = asyncio.create_task(run_until_disconnect({LINK: link}, _never_called, work()))
+    await asyncio.sleep(1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+def _protocol(base: type[Any], app: Any) -> Any:
+    config = Config(app, lifespan="off", access_log=False)
+    config.load()
+    return guarded_protocol(base, header_timeout_s=5, max_connections=10)(
+        config=config, server_state=ServerState(), app_state={}
+    )
+
+
+_REQUEST = b"GET / HTTP/1.1\r\nhost: x\r\n\r\n"
+
+
+async def test_the_gateway_protocol_loses_the_link_of_the_request_its_connection_carried() -> None:
+    """httptools: each request's scope has its own link; a connection lost mid-request loses that link
+    (the app's callback runs in the same loop turn), and a request already answered keeps its link."""
+    scopes: list[Any] = []
+    answer = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        scopes.append(scope)
+        if len(scopes) == 2:
+            await answer.wait()  # the second request is still running when the connection goes
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    protocol = _protocol(HttpToolsProtocol, app)
+    protocol.connection_made(Recording())
+    protocol.data_received(_REQUEST)
+    await asyncio.sleep(0.01)
+    protocol.data_received(_REQUEST)
+    await asyncio.sleep(0.01)
+    first, second = (scope[LINK] for scope in scopes)
+    assert isinstance(first, ClientLink)
+    assert first is not second
+    told: list[bool] = []
+    second.on_lost(lambda: told.append(True))
+    protocol.connection_lost(None)
+    assert (first.lost, second.lost, told) == (False, True, [True])
+    answer.set()
+    await asyncio.sleep(0.01)
+
+
+async def test_the_h11_protocol_sets_no_link_and_the_app_watches_instead() -> None:
+    """h11 (uvicorn without httptools): no link in the scope, so ``run_until_disconnect`` watches ``receive``."""
+    scopes: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        scopes.append(scope)
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    protocol = _protocol(H11Protocol, app)
+    protocol.connection_made(Recording())
+    protocol.data_received(_REQUEST)
+    await asyncio.sleep(0.01)
+    protocol.connection_lost(None)
+    assert len(scopes) == 1
+    assert LINK not in scopes[0]
