@@ -132,7 +132,7 @@ def install(out: Path, every: int = 500) -> None:
             _write(out, rows[_WARM:])
 
     cycle.send = stamped_send  # type: ignore[method-assign]
-    cycle.run_asgi = stamped_run  # type: ignore[method-assign]
+    cycle.run_asgi = stamped_run  # type: ignore[method-assign,assignment]
 
 
 def _write(out: Path, rows: list[dict[str, int]]) -> None:

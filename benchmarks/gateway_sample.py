@@ -3,6 +3,7 @@ while a sequential client sends ``--calls`` chat calls through it to ``routeproo
 
     pip install py-spy      # not a dependency: a measurement tool's tool
     python -m benchmarks.gateway_sample [--calls 5000] [--stream] [--top 30] [--py-spy PATH]
+    python -m benchmarks.gateway_sample --in-flight 100 --calls 20000    # under load: 100 calls at once
     PYTHONPATH=/tmp/before/src python -m benchmarks.gateway_sample      # another tree's gateway
 
 cProfile (``gateway_profile.py``) charges every Python call a fixed cost, so it inflates code made of
@@ -32,6 +33,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.gateway_profile import _CLIENT
 from tools.gateway_stack import gateway_stack
+
+_LOAD_CLIENT = """
+import asyncio, sys, aiohttp
+url, key, in_flight, n, stream = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "stream"
+body = {"model": "chat", "max_tokens": 16, "stream": stream,
+        "messages": [{"role": "user", "content": "What is 2 + 2?"}]}
+async def main():
+    left = [n]
+    async with aiohttp.ClientSession(headers={"authorization": "Bearer " + key},
+                                     connector=aiohttp.TCPConnector(limit=in_flight)) as session:
+        async def worker():
+            while left[0] > 0:
+                left[0] -= 1
+                async with session.post(url, json=body) as answer:
+                    answer.raise_for_status()
+                    await answer.read()
+        await asyncio.gather(*(worker() for _ in range(in_flight)))
+asyncio.run(main())
+"""  # ``--in-flight N``: N workers on one aiohttp session, ``n`` calls in all
 
 _ENTRY_FILES = ("routeproof/cli.py", "routeproof/gateway/commands.py")  # under every sample: not news
 _FRAME = re.compile(r"^(?P<function>.*) \((?P<path>.*?)(?::\d+)?\)$")
@@ -74,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--stream", action="store_true", help="streamed calls (the whole stream read)")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--in-flight", type=int, default=1, help="calls kept in flight at once (aiohttp client)")
     parser.add_argument("--rate", type=int, default=2000, help="samples per second (default: 2000)")
     parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="py-spy's path (default: the one on PATH)")
     args = parser.parse_args(argv)
@@ -82,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     mode = "stream" if args.stream else "plain"
     with tempfile.TemporaryDirectory() as tmp, gateway_stack(Path(tmp), optimize=True) as stack:
         url = stack.gateway_url + "/v1/chat/completions"
-        client = [sys.executable, "-c", _CLIENT, url, stack.key]
+        if args.in_flight > 1:
+            client = [sys.executable, "-c", _LOAD_CLIENT, url, stack.key, str(args.in_flight)]
+        else:
+            client = [sys.executable, "-c", _CLIENT, url, stack.key]
         subprocess.run([*client, "200", mode], check=True)  # warm: connections, caches
         out = Path(tmp) / "samples.txt"
         spy = [args.py_spy, "record", "-p", str(stack.gateway_pid), "-r", str(args.rate), "-f", "raw"]
@@ -95,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         sampler.wait(timeout=60)
         total, own, own_functions, inclusive = shares(out.read_text())
     if cpu0 is not None and cpu1 is not None:
-        print(f"gateway CPU per call: {(cpu1 - cpu0) / args.calls * 1000:.3f} ms ({args.calls} {mode} calls)")
+        what = f"{args.calls} {mode} calls, {args.in_flight} in flight"
+        print(f"gateway CPU per call: {(cpu1 - cpu0) / args.calls * 1000:.3f} ms ({what})")
     print(f"{total} samples; own share by file:")
     for path, samples in own.most_common(args.top):
         print(f"  {samples / total:6.1%}  {path or '(native)'}")

@@ -63,15 +63,13 @@ class ClientLink:
 
 
 async def run_until_disconnect(scope: MutableMapping[str, Any], receive: Receive, work: Coroutine[Any, Any, T]) -> T:
-    """Run ``work`` in this task; if the client disconnects first, cancel it and raise ClientGone."""
+    """Run ``work`` in this task; if the client disconnects first, cancel it and raise ClientGone.
+
+    Told by the server (a :class:`ClientLink` in ``scope``): a connection already lost runs nothing;
+    else watched (:func:`_run_watched`)."""
     link = scope.get(LINK)
-    if isinstance(link, ClientLink):
-        return await _run_linked(link, work)
-    return await _run_watched(receive, work)
-
-
-async def _run_linked(link: ClientLink, work: Coroutine[Any, Any, T]) -> T:
-    """:func:`run_until_disconnect` told by the server: a connection already lost runs nothing."""
+    if not isinstance(link, ClientLink):
+        return await _run_watched(receive, work)
     if link.lost:
         work.close()
         raise ClientGone
