@@ -24,12 +24,15 @@ from typing import Any
 
 __all__ = ["INSIDE", "PHASES", "install"]
 
-# (label, from, to, indent): indented phases split the unindented one above them
+# (label, from, to, indent): an indented phase splits the one above it with less indent
 PHASES = (
     ("request in -> request to the provider", "in", "up_write", 0),
     ("request in -> body read (uvicorn, the app's start)", "in", "body", 1),
     ("body read -> Backend.call (auth, parse, route, fit, admission)", "body", "call_in", 1),
     ("Backend.call -> post_json (plan, kernel, the provider's body)", "call_in", "post_in", 1),
+    ("Backend.call -> driver.perform (the chain's plan, the kernel's first step)", "call_in", "perform_in", 2),
+    ("driver.perform -> provider.complete (reserve, the attempt's span and timer)", "perform_in", "complete_in", 2),
+    ("provider.complete -> post_json (the provider's body and headers)", "complete_in", "post_in", 2),
     ("post_json -> aiohttp's request begins (routeproof's transport code)", "post_in", "aio_in", 1),
     ("request in -> aiohttp's request begins (all of it)", "in", "aio_in", 1),
     ("aiohttp's request begins -> request to the provider (aiohttp)", "aio_in", "up_write", 1),
@@ -112,7 +115,8 @@ def install(out: Path, every: int = 500) -> None:
     wrap_sync(aiohttp.client_proto.ResponseHandler, "data_received", "up_read")
     wrap_async(app.GatewayApp, "_body", "body")
     wrap_async(openai, "post_json", "post_out", entry="post_in")
-    wrap_async(openai.OpenAIProvider, "complete", "complete")
+    wrap_async(openai.OpenAIProvider, "complete", "complete", entry="complete_in")
+    wrap_async(driver, "perform", "perform_out", entry="perform_in")
     wrap_async(backend.Backend, "call", "backend", entry="call_in")
     cycle = httptools_impl.RequestResponseCycle
     send, run_asgi = cycle.send, cycle.run_asgi
