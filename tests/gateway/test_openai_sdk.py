@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any, cast
@@ -215,3 +216,21 @@ async def test_top_p_and_tool_choice_reach_each_provider_in_its_wire_format(
     assert isinstance(last, dict)
     assert (first["top_p"], first["tool_choice"]) == (0.5, {"type": "tool", "name": "search"})
     assert (last["top_p"], last["tool_choice"]) == (0.5, {"type": "function", "function": {"name": "search"}})
+
+
+async def test_an_sdk_that_gives_up_ends_the_gateways_call_and_its_provider_request(stack: Stack) -> None:
+    """The SDK's own timeout (0.5 s) closes its connection while the provider has not answered: the
+    gateway cancels the call at once (its server tells the app the connection is gone), so the call
+    leaves the gateway well within a second and no failover request follows."""
+    stack.anthropic.set_default(Scripted(delay_before_headers_s=10))
+    async with openai.AsyncOpenAI(base_url=f"{stack.url}/v1", api_key=GATEWAY_KEY, max_retries=0, timeout=0.5) as c:
+        with pytest.raises(openai.APITimeoutError):
+            await c.chat.completions.create(model="chat", messages=HELLO, max_tokens=32)
+    loop = asyncio.get_running_loop()
+    gave_up_at = loop.time()
+    async with asyncio.timeout(5):
+        while stack.app.in_flight:  # noqa: ASYNC110 - a counter, polled until the call is gone
+            await asyncio.sleep(0.005)
+    assert loop.time() - gave_up_at < 1.0
+    await asyncio.sleep(0.5)  # a failover to OpenAI would have started by now (fast backoff)
+    assert (len(stack.anthropic.journal), len(stack.openai.journal)) == (1, 0)
