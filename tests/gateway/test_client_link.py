@@ -110,20 +110,25 @@ def _protocol(base: type[Any], app: Any) -> Any:
 _REQUEST = b"GET / HTTP/1.1\r\nhost: x\r\n\r\n"
 
 
+def _recording(scopes: list[Any], hold_second: asyncio.Event | None = None) -> Any:
+    """An ASGI app that keeps each request's scope and answers; the second request waits for ``hold_second``."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        scopes.append(scope)
+        if hold_second is not None and len(scopes) == 2:
+            await hold_second.wait()  # still running when the connection goes
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    return app
+
+
 async def test_the_gateway_protocol_loses_the_link_of_the_request_its_connection_carried() -> None:
     """httptools: each request's scope has its own link; a connection lost mid-request loses that link
     (the app's callback runs in the same loop turn), and a request already answered keeps its link."""
     scopes: list[Any] = []
     answer = asyncio.Event()
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        scopes.append(scope)
-        if len(scopes) == 2:
-            await answer.wait()  # the second request is still running when the connection goes
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
-        await send({"type": "http.response.body", "body": b"ok"})
-
-    protocol = _protocol(HttpToolsProtocol, app)
+    protocol = _protocol(HttpToolsProtocol, _recording(scopes, answer))
     protocol.connection_made(Recording())
     protocol.data_received(_REQUEST)
     await asyncio.sleep(0.01)
@@ -143,13 +148,7 @@ async def test_the_gateway_protocol_loses_the_link_of_the_request_its_connection
 async def test_the_h11_protocol_sets_no_link_and_the_app_watches_instead() -> None:
     """h11 (uvicorn without httptools): no link in the scope, so ``run_until_disconnect`` watches ``receive``."""
     scopes: list[Any] = []
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        scopes.append(scope)
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
-        await send({"type": "http.response.body", "body": b"ok"})
-
-    protocol = _protocol(H11Protocol, app)
+    protocol = _protocol(H11Protocol, _recording(scopes))
     protocol.connection_made(Recording())
     protocol.data_received(_REQUEST)
     await asyncio.sleep(0.01)
