@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
+import os
 import re
 import shutil
 import signal
@@ -34,25 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.gateway_profile import _CLIENT
 from tools.gateway_stack import gateway_stack
 
-_LOAD_CLIENT = """
-import asyncio, sys, aiohttp
-url, key, in_flight, n, stream = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "stream"
-body = {"model": "chat", "max_tokens": 16, "stream": stream,
-        "messages": [{"role": "user", "content": "What is 2 + 2?"}]}
-async def main():
-    left = [n]
-    async with aiohttp.ClientSession(headers={"authorization": "Bearer " + key},
-                                     connector=aiohttp.TCPConnector(limit=in_flight)) as session:
-        async def worker():
-            while left[0] > 0:
-                left[0] -= 1
-                async with session.post(url, json=body) as answer:
-                    answer.raise_for_status()
-                    await answer.read()
-        await asyncio.gather(*(worker() for _ in range(in_flight)))
-asyncio.run(main())
-"""  # ``--in-flight N``: N workers on one aiohttp session, ``n`` calls in all
-
+_ROOT = Path(__file__).resolve().parent.parent
 _ENTRY_FILES = ("routeproof/cli.py", "routeproof/gateway/commands.py")  # under every sample: not news
 _FRAME = re.compile(r"^(?P<function>.*) \((?P<path>.*?)(?::\d+)?\)$")
 
@@ -94,26 +78,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--stream", action="store_true", help="streamed calls (the whole stream read)")
     parser.add_argument("--top", type=int, default=30)
-    parser.add_argument("--in-flight", type=int, default=1, help="calls kept in flight at once (aiohttp client)")
+    parser.add_argument(
+        "--in-flight", type=int, default=1, help="calls kept in flight at once (benchmarks._arms' aiohttp client)"
+    )
     parser.add_argument("--rate", type=int, default=2000, help="samples per second (default: 2000)")
     parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="py-spy's path (default: the one on PATH)")
     args = parser.parse_args(argv)
+    if args.in_flight > 1 and args.stream:
+        parser.error("--in-flight takes plain calls only (benchmarks._arms streams one at a time)")
     if not args.py_spy:
         parser.error("py-spy not found: pip install py-spy, or name it with --py-spy")
     mode = "stream" if args.stream else "plain"
     with tempfile.TemporaryDirectory() as tmp, gateway_stack(Path(tmp), optimize=True) as stack:
         url = stack.gateway_url + "/v1/chat/completions"
-        if args.in_flight > 1:
-            client = [sys.executable, "-c", _LOAD_CLIENT, url, stack.key, str(args.in_flight)]
-        else:
-            client = [sys.executable, "-c", _CLIENT, url, stack.key]
+        client = [sys.executable, "-c", _CLIENT, url, stack.key]
         subprocess.run([*client, "200", mode], check=True)  # warm: connections, caches
+        if args.in_flight > 1:  # loadbench's own load client: its aiohttp arm, pointed at the gateway
+            client = [sys.executable, "-m", "benchmarks._arms", "aiohttp", "calls", str(args.in_flight)]
         out = Path(tmp) / "samples.txt"
         spy = [args.py_spy, "record", "-p", str(stack.gateway_pid), "-r", str(args.rate), "-f", "raw"]
         sampler = subprocess.Popen([*spy, "-o", str(out), "--nonblocking"], stderr=subprocess.DEVNULL)
         time.sleep(1.0)  # py-spy attached before the first call
         cpu0 = stack.gateway_cpu_s()
-        subprocess.run([*client, str(args.calls), mode], check=True)
+        if args.in_flight > 1:
+            endpoint = json.dumps({"headers": {"authorization": f"Bearer {stack.key}"}, "model": "chat"})
+            env = {**os.environ, "ROUTEPROOF_BENCH_ENDPOINT": endpoint}
+            subprocess.run(
+                [*client, str(args.calls), stack.gateway_url], check=True, env=env, stdout=subprocess.DEVNULL, cwd=_ROOT
+            )
+        else:
+            subprocess.run([*client, str(args.calls), mode], check=True)
         cpu1 = stack.gateway_cpu_s()
         sampler.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
         sampler.wait(timeout=60)

@@ -8,20 +8,25 @@ import asyncio
 from typing import Any
 
 import pytest
-from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-from uvicorn.server import ServerState
 
 from routeproof.gateway.disconnect import LINK, ClientGone, ClientLink, run_until_disconnect
-from routeproof.gateway.server import guarded_protocol
-from tests.gateway.test_write_batch import Recording
+from tests.gateway.test_write_batch import Recording, gateway_protocol
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.looptime(end=60)]
 
 
-async def _never_called() -> dict[str, Any]:
-    raise AssertionError("receive was called: the linked path watches nothing")
+def _counted_receive(calls: list[float]) -> Any:
+    """A ``receive`` that records each call and then waits (as uvicorn's does once the body is read):
+    an AssertionError raised in a watcher task would be swallowed by its done-callback, a record is not."""
+
+    async def receive() -> dict[str, Any]:
+        calls.append(asyncio.get_running_loop().time())
+        await asyncio.Event().wait()
+        return {"type": "http.disconnect"}
+
+    return receive
 
 
 def _lose_at(link: ClientLink, seconds: float) -> None:
@@ -35,11 +40,13 @@ async def test_a_lost_link_cancels_the_work_at_once_with_no_task_or_receive() ->
     loop = asyncio.get_running_loop()
     cancelled: list[float] = []
     tasks: list[int] = []
+    received: list[float] = []
 
     async def work() -> str:
-        tasks.append(len(asyncio.all_tasks()))
         try:
-            await asyncio.sleep(10)
+            await asyncio.sleep(0.5)  # well past the watch delay: a watcher would be running by now
+            tasks.append(len(asyncio.all_tasks()))
+            await asyncio.sleep(9.5)
         except asyncio.CancelledError:
             cancelled.append(loop.time())
             raise
@@ -48,9 +55,10 @@ async def test_a_lost_link_cancels_the_work_at_once_with_no_task_or_receive() ->
     before, start = len(asyncio.all_tasks()), loop.time()
     _lose_at(link, 1.0)
     with pytest.raises(ClientGone):
-        await run_until_disconnect({LINK: link}, _never_called, work())
+        await run_until_disconnect({LINK: link}, _counted_receive(received), work())
     assert [round(t - start, 3) for t in cancelled] == [1.0]
     assert tasks == [before]
+    assert received == []
 
 
 async def test_a_link_lost_before_the_work_runs_nothing() -> None:
@@ -63,9 +71,11 @@ async def test_a_link_lost_before_the_work_runs_nothing() -> None:
         started.append(True)
         return "answered"
 
+    received: list[float] = []
     with pytest.raises(ClientGone):
-        await run_until_disconnect({LINK: link}, _never_called, work())
+        await run_until_disconnect({LINK: link}, _counted_receive(received), work())
     assert started == []
+    assert received == []
 
 
 async def test_work_that_finishes_first_is_returned_and_a_later_loss_cancels_nothing() -> None:
@@ -77,7 +87,9 @@ async def test_work_that_finishes_first_is_returned_and_a_later_loss_cancels_not
         return "answered"
 
     _lose_at(link, 2.0)
-    assert await run_until_disconnect({LINK: link}, _never_called, work()) == "answered"
+    received: list[float] = []
+    assert await run_until_disconnect({LINK: link}, _counted_receive(received), work()) == "answered"
+    assert received == []
     await asyncio.sleep(5)  # past the loss: a stray cancel would land here
     current = asyncio.current_task()
     assert current is not None
@@ -92,19 +104,11 @@ async def test_a_cancellation_from_elsewhere_propagates_as_cancellation() -> Non
         await asyncio.sleep(10)
         return "answered"
 
-    task = asyncio.create_task(run_until_disconnect({LINK: link}, _never_called, work()))
+    task = asyncio.create_task(run_until_disconnect({LINK: link}, _counted_receive([]), work()))
     await asyncio.sleep(1)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-
-
-def _protocol(base: type[Any], app: Any) -> Any:
-    config = Config(app, lifespan="off", access_log=False)
-    config.load()
-    return guarded_protocol(base, header_timeout_s=5, max_connections=10)(
-        config=config, server_state=ServerState(), app_state={}
-    )
 
 
 _REQUEST = b"GET / HTTP/1.1\r\nhost: x\r\n\r\n"
@@ -128,7 +132,7 @@ async def test_the_gateway_protocol_loses_the_link_of_the_request_its_connection
     (the app's callback runs in the same loop turn), and a request already answered keeps its link."""
     scopes: list[Any] = []
     answer = asyncio.Event()
-    protocol = _protocol(HttpToolsProtocol, _recording(scopes, answer))
+    protocol = gateway_protocol(HttpToolsProtocol, _recording(scopes, answer))
     protocol.connection_made(Recording())
     protocol.data_received(_REQUEST)
     await asyncio.sleep(0.01)
@@ -148,7 +152,7 @@ async def test_the_gateway_protocol_loses_the_link_of_the_request_its_connection
 async def test_the_h11_protocol_sets_no_link_and_the_app_watches_instead() -> None:
     """h11 (uvicorn without httptools): no link in the scope, so ``run_until_disconnect`` watches ``receive``."""
     scopes: list[Any] = []
-    protocol = _protocol(H11Protocol, _recording(scopes))
+    protocol = gateway_protocol(H11Protocol, _recording(scopes))
     protocol.connection_made(Recording())
     protocol.data_received(_REQUEST)
     await asyncio.sleep(0.01)

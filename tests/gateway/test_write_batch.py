@@ -97,6 +97,16 @@ async def test_close_sends_what_is_held_and_abort_drops_it() -> None:
     assert closed_under.writes == []
 
 
+def gateway_protocol(base: type[Any], app: Any) -> Any:
+    """One connection's protocol as ``routeproof serve`` builds it (``guarded_protocol`` over ``base``)
+    serving ``app``; feed it bytes with ``data_received`` over a :class:`Recording` transport."""
+    config = Config(app, lifespan="off", access_log=False)
+    config.load()
+    return guarded_protocol(base, header_timeout_s=5, max_connections=10)(
+        config=config, server_state=ServerState(), app_state={}
+    )
+
+
 async def _app(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
     await send({"type": "http.response.body", "body": b"ok"})
@@ -105,11 +115,7 @@ async def _app(scope: Any, receive: Any, send: Any) -> None:
 @pytest.mark.parametrize("base", [HttpToolsProtocol, H11Protocol], ids=["httptools", "h11"])
 async def test_the_gateway_protocol_sends_an_answer_in_one_write(base: type[Any]) -> None:
     """uvicorn writes the head and the body separately; the gateway's protocol sends them together."""
-    config = Config(_app, lifespan="off", access_log=False)
-    config.load()
-    protocol = guarded_protocol(base, header_timeout_s=5, max_connections=10)(
-        config=config, server_state=ServerState(), app_state={}
-    )
+    protocol = gateway_protocol(base, _app)
     transport = Recording()
     protocol.connection_made(transport)
     protocol.data_received(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
