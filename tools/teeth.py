@@ -30,7 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COPIED = ("src", "tests", "falsification", "config", "contracts", "benchmarks", "tools", "pyproject.toml")
+COPIED = (
+    "src",
+    "tests",
+    "falsification",
+    "config",
+    "contracts",
+    "conformance",
+    "benchmarks",
+    "tools",
+    "pyproject.toml",
+)
 COPIED_FRONT = ("README.md", "docs", "mkdocs.yml", ".ci")  # what the front-door checks read (README, docs/)
 ROWS = (
     *(f"FALSIFY-MPA-{n:03d}" for n in range(1, 8)),
@@ -968,6 +978,16 @@ BREAKS: tuple[Break, ...] = (
           new="        config = dict(self.config)  # planted",
           targets=("tests/conformance/test_format3_judge.py::test_a_per_case_template_writes_each_chain_and_a_single_strategy_for_one_provider",),
           why="a one-provider chain gets Portkey's fallback strategy instead of single"),
+    Break(row="CONF-RERUN-ALONE", file="src/routeproof/conformance/run.py",
+          old=" and bool(result.failures) and all(f.check in TIMING_CHECKS for f in result.failures)",
+          new="  # planted: any failure",
+          targets=("tests/conformance/test_rerun_alone.py",),
+          why="a wrong outcome is run again until it passes: a flaky implementation is called conforming"),
+    Break(row="CONF-RERUN-ALONE", file="src/routeproof/conformance/run.py",
+          old="        for case in order:\n            if case[\"id\"] in first:",
+          new="        for case in ():  # planted\n            if case[\"id\"] in first:",
+          targets=("tests/conformance/test_rerun_alone.py",),
+          why="a timing failure from the run's own load (a stall on a busy CI host) fails the suite"),
     Break(row="PERF-NOSDK-SPAN", file="src/routeproof/observe.py",
           old="    return type(trace.get_tracer_provider()) in _NO_SDK", new="    return True  # planted",
           targets=("tests/money/test_telemetry.py::test_each_attempt_span_carries_genai_attributes_and_the_ledgers_usage",),

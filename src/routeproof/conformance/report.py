@@ -101,6 +101,9 @@ def write_report(run: RunResult, out_dir: Path, *, expected_failures: Mapping[st
     ]
     for r in run.results:
         evidence = r.reason or "; ".join(f"{f.check}: expected {f.expected}, observed {f.observed}" for f in r.failures)
+        if r.failed_under_load:
+            first = "; ".join(f"{f.check}: expected {f.expected}, observed {f.observed}" for f in r.failed_under_load)
+            evidence = f"(run again alone, {r.verdict}; with other cases running: {first}) {evidence}"
         if expected_failures and r.id in expected_failures:
             evidence = f"(expected: {expected_failures[r.id]}) {evidence}"
         md.append(f"| {r.id} | {r.level} | {r.rule} | {r.verdict} | {_cell(evidence)[:400]} |")
