@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
+import socket
 import time
 import tomllib
 from collections.abc import Mapping
@@ -21,7 +23,13 @@ import respx
 from routeproof.config import parse_config
 from routeproof.conformance.cases import load_cases, select
 from routeproof.conformance.judge import CallRun, judge_case
-from routeproof.conformance.launch import PROVIDER_KEY_ENV, LaunchedGateway, routeproof_serve_config
+from routeproof.conformance.launch import (
+    PROVIDER_KEY_ENV,
+    LaunchedGateway,
+    ephemeral_low,
+    free_port,
+    routeproof_serve_config,
+)
 from routeproof.conformance.report import write_breaks_report, write_report
 from routeproof.conformance.run import CREDENTIALS, CaseResult, RunResult, run_case, run_suite
 from routeproof.conformance.subjects import GatewaySubject, HarnessError, Launch, load_profile
@@ -316,3 +324,27 @@ async def test_the_html_report_reads_scorecards_next_to_the_kill_table(tmp_path:
     report = build_report(tmp_path)
     assert report.problems == ()
     assert "conformance" in report.sections
+
+
+async def test_a_gateways_port_is_one_the_os_never_hands_to_bind_0_or_connect() -> None:
+    """Each launched gateway's port lies below the ephemeral range (a case's mocks bind port 0 and
+    every client connection takes an ephemeral port: neither can take it before the gateway binds
+    it) and is never handed out twice by one runner."""
+    ports = [free_port() for _ in range(40)]
+    assert len(set(ports)) == len(ports)
+    assert all(20_000 <= port < ephemeral_low() for port in ports), ports
+
+
+async def test_a_port_something_listens_on_is_never_handed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        for candidate in range(31_000, 31_100):  # a listener below the ephemeral range
+            try:
+                taken.bind(("127.0.0.1", candidate))
+                break
+            except OSError:
+                continue
+        taken.listen()
+        busy = taken.getsockname()[1]
+        draws = iter([busy, busy, busy + 1 if busy + 1 < ephemeral_low() else busy - 1])
+        monkeypatch.setattr(random.SystemRandom, "randrange", lambda self, lo, hi: next(draws))
+        assert free_port() != busy

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -30,7 +31,14 @@ import httpx
 from routeproof.conformance.subjects import GatewayProfile, GatewaySubject, HarnessError
 from routeproof.providers.capabilities import MODELS_TOML_ENV
 
-__all__ = ["WRITERS", "LaunchedGateway", "free_port", "litellm_proxy_config", "routeproof_serve_config"]
+__all__ = [
+    "WRITERS",
+    "LaunchedGateway",
+    "ephemeral_low",
+    "free_port",
+    "litellm_proxy_config",
+    "routeproof_serve_config",
+]
 
 PROVIDER_KEY_ENV = "CONFORMANCE_PROVIDER_KEY"
 _READY_POLL_S = 0.05
@@ -42,9 +50,45 @@ _BUDGET_OVERRIDES = frozenset({"ROUTEPROOF_SESSION_BUDGET_USD", "BATUTA_LLM_BUDG
 Writer = Callable[[Mapping[str, Any], GatewayProfile], "tuple[dict[str, str], dict[str, str]] | str"]
 
 
-def free_port() -> int:
-    """A loopback port nothing listens on right now (the OS picks it)."""
+_LAUNCH_PORTS_FROM = 20_000  # gateways start on ports from here up to the OS's ephemeral range
+_handed_out: set[int] = set()
+
+
+def ephemeral_low() -> int:
+    """The lowest port the OS hands out to ``bind(0)`` and ``connect()`` (Linux's
+    ``ip_local_port_range``; 49152, the IANA start, where it cannot be read)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text(encoding="ascii").split()[0])
+    except (OSError, ValueError, IndexError):
+        return 49_152
+
+
+def _bindable(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on, for a gateway that binds it later, in another process.
+
+    Drawn below the OS's ephemeral range and never handed out twice by this process. A port from
+    ``bind(0)`` stays free only until the next ``bind(0)`` or ``connect()`` takes it: a case's
+    mocks (on ``bind(0)`` ports) took the port of another case's gateway before it started, the
+    gateway failed with "address already in use", and its readiness check and calls reached the
+    mock instead (a deadline case answered ``from-a`` by another case's provider).
+    """
+    low = ephemeral_low()
+    rng = random.SystemRandom()
+    for _ in range(200 if low - _LAUNCH_PORTS_FROM >= 1_000 else 0):
+        port = rng.randrange(_LAUNCH_PORTS_FROM, low)
+        if port not in _handed_out and _bindable(port):
+            _handed_out.add(port)
+            return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # no room below the range: the OS picks
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
