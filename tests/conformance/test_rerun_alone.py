@@ -81,3 +81,21 @@ async def test_a_failure_that_is_not_timing_is_not_run_again(tmp_path: Path) -> 
     (case,) = result.results
     assert (case.verdict, harnesses, case.failed_under_load) == ("fail", 1, ())
     assert "outcome" in [f.check for f in case.failures]
+
+
+@pytest.mark.parametrize(("flag", "code", "printed"), [((), 0, True), (("--no-rerun-alone",), 1, False)])
+async def test_the_run_command_reruns_by_default_and_says_so(
+    tmp_path: Path, flag: tuple[str, ...], code: int, printed: bool
+) -> None:
+    """``routeproof conformance run`` (what CI calls) reruns a late case alone unless told not to,
+    and prints the first run's failure."""
+    shim = tmp_path / "shim.py"
+    shim.write_text(SHIM.format(real=str(REAL)))
+    harness = f"{sys.executable} {shim} {tmp_path / 'started'} late"
+    command = [sys.executable, "-m", "routeproof.cli", "conformance", "run", "--harness", harness]
+    command += ["--only", CASE, "--reports", str(tmp_path / "reports"), *flag]
+    proc = await asyncio.create_subprocess_exec(*command, cwd=ROOT, stdout=asyncio.subprocess.PIPE)
+    async with asyncio.timeout(60):
+        out, _ = await proc.communicate()
+    assert proc.returncode == code, out.decode()
+    assert (f"RUN AGAIN ALONE {CASE} (pass alone): elapsed: expected" in out.decode()) is printed

@@ -206,12 +206,10 @@ def _run(args: argparse.Namespace) -> int:
     failed = {r.id for r in result.results if r.verdict == "fail"}
     for r in result.results:
         for f in r.failed_under_load:
-            print(
-                f"RUN AGAIN ALONE {r.id} ({r.verdict} alone): {f.check}: expected {f.expected}; observed {f.observed}"
-            )
+            print(f"RUN AGAIN ALONE {r.id} ({r.verdict} alone): {f.line()}")
         if r.verdict == "fail":
             first = r.failures[0]
-            print(f"FAIL {r.id}: {first.check}: expected {first.expected}; observed {first.observed}")
+            print(f"FAIL {r.id}: {first.line()}")
     if expected is None:
         return 1 if failed else 0
     ran = {r.id for r in result.results}
@@ -287,7 +285,7 @@ def _breaks(args: argparse.Namespace) -> int:
         print(f"baseline (no break): {len(failing)} of {len(base.results)} cases fail: {failing}", flush=True)
         for r in base.results:
             for f in r.failures:
-                print(f"  baseline {r.id}: {f.check}: expected {f.expected}; observed {f.observed}", flush=True)
+                print(f"  baseline {r.id}: {f.line()}", flush=True)
         gate = asyncio.Semaphore(BREAKS_AT_ONCE)
 
         async def one(name: str, rules: Sequence[str]) -> dict[str, object]:

@@ -79,6 +79,10 @@ class Failure:
         """The evidence object of the JSON report."""
         return {"check": self.check, "call": self.call, "expected": self.expected, "observed": self.observed}
 
+    def line(self, sep: str = ";") -> str:
+        """``check: expected E; observed O``: how the console, the reports and JUnit print it."""
+        return f"{self.check}: expected {self.expected}{sep} observed {self.observed}"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallRun:

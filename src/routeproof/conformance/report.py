@@ -100,9 +100,9 @@ def write_report(run: RunResult, out_dir: Path, *, expected_failures: Mapping[st
         "| --- | --- | --- | --- | --- |",
     ]
     for r in run.results:
-        evidence = r.reason or "; ".join(f"{f.check}: expected {f.expected}, observed {f.observed}" for f in r.failures)
+        evidence = r.reason or "; ".join(f.line(",") for f in r.failures)
         if r.failed_under_load:
-            first = "; ".join(f"{f.check}: expected {f.expected}, observed {f.observed}" for f in r.failed_under_load)
+            first = "; ".join(f.line(",") for f in r.failed_under_load)
             evidence = f"(run again alone, {r.verdict}; with other cases running: {first}) {evidence}"
         if expected_failures and r.id in expected_failures:
             evidence = f"(expected: {expected_failures[r.id]}) {evidence}"
@@ -131,7 +131,7 @@ def write_report(run: RunResult, out_dir: Path, *, expected_failures: Mapping[st
         tc = ET.SubElement(suite, "testcase", classname=f"{r.level}.{r.rule}", name=r.id, time=f"{r.duration_s:.3f}")
         if r.verdict == "fail":
             failure = ET.SubElement(tc, "failure", message=r.failures[0].check if r.failures else "fail")
-            failure.text = "\n".join(f"{f.check}: expected {f.expected}; observed {f.observed}" for f in r.failures)
+            failure.text = "\n".join(f.line() for f in r.failures)
         elif r.verdict == "n/a":
             ET.SubElement(tc, "skipped", message=r.reason)
     ET.ElementTree(suite).write(base.with_suffix(".xml"), encoding="utf-8", xml_declaration=True)
