@@ -40,12 +40,14 @@ def test_readme_installs_from_the_checkout() -> None:
 
 
 def test_readme_keeps_the_gate_commands_and_ci_runs_them() -> None:
-    """Both quick-start commands are in the README verbatim, and .ci/run ends with ``tox run``."""
+    """Both quick-start commands are in the README verbatim, and .ci/run runs ``tox run`` and exits with its status."""
     text = _text()
     for command in GATE_COMMANDS:
         assert f"```bash\n{command}\n```" in text
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
-    assert ci[-1] == "tox run --colored no"
+    assert 'tox run --colored no 2>&1 | tee "$LOG"' in ci
+    assert ci[ci.index('tox run --colored no 2>&1 | tee "$LOG"') + 1] == "rc=${PIPESTATUS[0]}"
+    assert ci[-1] == 'exit "$rc"'
 
 
 def test_readme_links_resolve() -> None:
