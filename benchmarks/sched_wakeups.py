@@ -84,21 +84,31 @@ def role(cmdline: list[str]) -> str:
     return " ".join([Path(cmdline[0]).name, *(part[:24] for part in cmdline[1:2])]) if cmdline else "?"
 
 
+def _pids() -> set[int]:
+    return {int(name) for name in os.listdir("/proc") if name.isdigit()}
+
+
 def _watch(root: int, seen: dict[int, list[str]], stop: threading.Event) -> None:
-    """Record the command line of every process under ``root`` until ``stop`` is set."""
+    """Record the command line of every process under ``root`` until ``stop`` is set.
+
+    Each process is read once, so a pass costs little more than listing ``/proc``: the watcher runs
+    on the machine it measures. Processes that were there before are never read.
+    """
+    foreign = _pids() - {root}
     while not stop.wait(0.05):
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit() or int(entry.name) in seen:
-                continue
+        for pid in _pids() - foreign - seen.keys():
             try:
-                cmdline = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
+                parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue
             if cmdline and Path(cmdline[0].decode(errors="replace")).name == "perf":
                 continue  # perf's child before it runs the command (exec): read again on the next pass
-            if int(stat[1]) == root or int(stat[1]) in seen:  # a child of the command, or of its children
-                seen[int(entry.name)] = [part.decode(errors="replace") for part in cmdline]
+            if parent == root or parent in seen:  # a child of the command, or of its children
+                seen[pid] = [part.decode(errors="replace") for part in cmdline]
+            elif parent in foreign:
+                foreign.add(pid)
+            # else its parent is new and not read yet: read again on the next pass
 
 
 def _percentile(values: list[float], share: float) -> float:

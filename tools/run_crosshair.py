@@ -23,6 +23,7 @@ ENTRY = Path(__file__).resolve().parent / "crosshair_entry.py"  # CrossHair, wit
 
 COUNTEREXAMPLE = re.compile(r":\d+: error: ")  # CrossHair's finding: "file:line: error: false when calling f(...)"
 RERUN_SEED_STEP = 1  # a crashed module is checked again at the next hash seed
+_SEEDS = 4_294_967_296  # PYTHONHASHSEED is 0..2**32-1: the seed after the last is 0
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def main(argv: list[str]) -> int:
     """
     timeout = os.environ.get("CROSSHAIR_CONDITION_TIMEOUT", "2")
     seed = os.environ.get("PYTHONHASHSEED", "0")
-    if not seed.isdigit():
+    if not seed.isdigit():  # unset, or "random": the gate's seed, so that a failure can be run again
         seed = "0"
     targets = [Path(a) for a in argv] or sorted(
         p for p in CORE.rglob("*.py") if "icontract" in p.read_text(encoding="utf-8")
@@ -77,7 +78,7 @@ def main(argv: list[str]) -> int:
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         first = list(pool.map(lambda target: _check(target, timeout, seed), targets))
         crashed = [c for c in first if c.verdict == "crash"]
-        again_seed = str(int(seed) + RERUN_SEED_STEP)
+        again_seed = str((int(seed) + RERUN_SEED_STEP) % _SEEDS)
         again = {c.target: c for c in pool.map(lambda c: _check(c.target, timeout, again_seed), crashed)}
     final = [again.get(c.target, c) for c in first]
     for checked in final:

@@ -3,7 +3,13 @@ delay, and how long the waker ran on. The listing below is perf's own format (a 
 
 from __future__ import annotations
 
-from benchmarks.sched_wakeups import read_timehist, role, table
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from benchmarks.sched_wakeups import _watch, read_timehist, role, table
 
 # time [cpu] task  wait  sch-delay  run (ms); a wakeup line names the waker and the woken
 LISTING = """\
@@ -63,3 +69,25 @@ def test_processes_of_one_name_merge_into_one_row() -> None:
     rows = table(found, {"python[10]": "mock", "python[20]": "client", "python[30]": "client"}, min_count=1)
     merged = [r.split() for r in rows if r.startswith("client       client")]
     assert merged == [["client", "client", "0,", "-", "1,", "50"]]
+
+
+def test_the_watcher_names_the_commands_children_and_theirs_only() -> None:
+    """``_watch`` records each process under the command (children, and theirs), none from before."""
+    spawn = "import subprocess, sys, time; time.sleep(0.2); subprocess.run([sys.executable, '-c', {!r}])"
+    grandchild = "import time; time.sleep(1.5)"
+    child = spawn.format(grandchild)
+    command = subprocess.Popen([sys.executable, "-c", spawn.format(child)])
+    seen: dict[int, list[str]] = {}
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch, args=(command.pid, seen, stop), daemon=True)
+    watcher.start()
+    try:
+        time.sleep(1.2)
+    finally:
+        stop.set()
+        watcher.join()
+        command.kill()
+        command.wait()
+    assert sorted(argv[-1] for argv in seen.values()) == sorted([child, grandchild])
+    assert os.getpid() not in seen
+    assert command.pid not in seen  # in the tool the command's own process is perf's

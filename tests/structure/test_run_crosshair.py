@@ -67,3 +67,11 @@ def test_a_crash_on_both_seeds_fails(fake_crosshair: Path, capsys: pytest.Captur
     out = capsys.readouterr().out
     assert "---- crosshair crashes_always.py: crash at PYTHONHASHSEED=1 ----" in out
     assert out.splitlines()[-1] == "crosshair found counterexamples or crashed twice in: crashes_always.py"
+
+
+def test_the_seed_after_the_last_one_python_takes_is_0(
+    fake_crosshair: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PYTHONHASHSEED", "4294967295")  # the largest: 2**32 would stop Python at start
+    assert run_crosshair.main([str(fake_crosshair / "crashes_always.py")]) == 1
+    assert "crashed at PYTHONHASHSEED=4294967295, checked again at 0 ----" in capsys.readouterr().out
