@@ -30,6 +30,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks._arms import _pct
+
 _WAKEUP = re.compile(r"\s*(?P<t>[\d.]+)\s+\[(?P<cpu>\d+)\]\s+(?P<waker>\S+)\s+awakened: (?P<wakee>\S+)")
 _RUN = re.compile(r"\s*(?P<t>[\d.]+)\s+\[(?P<cpu>\d+)\]\s+(?P<task>\S+)\s+[\d.]+\s+(?P<delay>[\d.]+)\s+[\d.]+\s*$")
 _TASK = re.compile(r".*\[(?P<pid>\d+)(?:/\d+)?\]$")
@@ -111,11 +113,6 @@ def _watch(root: int, seen: dict[int, list[str]], stop: threading.Event) -> None
             # else its parent is new and not read yet: read again on the next pass
 
 
-def _percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
 def table(found: Wakeups, names: dict[str, str], min_count: int) -> list[str]:
     """The rows: each pair's same-CPU and other-CPU wakeups, then how long each waker ran on."""
     delays: dict[tuple[str, str, bool], list[float]] = defaultdict(list)  # by name: processes of one name merge
@@ -135,7 +132,7 @@ def table(found: Wakeups, names: dict[str, str], min_count: int) -> list[str]:
     lines.append(f"{'waker':<12} {'woke':<12} {'runs on after: n, p50, p90 µs':>32}")
     for (waker, woken), values in sorted(ran_on.items()):
         if len(values) >= min_count:
-            p50, p90 = statistics.median(values), _percentile(values, 0.9)
+            p50, p90 = statistics.median(values), _pct(values, 0.9)
             lines.append(f"{waker:<12} {woken:<12} {len(values):>12}, {p50:>8.0f}, {p90:>8.0f}")
     return lines
 

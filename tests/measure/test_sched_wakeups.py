@@ -54,6 +54,7 @@ def test_the_table_names_the_processes_and_leaves_out_rare_pairs() -> None:
     assert rows[1].split() == ["mock", "gateway", "1,", "8", "1,", "60"]
     pairs = [r.split()[:2] for r in rows[1:] if r and not r.startswith("waker")]
     assert pairs == [["mock", "gateway"], ["gateway", "mock"]]
+    assert rows[-1].split() == ["gateway", "mock", "2,", "40,", "50"]  # run-on p50 and p90 of [50, 30] µs
 
 
 def test_roles_come_from_the_command_line() -> None:
