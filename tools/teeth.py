@@ -40,6 +40,7 @@ COPIED = (
     "benchmarks",
     "tools",
     "pyproject.toml",
+    "tox.ini",
 )
 COPIED_FRONT = ("README.md", "docs", "mkdocs.yml", ".ci")  # what the front-door checks read (README, docs/)
 ROWS = (
@@ -268,6 +269,18 @@ BREAKS: tuple[Break, ...] = (
           new="        print(\"\\n\".join(own[:TAIL_LINES]))  # planted",
           targets=("tests/structure/test_ci_failures.py",),
           why="a failed env's first lines are printed again instead of its last: CI's tail hides the verdict"),
+    Break(row="GATE-STARTUP", file="pyproject.toml", old=" -p no:langsmith_plugin\"", new="\"  # planted",
+          targets=("tests/structure/test_gate_startup.py",),
+          why="every pytest process of the gate imports langsmith's unused plugin again (1.5-2.2 s each)"),
+    Break(row="GATE-STARTUP", file="tox.ini", old="    PYTHONPYCACHEPREFIX = {env_dir}/pycache\n",
+          new="    PYTHONDONTWRITEBYTECODE = 1\n",
+          targets=("tests/structure/test_gate_startup.py",),
+          why="bytecode is off again: every pytest process rewrites hypothesis' 148 modules (2 s each)"),
+    Break(row="GATE-STARTUP", file="tools/teeth.py",
+          old="            shutil.rmtree(bytecode, ignore_errors=True)\n    caught",
+          new="            pass  # planted\n    caught",
+          targets=("tests/structure/test_gate_startup.py",),
+          why="each teeth row leaves its copy's bytecode behind (about 2.5 MB a row)"),
     Break(row="MEASURE-SCHED-WAKEUPS", file="benchmarks/sched_wakeups.py",
           old="found.delays[(task, waker, waker_cpu == cpu)]", new="found.delays[(task, waker, waker_cpu != cpu)]",
           targets=("tests/measure/test_sched_wakeups.py",),
@@ -1229,27 +1242,44 @@ def applies(brk: Break) -> str | None:
     return None if count == 1 else f"{brk.file}: the text to replace occurs {count} times (expected once)"
 
 
+def _bytecode_of(work: Path) -> Path | None:
+    """Where Python caches the bytecode of ``work``'s modules when a pycache prefix is set, else None."""
+    prefix = sys.pycache_prefix
+    return None if prefix is None else Path(prefix) / work.relative_to(work.anchor)
+
+
 def run_break(brk: Break) -> tuple[bool, str, float]:
     """Apply one break to a fresh copy, run its targets; (caught, detail, seconds)."""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="teeth-") as tmp:
         work = Path(tmp)
-        _copy_tree(work)
-        path = work / brk.file
-        path.write_text(path.read_text(encoding="utf-8").replace(brk.old, brk.new, 1), encoding="utf-8")
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(work / "src"), str(work)])
-        env["ROUTEPROOF_REPORT_DIR"] = str(work / "reports")
-        env.setdefault("HYPOTHESIS_PROFILE", "ci")
-        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", "--no-header", *brk.targets]
-        try:
-            proc = subprocess.run(
-                command, cwd=work, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-            )
-        except subprocess.TimeoutExpired:
-            return False, f"timed out after {TIMEOUT_S} s", time.monotonic() - start
+        result = _run_in_copy(brk, work)
+        if (bytecode := _bytecode_of(work)) is not None:
+            # tox's PYTHONPYCACHEPREFIX keeps the installed packages' bytecode (hypothesis' assertion-rewritten
+            # modules among them) from one row to the next; the copy's own is never used again
+            shutil.rmtree(bytecode, ignore_errors=True)
+    caught, detail = result
+    return caught, detail, time.monotonic() - start
+
+
+def _run_in_copy(brk: Break, work: Path) -> tuple[bool, str]:
+    """Copy the tree into ``work``, plant the break, run its targets there; (caught, detail)."""
+    _copy_tree(work)
+    path = work / brk.file
+    path.write_text(path.read_text(encoding="utf-8").replace(brk.old, brk.new, 1), encoding="utf-8")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(work / "src"), str(work)])
+    env["ROUTEPROOF_REPORT_DIR"] = str(work / "reports")
+    env.setdefault("HYPOTHESIS_PROFILE", "ci")
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", "--no-header", *brk.targets]
+    try:
+        proc = subprocess.run(
+            command, cwd=work, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return False, f"timed out after {TIMEOUT_S} s"
     tail = [line for line in proc.stdout.splitlines() if line.strip()][-1:] or ["(no output)"]
-    return proc.returncode == 1, f"pytest exit {proc.returncode}: {tail[0][:160]}", time.monotonic() - start
+    return proc.returncode == 1, f"pytest exit {proc.returncode}: {tail[0][:160]}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
