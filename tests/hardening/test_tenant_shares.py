@@ -186,18 +186,25 @@ async def test_gateway_answers_504_when_the_deadline_passes_while_queued(make_st
 @pytest.mark.asyncio
 async def test_time_queued_comes_off_the_calls_deadline(make_stack: StackFactory) -> None:
     """A call that waited in its tenant's queue is routed with its deadline less the wait, not a fresh
-    one: with a 1,000 ms deadline, about 600 ms queued behind team-a's 50 held slots and an upstream
-    that answers after 600 ms, it is answered 504 within its deadline, not 200 at 1.2 s."""
+    one: with a 2,000 ms deadline, queued behind team-a's 50 slots (held 1.2 s upstream) and an upstream
+    that answers it after 1.6 s, it is answered 504 within its deadline, not 200 at 1.6 s past its wait.
+
+    It waits 1.2 s less the time from the first slot's request to its own arrival: 504 needs that time
+    under 0.8 s. The 50 slots' answers come back together, about 0.9 s before its deadline: the test's
+    client, gateway and mock share one loop, so that burst must not fall on the deadline. With slots held
+    0.6 s and a 1 s deadline, the time had to be under 0.2 s and the burst came 0.4 s before the deadline:
+    a loaded CI worker failed both (gate of stop 46, Python 3.13: 200; here under load: answered 1.7 s)."""
     limits = httpx.Limits(max_connections=200)
     async with make_stack() as stack, httpx.AsyncClient(base_url=stack.url, timeout=30, limits=limits) as client:
-        stack.anthropic.script(*[Scripted(delay_before_headers_s=0.6)] * (SHARE * 10 + 1))
+        held = [Scripted(delay_before_headers_s=1.2)] * (SHARE * 10)
+        stack.anthropic.script(*held, Scripted(delay_before_headers_s=1.6))
         slow = await _hold_team_a(stack, client)
         loop = asyncio.get_running_loop()
         start = loop.time()
-        late = await client.post("/v1/messages", json=_BODY, headers={**_TEAM_A, DEADLINE_HEADER: "1000"})
+        late = await client.post("/v1/messages", json=_BODY, headers={**_TEAM_A, DEADLINE_HEADER: "2000"})
         took_s = loop.time() - start
         answers = await asyncio.gather(*slow)
     assert late.status_code == 504, late.text
     assert late.json()["routeproof"]["code"] == "deadline_exceeded"
-    assert took_s < 1.15  # its deadline, from its arrival (generous: the test's own client adds a little)
+    assert took_s < 2.3, took_s  # its deadline from its arrival, and 0.3 s for the in-process client on a busy worker
     assert all(answer.status_code == 200 for answer in answers)
