@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -277,10 +278,14 @@ BREAKS: tuple[Break, ...] = (
           targets=("tests/structure/test_gate_startup.py",),
           why="bytecode is off again: every pytest process rewrites hypothesis' 148 modules (2 s each)"),
     Break(row="GATE-STARTUP", file="tools/teeth.py",
-          old="            shutil.rmtree(bytecode, ignore_errors=True)\n    caught",
-          new="            pass  # planted\n    caught",
+          old="                shutil.rmtree(bytecode, ignore_errors=True)\n\n\nCOPIES",
+          new="                pass  # planted\n\n\nCOPIES",
           targets=("tests/structure/test_gate_startup.py",),
-          why="each teeth row leaves its copy's bytecode behind (about 2.5 MB a row)"),
+          why="teeth leaves its copies' bytecode behind when it ends"),
+    Break(row="GATE-STARTUP", file="tools/teeth.py", old="    _forget_bytecode(path)\n    env",
+          new="    env",
+          targets=("tests/structure/test_gate_startup.py",),
+          why="a row's broken file can run from the bytecode of another break of it written in the same second"),
     Break(row="MEASURE-SCHED-WAKEUPS", file="benchmarks/sched_wakeups.py",
           old="found.delays[(task, waker, waker_cpu == cpu)]", new="found.delays[(task, waker, waker_cpu != cpu)]",
           targets=("tests/measure/test_sched_wakeups.py",),
@@ -1242,23 +1247,63 @@ def applies(brk: Break) -> str | None:
     return None if count == 1 else f"{brk.file}: the text to replace occurs {count} times (expected once)"
 
 
-def _bytecode_of(work: Path) -> Path | None:
-    """Where Python caches the bytecode of ``work``'s modules when a pycache prefix is set, else None."""
+class _Copies:
+    """One copy directory per worker thread, used again for each of its rows.
+
+    The tree is copied afresh for every row (``shutil.copy2`` keeps each file's time), but at the same
+    path: with tox's ``PYTHONPYCACHEPREFIX`` the bytecode of the modules a row does not break (and
+    pytest's rewritten test modules) is then compiled once per worker, not once per row. The broken
+    file's own bytecode is removed before each row: the file is new, and two breaks of one file written
+    within a second with the same size would otherwise share a stale entry.
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._made: list[Path] = []
+
+    def fresh(self) -> Path:
+        """This thread's copy directory, emptied."""
+        work: Path | None = getattr(self._local, "work", None)
+        if work is None:
+            work = Path(tempfile.mkdtemp(prefix="teeth-"))
+            self._local.work = work
+            with self._lock:
+                self._made.append(work)
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+        return work
+
+    def remove_all(self) -> None:
+        """Every copy made, and its bytecode under the pycache prefix."""
+        with self._lock:
+            made, self._made = self._made, []
+        for work in made:
+            shutil.rmtree(work, ignore_errors=True)
+            if (bytecode := _bytecode_dir(work)) is not None:
+                shutil.rmtree(bytecode, ignore_errors=True)
+
+
+COPIES = _Copies()
+
+
+def _bytecode_dir(directory: Path) -> Path | None:
+    """Where Python caches the bytecode of ``directory``'s modules when a pycache prefix is set, else None."""
     prefix = sys.pycache_prefix
-    return None if prefix is None else Path(prefix) / work.relative_to(work.anchor)
+    return None if prefix is None else Path(prefix) / directory.relative_to(directory.anchor)
+
+
+def _forget_bytecode(source: Path) -> None:
+    """Remove the cached bytecode of one source file: Python's and pytest's rewritten one."""
+    if (cache := _bytecode_dir(source.parent)) is not None:
+        for stale in cache.glob(f"{source.stem}.*.pyc"):
+            stale.unlink(missing_ok=True)
 
 
 def run_break(brk: Break) -> tuple[bool, str, float]:
     """Apply one break to a fresh copy, run its targets; (caught, detail, seconds)."""
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="teeth-") as tmp:
-        work = Path(tmp)
-        result = _run_in_copy(brk, work)
-        if (bytecode := _bytecode_of(work)) is not None:
-            # tox's PYTHONPYCACHEPREFIX keeps the installed packages' bytecode (hypothesis' assertion-rewritten
-            # modules among them) from one row to the next; the copy's own is never used again
-            shutil.rmtree(bytecode, ignore_errors=True)
-    caught, detail = result
+    caught, detail = _run_in_copy(brk, COPIES.fresh())
     return caught, detail, time.monotonic() - start
 
 
@@ -1267,6 +1312,7 @@ def _run_in_copy(brk: Break, work: Path) -> tuple[bool, str]:
     _copy_tree(work)
     path = work / brk.file
     path.write_text(path.read_text(encoding="utf-8").replace(brk.old, brk.new, 1), encoding="utf-8")
+    _forget_bytecode(path)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(work / "src"), str(work)])
     env["ROUTEPROOF_REPORT_DIR"] = str(work / "reports")
@@ -1367,17 +1413,20 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     runnable = [brk for brk in chosen if not any(brk is b for b, _ in stale)]
     outcomes: list[Outcome] = []
-    # each break runs in its own copy of the tree and its own pytest process: --jobs of them at once
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for outcome in pool.map(lambda brk: run_repeated(brk, args.repeat), runnable):
-            outcomes.append(outcome)
-            failures += not outcome.always_caught
-            verdict = "CAUGHT " if outcome.always_caught else "MISSED "
-            print(
-                f"{verdict} {outcome.brk.row:<16} {outcome.caught}/{outcome.runs}  worst {outcome.worst_s:6.1f} s  "
-                f"{outcome.brk.why}: {outcome.detail}",
-                flush=True,
-            )
+    # each break runs in a fresh copy of the tree (at its worker's path) and its own pytest process: --jobs at once
+    try:
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for outcome in pool.map(lambda brk: run_repeated(brk, args.repeat), runnable):
+                outcomes.append(outcome)
+                failures += not outcome.always_caught
+                verdict = "CAUGHT " if outcome.always_caught else "MISSED "
+                print(
+                    f"{verdict} {outcome.brk.row:<16} {outcome.caught}/{outcome.runs}  worst {outcome.worst_s:6.1f} s  "
+                    f"{outcome.brk.why}: {outcome.detail}",
+                    flush=True,
+                )
+    finally:
+        COPIES.remove_all()
     write_report(outcomes, args.report)
     never_missed = sum(o.always_caught for o in outcomes)
     print(

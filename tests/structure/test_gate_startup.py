@@ -4,7 +4,8 @@ The gate starts pytest hundreds of times (two xdist workers per env, a process p
 and conformance's own runs). Two costs were paid in each: langsmith's pytest plugin, imported for
 nothing (1.5-2.2 s), and the assertion rewrite of every package that ships a pytest plugin (all of
 hypothesis, 2 s), done again each time because tox switched bytecode off. ``tox.ini`` now caches
-bytecode outside the tree (``PYTHONPYCACHEPREFIX``), and teeth removes each copy's own afterwards.
+bytecode outside the tree (``PYTHONPYCACHEPREFIX``); teeth copies the tree for each row to one path per
+worker, so a worker compiles the modules its rows do not break once, and removes its copies at the end.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import configparser
 import importlib.util
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,12 @@ def test_tox_caches_bytecode_outside_the_tree_instead_of_switching_it_off() -> N
     assert set_env.get("PYTHONPYCACHEPREFIX", "").startswith("{env_dir}")
 
 
+def test_the_pytest_options_switch_langsmiths_plugin_off() -> None:
+    """Here in every env, whether or not langsmith is installed (the next test needs it installed)."""
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    assert "-p no:langsmith_plugin" in options["addopts"]
+
+
 @pytest.mark.skipif(importlib.util.find_spec("langsmith") is None, reason="langsmith is not installed here")
 def test_a_pytest_run_here_does_not_import_langsmith() -> None:
     """langsmith's plugin is switched off in the project's pytest options: a collection never imports it."""
@@ -50,22 +58,72 @@ def test_a_pytest_run_here_does_not_import_langsmith() -> None:
     assert "langsmith modules: []" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
-def test_a_teeth_row_removes_its_copys_bytecode(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Each row's copy leaves about 2.5 MB of bytecode under the prefix; 234 rows would leave 600 MB."""
-    prefix = tmp_path / "pycache"
-    monkeypatch.setattr(sys, "pycache_prefix", str(prefix))
-    left: list[Path] = []
+def _two_breaks_of_one_file() -> tuple[teeth.Break, teeth.Break]:
+    by_file: dict[str, list[teeth.Break]] = {}
+    for brk in teeth.BREAKS:
+        by_file.setdefault(brk.file, []).append(brk)
+    first, second = next(breaks for breaks in by_file.values() if len(breaks) >= 2)[:2]
+    return first, second
 
-    def fake_pytest(command: list[str], *, cwd: Path, **_: object) -> subprocess.CompletedProcess[str]:
-        mine = prefix / Path(cwd).relative_to(Path(cwd).anchor) / "src" / "__pycache__"
-        mine.mkdir(parents=True)
-        (mine / "routeproof.cpython-311.pyc").write_bytes(b"\0")
-        left.append(mine)
+
+def _pyc(prefix: Path, work: Path, relative: str, tag: str) -> Path:
+    source = work / relative
+    return prefix / source.parent.relative_to(source.anchor) / f"{source.stem}.{tag}.pyc"
+
+
+class _FakePytest:
+    """Stands in for teeth's pytest run: notes what bytecode it found, then caches some as Python would."""
+
+    def __init__(self, prefix: Path, broken: str) -> None:
+        self.prefix, self.broken = prefix, broken
+        self.seen: list[tuple[Path, bool, bool]] = []  # (copy, the kept module's bytecode, the broken file's)
+
+    def __call__(self, command: list[str], *, cwd: Path, **_: object) -> subprocess.CompletedProcess[str]:
+        work = Path(cwd)
+        kept = _pyc(self.prefix, work, "src/routeproof/__init__.py", "cpython-311")
+        broken = [_pyc(self.prefix, work, self.broken, tag) for tag in ("cpython-311", "cpython-311-pytest-8.3.4")]
+        self.seen.append((work, kept.exists(), any(path.exists() for path in broken)))
+        for path in (kept, *broken):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"\0")
         return subprocess.CompletedProcess(command, 1, stdout="1 failed in 0.01s\n", stderr="")
 
-    monkeypatch.setattr(subprocess, "run", fake_pytest)  # teeth calls subprocess.run
-    caught, detail, _ = teeth.run_break(teeth.BREAKS[0])
-    assert (caught, detail) == (True, "pytest exit 1: 1 failed in 0.01s")
-    assert len(left) == 1
-    assert not left[0].exists()
+
+def test_a_worker_keeps_its_copys_bytecode_but_never_a_broken_files(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two rows on one worker: the same copy path, the first row's bytecode of an unbroken module is
+    there for the second, and the broken file's (Python's and pytest's) is not."""
+    prefix = tmp_path / "pycache"
+    monkeypatch.setattr(sys, "pycache_prefix", str(prefix))
+    monkeypatch.setattr(teeth, "COPIES", teeth._Copies())
+    first, second = _two_breaks_of_one_file()
+    fake = _FakePytest(prefix, first.file)
+    monkeypatch.setattr(subprocess, "run", fake)  # teeth calls subprocess.run
+    try:
+        assert teeth.run_break(first)[:2] == (True, "pytest exit 1: 1 failed in 0.01s")
+        teeth.run_break(second)
+    finally:
+        teeth.COPIES.remove_all()
+    (work_1, kept_1, broken_1), (work_2, kept_2, broken_2) = fake.seen
+    assert work_1 == work_2
+    assert (kept_1, broken_1) == (False, False)
+    assert (kept_2, broken_2) == (True, False)
+
+
+def test_teeth_removes_its_copies_and_their_bytecode_when_it_ends(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Each copy leaves about 2.5 MB of bytecode under the prefix: teeth removes it, and only it."""
+    prefix = tmp_path / "pycache"
+    monkeypatch.setattr(sys, "pycache_prefix", str(prefix))
+    monkeypatch.setattr(teeth, "COPIES", teeth._Copies())
+    brk = teeth.BREAKS[0]
+    fake = _FakePytest(prefix, brk.file)
+    monkeypatch.setattr(subprocess, "run", fake)
+    assert teeth.main(["--only", brk.row, "--jobs", "2", "--report", str(tmp_path / "reports")]) == 0
+    copies = {work for work, _, _ in fake.seen}
+    assert copies
+    assert not any(work.exists() for work in copies)
+    assert not any((prefix / work.relative_to(work.anchor)).exists() for work in copies)
     assert prefix.exists()  # the cache of everything else stays
