@@ -2,8 +2,8 @@
 
 The gate starts pytest hundreds of times (two xdist workers per env, a process per teeth row, falsify's
 and conformance's own runs). Two costs were paid in each: langsmith's pytest plugin, imported for
-nothing (1.5-2.2 s), and the assertion rewrite of every package that ships a pytest plugin (all of
-hypothesis, 2 s), done again each time because tox switched bytecode off. ``tox.ini`` now caches
+nothing (1.2-1.5 s to import), and the assertion rewrite of every package that ships a pytest plugin (all of
+hypothesis, 1.5 s), done again each time because tox switched bytecode off. ``tox.ini`` now caches
 bytecode outside the tree (``PYTHONPYCACHEPREFIX``); teeth copies the tree for each row to one path per
 worker, so a worker compiles the modules its rows do not break once, and removes its copies at the end.
 """
@@ -114,7 +114,7 @@ def test_a_worker_keeps_its_copys_bytecode_but_never_a_broken_files(
 def test_teeth_removes_its_copies_and_their_bytecode_when_it_ends(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Each copy leaves about 2.5 MB of bytecode under the prefix: teeth removes it, and only it."""
+    """Each copy leaves 1.9-2.4 MB of bytecode under the prefix: teeth removes it, and only it."""
     prefix = tmp_path / "pycache"
     monkeypatch.setattr(sys, "pycache_prefix", str(prefix))
     monkeypatch.setattr(teeth, "COPIES", teeth._Copies())
