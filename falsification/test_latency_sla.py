@@ -19,7 +19,8 @@ failover trigger "Latency SLA breach: P99 > configured threshold"; core/latency.
 * **Seeds and verdict** (pre-registered 2026-11-30, before the first run over seeds; the row used
   one fixed seed set before). Each seed ``BASE .. BASE + 19`` (``BASE`` = 31, or
   ``ROUTEPROOF_FALSIFY_SEED``) fixes the arrivals, both providers' draws and the router's jitter,
-  the same in both arms. The claim "a typical run holds" (P(seed holds) > 1/2) is judged by the
+  the same in both arms; each seed runs on a virtual-time loop of its own, two at once
+  (:mod:`falsification.seed_pool`). The claim "a typical run holds" (P(seed holds) > 1/2) is judged by the
   sequential test by betting of :mod:`falsification.sequential` (alpha 5 %, Ville): survived only
   when the evidence for it reaches 20; refuted, or undecided after 20 seeds, is falsified. The test
   needs at least 7 seeds (when every seed holds); the evidence lists every seed's p99s and share.
@@ -43,6 +44,7 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.rig import percentile, policy, request, resolved_for, wall
+from falsification.seed_pool import seed_pool
 from falsification.seeds import SubSeeds, base, seed_range
 from falsification.sequential import SignTest
 from falsification.sim import SimProvider
@@ -154,8 +156,8 @@ class SeedResult:
         )
 
 
-async def _one_seed(seed: int, tenant: TenantPolicy) -> SeedResult:
-    seeds = _seeds(seed)
+async def _one_seed(seed: int) -> SeedResult:
+    seeds, tenant = _seeds(seed), policy(A, [B])
     trigger = await _arm(SLA_MS, tenant, seeds)
     control = await _arm(30_000, tenant, seeds)
     p99 = {
@@ -174,22 +176,20 @@ async def _one_seed(seed: int, tenant: TenantPolicy) -> SeedResult:
     )
 
 
-@pytest.mark.looptime(end=1_000_000, noop_cycles=1)
 async def test_latency_sla_chain_p99_recovers_when_a_provider_drifts() -> None:
     """LATENCY-SLA on virtual time over pre-registered seeds: per seed, the trigger keeps the chain's p99
     within the SLA while A drifts, the control shows the drift, and A gets its traffic back; a sequential
     test by betting on "a typical seed holds"."""
-    tenant = policy(A, [B])
     test = SignTest(threshold=0.5, alpha=ALPHA)
     results: list[SeedResult] = []
-    with wall(f"LATENCY-SLA (virtual time, 2 arms, up to {MAX_SEEDS} seeds)"):
-        for seed in SEEDS:
-            result = await _one_seed(seed, tenant)
+    with (
+        wall(f"LATENCY-SLA (virtual time, 2 arms, up to {MAX_SEEDS} seeds)"),
+        seed_pool(end=1_000_000, noop_cycles=1) as pool,
+    ):
+        async for _, result in pool.in_order(_one_seed, SEEDS, stop=lambda: test.decided):
             results.append(result)
             test.update(1.0 if result.holds else 0.0)
             print(f"LATENCY-SLA {result.summary()} (e_for {test.e_for:.2f}, e_against {test.e_against:.2f})")
-            if test.decided:
-                break
     drift_trigger = [r.p99["trigger", "drift"] for r in results]
     drift_control = [r.p99["control", "drift"] for r in results]
     shares = [r.share_a for r in results]

@@ -49,6 +49,7 @@ import pytest
 
 from falsification.report import record_verdict
 from falsification.rig import SHAPES, mock_providers, percentile, policy, request, resolved_for, wall
+from falsification.seed_pool import seed_pool
 from falsification.seeds import base, seed_range
 from falsification.sequential import SignTest, distribution
 from falsification.sim import FailureMix, SimProvider
@@ -283,7 +284,21 @@ def _sim_router(health: HealthConfig | None, seed: int, cooling: CoolingPolicy =
     )
 
 
-@pytest.mark.looptime(end=10_000_000)
+async def _seed_run(seed: int) -> dict[str, int]:
+    """One pre-registered seed of the large-N run: default router settings."""
+    return await _open_loop(_sim_router(None, seed), VIRTUAL_CALLS, seed)
+
+
+async def _no_breaker(seed: int) -> dict[str, int]:
+    """The diagnostic without the cross-call cooldown."""
+    return await _open_loop(_sim_router(HealthConfig(failure_threshold=10**9), seed), VIRTUAL_CALLS, seed)
+
+
+async def _skipping(seed: int) -> dict[str, int]:
+    """The diagnostic with cooling providers dropped, not demoted."""
+    return await _open_loop(_sim_router(None, seed, CoolingPolicy.SKIP), VIRTUAL_CALLS, seed)
+
+
 async def test_mpa_007_large_n_on_virtual_time() -> None:
     """FALSIFY-MPA-007 at large N over pre-registered seeds: per seed, 1,000 calls arriving at 20/s against
     3 simulated providers failing 50 % of attempts (5xx/429/hang), default router settings; a sequential
@@ -291,9 +306,11 @@ async def test_mpa_007_large_n_on_virtual_time() -> None:
     test = SignTest(threshold=1 - CLAIMED_FAILURE_RATE, alpha=SEQUENTIAL_ALPHA)
     pooled: dict[str, int] = {}
     seeds_used: list[int] = []
-    with wall(f"FALSIFY-MPA-007 (virtual time, up to {len(VIRTUAL_SEEDS)} seeds)"):
-        for seed in VIRTUAL_SEEDS:
-            outcomes = await _open_loop(_sim_router(None, seed), VIRTUAL_CALLS, seed)
+    first = VIRTUAL_SEEDS[0]
+    label = f"FALSIFY-MPA-007 (virtual time, up to {len(VIRTUAL_SEEDS)} seeds)"
+    with wall(label), seed_pool(end=10_000_000) as pool:
+        diagnostics = pool.submit(_no_breaker, first), pool.submit(_skipping, first)  # first: no seed waits on them
+        async for seed, outcomes in pool.in_order(_seed_run, VIRTUAL_SEEDS, stop=lambda: test.decided):
             test.update(outcomes.get("completed", 0) / VIRTUAL_CALLS)
             seeds_used.append(seed)
             for key, count in outcomes.items():
@@ -302,11 +319,7 @@ async def test_mpa_007_large_n_on_virtual_time() -> None:
                 f"FALSIFY-MPA-007 seed {seed}: completion {test.values[-1]:.1%} "
                 f"(e_for {test.e_for:.2f}, e_against {test.e_against:.2f})"
             )
-            if test.decided:
-                break
-        first = VIRTUAL_SEEDS[0]
-        no_breaker = await _open_loop(_sim_router(HealthConfig(failure_threshold=10**9), first), VIRTUAL_CALLS, first)
-        skipping = await _open_loop(_sim_router(None, first, CoolingPolicy.SKIP), VIRTUAL_CALLS, first)
+        no_breaker, skipping = [await diagnostic for diagnostic in diagnostics]
     calls = VIRTUAL_CALLS * len(seeds_used)
     rate = pooled.get("completed", 0) / calls
     rate_no_breaker = no_breaker.get("completed", 0) / VIRTUAL_CALLS
