@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import multiprocessing.pool
+import os
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
@@ -32,7 +33,9 @@ import looptime
 __all__ = ["WORKERS", "SeedPool", "seed_pool"]
 
 T = TypeVar("T")
-WORKERS = 2  # the gate's machine has two cores; falsify runs alone in its tox env
+# the gate's machine has two cores and falsify runs alone in its tox env; teeth, which runs two rows at
+# once already, sets ROUTEPROOF_SEED_WORKERS=1 so that two rows do not start four busy processes
+WORKERS = int(os.environ.get("ROUTEPROOF_SEED_WORKERS", "2"))
 
 
 def _on_virtual_time(

@@ -28,6 +28,13 @@ def load_hypothesis_profiles() -> None:
     settings.register_profile(
         "falsify", max_examples=2_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
     )
+    # planted breaks (tools/teeth.py): the ci profile's search, so a break is caught exactly where ci
+    # catches it, without shrinking the failure it finds (a caught row needs no minimal example)
+    settings.register_profile(
+        "teeth",
+        parent=settings.get_profile("ci"),
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target),
+    )
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 

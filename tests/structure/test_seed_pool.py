@@ -4,14 +4,15 @@ clock of its own that starts at 0, stopping where the row's test decides, contra
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
 
 import pytest
 
 import falsification.conftest
 from falsification.seed_pool import seed_pool
-
-pytestmark = pytest.mark.asyncio
 
 STEP_S = 1000.0  # virtual seconds per seed number: a real sleep of this would time the test out
 
@@ -34,9 +35,10 @@ async def _contracts_off(seed: int) -> int:
     return seed
 
 
+@pytest.mark.asyncio
 async def test_seeds_come_back_in_order_each_from_virtual_time_zero_and_stop_where_asked() -> None:
     read: list[int] = []
-    with seed_pool(end=100_000) as pool:
+    with seed_pool(end=100_000, workers=2) as pool:
         async for seed, (start, end) in pool.in_order(_clock, range(5, 0, -1), stop=lambda: len(read) == 3):
             read.append(seed)
             assert start == 0.0, f"seed {seed} started at virtual {start} s, not 0: it depends on other seeds"
@@ -49,17 +51,30 @@ async def _slow(seed: int) -> int:
     return seed
 
 
+@pytest.mark.asyncio
 async def test_a_failing_seed_fails_the_row_and_leaves_no_job_pending() -> None:
-    with pytest.raises(ValueError, match="seed 1 failed"), seed_pool(end=100) as pool:  # noqa: PT012  # the block is the row
+    with pytest.raises(ValueError, match="seed 1 failed"), seed_pool(end=100, workers=2) as pool:  # noqa: PT012  # the block is the row
         running = pool.submit(_slow, 30)
         async for _ in pool.in_order(_fails, [1], stop=lambda: False):
             pass
     assert running.cancelled()  # not left pending, and the pool did not wait 30 s for it
 
 
+@pytest.mark.asyncio
 async def test_a_worker_where_icontract_is_off_fails_the_row() -> None:
     with (
-        seed_pool(end=100) as pool,
+        seed_pool(end=100, workers=2) as pool,
         pytest.raises(AssertionError, match="icontract was off in the worker that ran _contracts_off"),
     ):
         await pool.submit(_contracts_off, 1)
+
+
+def test_the_number_of_workers_comes_from_the_environment() -> None:
+    """teeth runs falsify's rows two at once and asks each for one worker (ROUTEPROOF_SEED_WORKERS=1)."""
+    probe = "import falsification.seed_pool as pool; print(pool.WORKERS)"
+    for value, expected in (("1", "1"), (None, "2")):
+        env = {k: v for k, v in os.environ.items() if k != "ROUTEPROOF_SEED_WORKERS"}
+        if value is not None:
+            env["ROUTEPROOF_SEED_WORKERS"] = value
+        done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+        assert done.stdout.strip() == expected

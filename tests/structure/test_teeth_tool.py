@@ -1,13 +1,18 @@
-"""tools/teeth.py: ``--repeat`` counts a break caught only when every run caught it."""
+"""tools/teeth.py: ``--repeat`` counts a break caught only when every run caught it; rows run under the
+``teeth`` Hypothesis profile (ci's search, no shrinking)."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
 
+from tests.support import load_hypothesis_profiles
 from tools import teeth
 
 
@@ -69,3 +74,46 @@ def test_jobs_runs_every_break_and_keeps_the_registry_order(monkeypatch: pytest.
     assert reported == [b.row for b in teeth.BREAKS if b.row in rows]
     with pytest.raises(SystemExit):
         teeth.main(["--jobs", "0"])
+
+
+def _calls_after_the_first_failure(profile: str) -> int:
+    """Run a property that fails for n >= 1000 under ``profile``; how often it ran after it first failed."""
+    calls: list[bool] = []
+
+    @settings(settings.get_profile(profile), database=None, derandomize=True)
+    @given(st.integers(min_value=0, max_value=10**6))
+    def prop(n: int) -> None:
+        calls.append(n >= 1000)
+        assert n < 1000
+
+    with pytest.raises(AssertionError):
+        prop()
+    return len(calls) - calls.index(True) - 1
+
+
+def test_the_teeth_profile_searches_as_ci_does_and_does_not_shrink() -> None:
+    """A row's failure is found by ci's own search, and then not minimised (only replayed)."""
+    load_hypothesis_profiles()
+    ci, planted = settings.get_profile("ci"), settings.get_profile("teeth")
+    assert (planted.max_examples, planted.deadline) == (ci.max_examples, ci.deadline)
+    assert Phase.shrink not in planted.phases
+    assert Phase.generate in planted.phases
+    assert _calls_after_the_first_failure("teeth") <= 2
+    assert _calls_after_the_first_failure("ci") > 2  # the measure can tell: ci shrinks
+
+
+def test_each_row_runs_under_the_teeth_profile_whatever_the_env_says(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HYPOTHESIS_PROFILE", "ci")  # what tox and .ci/run set
+    seen: dict[str, str] = {}
+
+    def run(command: list[str], *, env: dict[str, str], **_: object) -> subprocess.CompletedProcess[str]:
+        seen.update(env)
+        return subprocess.CompletedProcess(command, 1, stdout="1 failed in 0.1s\n", stderr="")
+
+    monkeypatch.setattr(subprocess, "run", run)
+    caught, _ = teeth._run_in_copy(teeth.BREAKS[0], tmp_path / "copy")
+    assert caught
+    assert seen["HYPOTHESIS_PROFILE"] == "teeth"
+    assert seen["ROUTEPROOF_SEED_WORKERS"] == "1"  # its rows run --jobs at once already
