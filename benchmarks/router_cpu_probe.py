@@ -8,7 +8,8 @@ socket, no mock server and no other process is involved: the difference between 
 router (kernel step, planning, ledger, normalisation, instrumentation, timers) plus the provider's
 request building and parsing. Arms alternate in blocks (rotated rounds, one process), CPU from
 ``time.process_time``; ``--count`` instead counts Python function calls per call with
-``sys.setprofile`` (repeatable whatever the machine's load); ``--conditions`` counts the icontract
+``sys.setprofile`` (repeatable whatever the machine's load; ``--by-module`` also splits the router's
+own calls by source file); ``--conditions`` counts the icontract
 conditions evaluated per routed call (0 under ``-O``: the contracts' cost scales with it). Prints one
 JSON object.
 
@@ -26,7 +27,9 @@ import json
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
+from types import FrameType
 from typing import Any
 
 import httpx
@@ -127,18 +130,25 @@ async def _cpu(calls: int, rounds: int, base_url: str | None = None) -> dict[str
     }
 
 
-async def _count(calls: int) -> dict[str, Any]:
+def _where(frame: FrameType) -> str:
+    """A frame's source file, short: the part after site-packages/ or src/, else the file's name."""
+    path = frame.f_code.co_filename
+    return path.split("site-packages/")[-1].split("/src/")[-1] if "/" in path else path
+
+
+async def _count(calls: int, by_module: bool = False) -> dict[str, Any]:
     direct, routed, router = await _arms()
     for _ in range(50):
         await direct()
         await routed()
     out: dict[str, Any] = {"optimize": sys.flags.optimize, "calls": calls}
+    files: dict[str, Counter[str]] = {}
     for name, arm in (("direct", direct), ("routed", routed)):
-        seen = [0]
+        seen = files[name] = Counter()
 
-        def profile(frame: object, event: str, arg: object, seen: list[int] = seen) -> None:
+        def profile(frame: FrameType, event: str, arg: object, seen: Counter[str] = seen) -> None:
             if event == "call":
-                seen[0] += 1
+                seen[_where(frame) if by_module else ""] += 1
 
         sys.setprofile(profile)
         try:
@@ -146,8 +156,12 @@ async def _count(calls: int) -> dict[str, Any]:
                 await arm()
         finally:
             sys.setprofile(None)
-        out[f"{name}_python_calls_per_call"] = seen[0] / calls
+        out[f"{name}_python_calls_per_call"] = seen.total() / calls
     out["router_own_python_calls_per_call"] = out["routed_python_calls_per_call"] - out["direct_python_calls_per_call"]
+    if by_module:  # the routed arm's calls per call by source file, less the direct arm's (the 30 largest)
+        own = files["routed"].copy()
+        own.subtract(files["direct"])
+        out["router_own_python_calls_by_file"] = {f: round(n / calls, 1) for f, n in own.most_common(30)}
     await router.aclose()
     return out
 
@@ -198,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--count", action="store_true", help="count Python calls per call instead of CPU")
+    parser.add_argument("--by-module", action="store_true", help="with --count: the router's own calls by file")
     parser.add_argument("--conditions", action="store_true", help="count icontract conditions per routed call")
     parser.add_argument("--socket", action="store_true", help="the default transport against a loopback mock")
     args = parser.parse_args(argv)
@@ -206,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.conditions:
         result = asyncio.run(_conditions(args.calls))
     else:
-        result = asyncio.run(_count(args.calls) if args.count else _cpu(args.calls, args.rounds))
+        result = asyncio.run(_count(args.calls, args.by_module) if args.count else _cpu(args.calls, args.rounds))
     print(json.dumps(result))
     return 0
 
