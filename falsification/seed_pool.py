@@ -33,9 +33,18 @@ import looptime
 __all__ = ["WORKERS", "SeedPool", "seed_pool"]
 
 T = TypeVar("T")
+
+
+def _workers(value: str) -> int:
+    """``ROUTEPROOF_SEED_WORKERS`` as a pool size (a whole number >= 1), or an error naming it."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ValueError(f"ROUTEPROOF_SEED_WORKERS must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
 # the gate's machine has two cores and falsify runs alone in its tox env; teeth, which runs two rows at
 # once already, sets ROUTEPROOF_SEED_WORKERS=1 so that two rows do not start four busy processes
-WORKERS = int(os.environ.get("ROUTEPROOF_SEED_WORKERS", "2"))
+WORKERS = _workers(os.environ.get("ROUTEPROOF_SEED_WORKERS", "2"))
 
 
 def _on_virtual_time(

@@ -309,7 +309,8 @@ async def test_mpa_007_large_n_on_virtual_time() -> None:
     first = VIRTUAL_SEEDS[0]
     label = f"FALSIFY-MPA-007 (virtual time, up to {len(VIRTUAL_SEEDS)} seeds)"
     with wall(label), seed_pool(end=10_000_000) as pool:
-        diagnostics = pool.submit(_no_breaker, first), pool.submit(_skipping, first)  # first: no seed waits on them
+        # before the seeds: they run first, so none is left to run behind a seed past the stopping one
+        diagnostics = pool.submit(_no_breaker, first), pool.submit(_skipping, first)
         async for seed, outcomes in pool.in_order(_seed_run, VIRTUAL_SEEDS, stop=lambda: test.decided):
             test.update(outcomes.get("completed", 0) / VIRTUAL_CALLS)
             seeds_used.append(seed)

@@ -12,6 +12,7 @@ import time
 import pytest
 
 import falsification.conftest
+import falsification.seed_pool as seed_pool_module
 from falsification.seed_pool import seed_pool
 
 STEP_S = 1000.0  # virtual seconds per seed number: a real sleep of this would time the test out
@@ -78,3 +79,9 @@ def test_the_number_of_workers_comes_from_the_environment() -> None:
             env["ROUTEPROOF_SEED_WORKERS"] = value
         done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
         assert done.stdout.strip() == expected
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1", ""])
+def test_a_bad_number_of_workers_is_refused_naming_the_variable(value: str) -> None:
+    with pytest.raises(ValueError, match=f"ROUTEPROOF_SEED_WORKERS must be a whole number >= 1, got {value!r}"):
+        seed_pool_module._workers(value)
