@@ -99,6 +99,11 @@ async def _serve_and_drive(
     return profile, cpu_s
 
 
+def source_path(path: str) -> str:
+    """A source file's path from its package on: the part after ``site-packages/`` or ``/src/``."""
+    return path.rsplit("site-packages/", maxsplit=1)[-1].rsplit("/src/", maxsplit=1)[-1]
+
+
 def _print_modules(stats: pstats.Stats, per: float) -> None:
     """Own CPU and function calls per call by source file, the 30 largest by CPU (calls are what
     cProfile counts: a coroutine's every resumption is one)."""
@@ -108,8 +113,7 @@ def _print_modules(stats: pstats.Stats, per: float) -> None:
         seconds, calls = files.get(path, (0.0, 0))
         files[path] = (seconds + row[2], calls + row[1])
     for path, (seconds, calls) in sorted(files.items(), key=lambda kv: -kv[1][0])[:30]:
-        where = path.split("site-packages/")[-1].split("/src/")[-1]
-        print(f"  {seconds * per:7.3f} ms  {calls * per / 1e3:6.1f} calls  {where}")
+        print(f"  {seconds * per:7.3f} ms  {calls * per / 1e3:6.1f} calls  {source_path(path)}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.gateway_profile import _CLIENT
+from benchmarks.gateway_profile import _CLIENT, source_path
 from tools.gateway_stack import gateway_stack
 
 _ROOT = Path(__file__).resolve().parent.parent
@@ -46,8 +46,7 @@ def _where(frame: str) -> tuple[str, str]:
     match = _FRAME.match(frame)
     if match is None:
         return frame, frame
-    path = match["path"].split("site-packages/")[-1].split("/src/")[-1]
-    return match["function"], path
+    return match["function"], source_path(match["path"])
 
 
 def shares(raw: str) -> tuple[int, collections.Counter[str], collections.Counter[str], collections.Counter[str]]:

@@ -131,9 +131,10 @@ async def _cpu(calls: int, rounds: int, base_url: str | None = None) -> dict[str
 
 
 def _where(frame: FrameType) -> str:
-    """A frame's source file, short: the part after site-packages/ or src/, else the file's name."""
-    path = frame.f_code.co_filename
-    return path.split("site-packages/")[-1].split("/src/")[-1] if "/" in path else path
+    """A frame's source file from its package on (``<string>``: a generated ``__init__``)."""
+    from benchmarks.gateway_profile import source_path
+
+    return source_path(frame.f_code.co_filename)
 
 
 async def _count(calls: int, by_module: bool = False) -> dict[str, Any]:
